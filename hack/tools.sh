@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Builds the binaries of the local test cluster (kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl) from
+# the versions pinned in hack/tools/**/go.mod, into a cache outside the clone
+# keyed by version, and skips whatever is already there.
+#
+# Usage: hack/tools.sh            build what is missing, print the paths
+#        hack/tools.sh env        print shell assignments of the binary paths
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TOOLS_MOD="${ROOT}/hack/tools"
+CACHE="${ROBOT_TOOLS_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/robot-operator}"
+
+modversion() { # modversion DIR MODULE
+	(cd "$1" && go list -m -f '{{.Version}}' "$2")
+}
+
+K8S_VERSION=$(modversion "${TOOLS_MOD}" k8s.io/kubernetes)
+ETCD_VERSION=$(modversion "${TOOLS_MOD}/etcd" go.etcd.io/etcd/server/v3)
+KWOK_VERSION=$(modversion "${TOOLS_MOD}/kwok" sigs.k8s.io/kwok)
+
+K8S_DIR="${CACHE}/kubernetes-${K8S_VERSION}"
+ETCD_DIR="${CACHE}/etcd-${ETCD_VERSION}"
+KWOK_DIR="${CACHE}/kwok-${KWOK_VERSION}"
+
+if [[ "${1:-}" == "env" ]]; then
+	cat <<VARS
+KUBE_APISERVER=${K8S_DIR}/kube-apiserver
+KUBE_CONTROLLER_MANAGER=${K8S_DIR}/kube-controller-manager
+KUBE_SCHEDULER=${K8S_DIR}/kube-scheduler
+KUBECTL=${K8S_DIR}/kubectl
+ETCD=${ETCD_DIR}/etcd
+KWOK=${KWOK_DIR}/kwok
+KWOKCTL=${KWOK_DIR}/kwokctl
+K8S_VERSION=${K8S_VERSION}
+VARS
+	exit 0
+fi
+
+log() { echo "tools: $*" >&2; }
+
+# build DIR MODULE_DIR LDFLAGS PACKAGE... builds the packages into DIR unless
+# every binary is already there. It writes into a temporary directory first so
+# an interrupted build never leaves a half-written binary in the cache.
+build() {
+	local dir=$1 moddir=$2 ldflags=$3
+	shift 3
+	local missing=()
+	for pkg in "$@"; do
+		[[ -x "${dir}/$(basename "${pkg}")" ]] || missing+=("${pkg}")
+	done
+	if [[ ${#missing[@]} -eq 0 ]]; then
+		log "cached: ${dir}"
+		return
+	fi
+	log "building ${missing[*]##*/} into ${dir} (the first build takes several minutes)"
+	mkdir -p "${dir}"
+	local tmp
+	tmp=$(mktemp -d "${dir}/.build.XXXXXX")
+	trap 'rm -rf "${tmp}"' RETURN
+	local start=${SECONDS}
+	(cd "${moddir}" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${tmp}/" "${missing[@]}")
+	mv "${tmp}"/* "${dir}/"
+	log "built ${missing[*]##*/} in $((SECONDS - start))s"
+}
+
+minor=${K8S_VERSION#v1.}
+minor=${minor%%.*}
+cb=k8s.io/component-base/version
+build "${K8S_DIR}" "${TOOLS_MOD}" \
+	"-s -w -X ${cb}.gitVersion=${K8S_VERSION} -X ${cb}.gitMajor=1 -X ${cb}.gitMinor=${minor} -X ${cb}.gitTreeState=clean" \
+	k8s.io/kubernetes/cmd/kube-apiserver \
+	k8s.io/kubernetes/cmd/kube-controller-manager \
+	k8s.io/kubernetes/cmd/kube-scheduler \
+	k8s.io/kubernetes/cmd/kubectl
+
+# etcd's main package is its module root; name the binary etcd.
+if [[ ! -x "${ETCD_DIR}/etcd" ]]; then
+	log "building etcd ${ETCD_VERSION} into ${ETCD_DIR}"
+	mkdir -p "${ETCD_DIR}"
+	(cd "${TOOLS_MOD}/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${ETCD_DIR}/.etcd.tmp" go.etcd.io/etcd/server/v3)
+	mv "${ETCD_DIR}/.etcd.tmp" "${ETCD_DIR}/etcd"
+else
+	log "cached: ${ETCD_DIR}"
+fi
+
+
+build "${KWOK_DIR}" "${TOOLS_MOD}/kwok" \
+	"-s -w" \
+	sigs.k8s.io/kwok/cmd/kwok \
+	sigs.k8s.io/kwok/cmd/kwokctl
+
+log "ready: kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION} under ${CACHE}"

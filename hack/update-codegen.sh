@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Regenerates everything derived from the hand-written API types in pkg/apis:
+# deepcopy functions, the clientset (with watch and apply configurations),
+# listers and informers under pkg/generated, and the CRD under artifacts/crd.
+# Never edit the generated files by hand; change the types and run this.
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "${ROOT}"
+
+# The code-generator pinned in go.mod, so the generated code matches client-go.
+CODEGEN_PKG=${CODEGEN_PKG:-$(go list -m -f '{{.Dir}}' k8s.io/code-generator)}
+# kube_codegen.sh installs its generators into GOBIN; keep them out of the
+# user's PATH directories.
+export GOBIN="${ROOT}/_output/bin"
+mkdir -p "${GOBIN}"
+
+# shellcheck source=/dev/null
+source "${CODEGEN_PKG}/kube_codegen.sh"
+
+MODULE=github.com/robot-operator/robot-operator
+BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
+
+kube::codegen::gen_helpers \
+	--boilerplate "${BOILERPLATE}" \
+	"${ROOT}/pkg/apis"
+
+kube::codegen::gen_client \
+	--with-watch \
+	--with-applyconfig \
+	--output-dir "${ROOT}/pkg/generated" \
+	--output-pkg "${MODULE}/pkg/generated" \
+	--boilerplate "${BOILERPLATE}" \
+	"${ROOT}/pkg/apis"
+
+echo "Generating the CRD into artifacts/crd"
+go tool controller-gen \
+	crd:crdVersions=v1 \
+	paths=./pkg/apis/... \
+	output:crd:dir="${ROOT}/artifacts/crd"

@@ -1,0 +1,204 @@
+/*
+Copyright The robot-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:resource:path=robots,singular=robot,shortName=rb,categories=all,scope=Namespaced
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`,description="Replicas the Robot asks for"
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`,description="Pods that are ready"
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Pods that have been ready for at least minReadySeconds"
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the Robot is or is not Ready"
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=0
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="the Robot's name must be at most 63 characters: it is used as a label value on the Deployment and its pods"
+
+// Robot runs a container image as a Deployment that the operator creates,
+// owns and keeps as the Robot asks, and reports that Deployment's state in its
+// status.
+type Robot struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what the Robot asks for.
+	// +required
+	Spec RobotSpec `json:"spec"`
+
+	// Status is what the operator last observed of the Robot's Deployment.
+	// +optional
+	Status RobotStatus `json:"status,omitempty"`
+}
+
+// RobotSpec is the desired state of a Robot.
+// +kubebuilder:validation:XValidation:rule="has(self.deploymentName) == has(oldSelf.deploymentName) && (!has(self.deploymentName) || self.deploymentName == oldSelf.deploymentName)",message="deploymentName is immutable: it cannot be set, changed or removed after the Robot is created"
+type RobotSpec struct {
+	// Image is the container image to run, as a reference a container
+	// runtime accepts, for example "ghcr.io/acme/robot:1.4.2".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[^\s]+$`
+	Image string `json:"image"`
+
+	// Replicas is the number of pods to run. It is also what `kubectl scale`
+	// and a HorizontalPodAutoscaler change through the scale subresource.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// DeploymentName is the name of the Deployment the operator creates for
+	// this Robot, in the Robot's namespace. It defaults to the Robot's name
+	// and cannot be set, changed or removed once the Robot exists, so the
+	// operator never loses track of a Deployment it created.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	DeploymentName string `json:"deploymentName,omitempty"`
+
+	// Port is the port the container listens on. It is declared on the
+	// container under the name "http".
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+
+	// Args are the arguments passed to the image's entrypoint.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Args []string `json:"args,omitempty"`
+
+	// Env is the list of environment variables set in the container.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=256
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// Resources are the compute resources the container requests and is
+	// limited to.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// RobotStatus is the observed state of a Robot.
+type RobotStatus struct {
+	// ObservedGeneration is the .metadata.generation that this status
+	// describes. A status with an older generation is stale.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// DeploymentName is the name of the Deployment that runs this Robot.
+	// +optional
+	DeploymentName string `json:"deploymentName,omitempty"`
+
+	// Replicas is the number of pods of the Deployment, of any version.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// UpdatedReplicas is the number of pods that run the Robot's current
+	// spec.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+
+	// ReadyReplicas is the number of pods that are ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// AvailableReplicas is the number of pods that have been ready for at
+	// least the Deployment's minReadySeconds.
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+
+	// Selector is the label selector of the Robot's pods, in string form
+	// (for example "robot.dev/name=my-robot"). The scale subresource reports
+	// it, so a HorizontalPodAutoscaler and `kubectl get pods -l` can find the
+	// pods.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// Conditions are the latest observations of the Robot's state. Ready
+	// summarizes the others; Available and Progressing mirror the
+	// Deployment's own conditions once the Deployment controller has observed
+	// its latest spec.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// RobotList is a list of Robots.
+type RobotList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items are the Robots.
+	Items []Robot `json:"items"`
+}
+
+// Condition types of a Robot.
+const (
+	// ConditionReady is True when the Deployment runs the Robot's current
+	// spec with every desired replica available. Its reason says why not.
+	ConditionReady = "Ready"
+	// ConditionAvailable mirrors the Deployment's Available condition.
+	ConditionAvailable = "Available"
+	// ConditionProgressing mirrors the Deployment's Progressing condition.
+	ConditionProgressing = "Progressing"
+)
+
+// Reasons of a Robot's conditions. The operator also uses them as the reasons
+// of the events it records.
+const (
+	// ReasonRolloutComplete: every desired replica runs the current spec and
+	// is available.
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonRolloutInProgress: the Deployment is being created, updated or
+	// scaled, or its pods are not available yet.
+	ReasonRolloutInProgress = "RolloutInProgress"
+	// ReasonDeploymentNameTaken: a Deployment with the Robot's deployment name
+	// exists and is not controlled by the Robot. The operator leaves it alone.
+	ReasonDeploymentNameTaken = "DeploymentNameTaken"
+	// ReasonProgressDeadlineExceeded: the rollout made no progress within the
+	// Deployment's progress deadline.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonInvalidSpec: the spec cannot be turned into a Deployment, for
+	// example a Robot stored before its validation rules existed.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonSyncFailed: the operator could not read or write the Deployment;
+	// it retries with backoff.
+	ReasonSyncFailed = "SyncFailed"
+	// ReasonDeploymentNotObserved: the Deployment controller has not yet
+	// observed the Deployment's latest spec, so its conditions are not
+	// trusted.
+	ReasonDeploymentNotObserved = "DeploymentNotObserved"
+)
