@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
+	robotscheme "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/scheme"
+	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1alpha1"
+	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1alpha1"
+)
+
+const (
+	controllerAgentName = "robot-operator"
+	// queueName names the workqueue, and so its metrics.
+	queueName = "robot"
+
+	// nameTakenRecheck is how often a Robot whose Deployment name is taken
+	// looks again. The other Deployment is not in the operator's cache
+	// (it lacks the managed-by label), so no event says when it is gone.
+	nameTakenRecheck = 30 * time.Second
+)
+
+// Event reasons. Condition reasons, also used as event reasons, live with the
+// API types.
+const (
+	// EventDeploymentCreated: the operator created a Robot's Deployment.
+	EventDeploymentCreated = "DeploymentCreated"
+	// EventDeploymentUpdated: the operator changed a Robot's Deployment to
+	// match the Robot, after the Robot changed or someone changed the
+	// Deployment.
+	EventDeploymentUpdated = "DeploymentUpdated"
+)
+
+// Controller keeps each Robot's Deployment as the Robot asks and reports the
+// Deployment's state in the Robot's status.
+type Controller struct {
+	kubeclientset  kubernetes.Interface
+	robotclientset clientset.Interface
+
+	deploymentsLister appslisters.DeploymentLister
+	deploymentsSynced cache.InformerSynced
+	robotsLister      listers.RobotLister
+	robotsSynced      cache.InformerSynced
+
+	// workqueue holds the Robots to sync. A Robot is in it at most once,
+	// and never synced by two workers at the same time.
+	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	recorder  record.EventRecorder
+	clock     clock.PassiveClock
+}
+
+// NewController returns a Controller that watches Robots and the Deployments
+// the deploymentInformer sees, which should be only those labelled as
+// managed by the operator.
+func NewController(
+	ctx context.Context,
+	kubeclientset kubernetes.Interface,
+	robotclientset clientset.Interface,
+	deploymentInformer appsinformers.DeploymentInformer,
+	robotInformer informers.RobotInformer,
+) (*Controller, error) {
+	logger := klog.FromContext(ctx)
+
+	// Events about Robots need the Robot kind in the scheme the recorder
+	// uses.
+	utilruntime.Must(robotscheme.AddToScheme(scheme.Scheme))
+	eventBroadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	eventBroadcaster.StartStructuredLogging(4)
+	eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
+	recorder := eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
+
+	// Each Robot backs off on its own, from 5ms up to 5 minutes, and all
+	// retries together are held to 10 per second (burst 100), so that a
+	// broken Robot costs little and an outage does not become a storm.
+	rateLimiter := workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, 5*time.Minute),
+		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+
+	controller := &Controller{
+		kubeclientset:     kubeclientset,
+		robotclientset:    robotclientset,
+		deploymentsLister: deploymentInformer.Lister(),
+		deploymentsSynced: deploymentInformer.Informer().HasSynced,
+		robotsLister:      robotInformer.Lister(),
+		robotsSynced:      robotInformer.Informer().HasSynced,
+		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
+		recorder: recorder,
+		clock:    clock.RealClock{},
+	}
+
+	logger.V(4).Info("Setting up event handlers")
+	if _, err := robotInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: controller.enqueueRobot,
+		// Periodic resyncs come through here too: they recheck every Robot
+		// from the cache, which costs no API request for a converged one.
+		UpdateFunc: func(old, new interface{}) { controller.enqueueRobot(new) },
+		// Nothing to do on delete: the garbage collector removes the owned
+		// Deployment.
+	}); err != nil {
+		return nil, fmt.Errorf("adding the Robot event handler: %w", err)
+	}
+	if _, err := deploymentInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: controller.handleObject,
+		UpdateFunc: func(old, new interface{}) {
+			if old.(*appsv1.Deployment).ResourceVersion == new.(*appsv1.Deployment).ResourceVersion {
+				// A periodic resync: nothing changed.
+				return
+			}
+			controller.handleObject(new)
+		},
+		DeleteFunc: controller.handleObject,
+	}); err != nil {
+		return nil, fmt.Errorf("adding the Deployment event handler: %w", err)
+	}
+	return controller, nil
+}
+
+// Run waits for the informer caches to sync, then runs workers goroutines
+// that sync Robots until ctx is done, and waits for them to finish.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.workqueue.ShutDown()
+	logger := klog.FromContext(ctx)
+
+	logger.Info("Starting Robot controller", "workers", workers)
+	logger.V(2).Info("Waiting for informer caches to sync")
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.robotsSynced); !ok {
+		return errors.New("failed to wait for caches to sync")
+	}
+
+	logger.V(2).Info("Starting workers", "count", workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
+	}
+	logger.Info("Started workers")
+	<-ctx.Done()
+	logger.Info("Shutting down workers")
+	c.workqueue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// runWorker processes work items until the queue shuts down.
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+// processNextWorkItem syncs one Robot from the queue. It returns false when
+// the queue has shut down.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.workqueue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.workqueue.Done(key)
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "robot", key)
+	ctx = klog.NewContext(ctx, logger)
+
+	requeueAfter, err := c.syncHandler(ctx, key)
+	switch {
+	case err != nil:
+		// Back off, and try again.
+		c.workqueue.AddRateLimited(key)
+		logger.Error(err, "Syncing Robot failed; retrying", "retries", c.workqueue.NumRequeues(key))
+	default:
+		c.workqueue.Forget(key)
+		if requeueAfter > 0 {
+			c.workqueue.AddAfter(key, requeueAfter)
+		}
+	}
+	return true
+}
+
+// syncHandler brings the Robot named key's Deployment to what the Robot asks
+// and writes what it saw into the Robot's status. It writes nothing when both
+// already match. A positive duration asks for another look after that long
+// even if nothing changes.
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	start := c.clock.Now()
+	defer func() { logger.V(4).Info("Synced Robot", "duration", c.clock.Since(start)) }()
+
+	robot, err := c.robotsLister.Robots(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		// Deleted: the garbage collector removes its Deployment.
+		logger.V(4).Info("Robot no longer exists")
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if robot.DeletionTimestamp != nil {
+		return 0, nil
+	}
+
+	deployment, syncErr := c.syncDeployment(ctx, robot)
+	if err := c.updateStatus(ctx, robot, deployment, syncErr); err != nil {
+		return 0, errors.Join(syncErr, err)
+	}
+
+	var nameTaken *nameTakenError
+	var invalid *invalidSpecError
+	switch {
+	case errors.As(syncErr, &nameTaken):
+		// Not an error of ours: look again later, without backing off, so
+		// that the Robot converges soon after the name is free.
+		return nameTakenRecheck, nil
+	case errors.As(syncErr, &invalid):
+		// Retrying cannot help; the next change to the Robot will.
+		return 0, nil
+	}
+	return 0, syncErr
+}
+
+// syncDeployment creates or updates robot's Deployment when it is missing or
+// differs from what the Robot asks for, and returns the Deployment as it now
+// is. It never touches a Deployment that the Robot does not control.
+func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Robot) (*appsv1.Deployment, error) {
+	logger := klog.FromContext(ctx)
+	desired, err := newDeployment(robot)
+	if err != nil {
+		return nil, err
+	}
+
+	current, err := c.currentDeployment(ctx, robot.Namespace, *desired.Name)
+	if err != nil {
+		return nil, err
+	}
+	if current != nil && !metav1.IsControlledBy(current, robot) {
+		return nil, notControlledError(current)
+	}
+
+	drift := "the Deployment does not exist"
+	if current != nil {
+		if drift = deploymentDrift(desired, current); drift == "" {
+			return current, nil
+		}
+	}
+
+	applied, err := c.kubeclientset.AppsV1().Deployments(robot.Namespace).Apply(ctx, desired,
+		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if apierrors.IsInvalid(err) {
+		// The API server refused what the spec asks for: a Robot stored
+		// before a validation rule existed, say. Retrying cannot help.
+		return current, &invalidSpecError{err}
+	}
+	if err != nil {
+		return current, fmt.Errorf("applying Deployment %s/%s: %w", robot.Namespace, *desired.Name, err)
+	}
+
+	if current == nil {
+		logger.V(2).Info("Created Deployment", "deployment", klog.KObj(applied))
+		c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentCreated, "Created Deployment %q", applied.Name)
+	} else {
+		logger.V(2).Info("Updated Deployment", "deployment", klog.KObj(applied), "reason", drift)
+		c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentUpdated, "Updated Deployment %q: %s", applied.Name, drift)
+	}
+	return applied, nil
+}
+
+// currentDeployment returns the Deployment named name, or nil when there is
+// none. The cache holds only Deployments labelled as managed by the
+// operator, so a miss is confirmed with the API server: an unlabelled
+// Deployment of that name may exist, and it must not be applied over.
+func (c *Controller) currentDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
+	deployment, err := c.deploymentsLister.Deployments(namespace).Get(name)
+	if err == nil {
+		return deployment, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	deployment, err = c.kubeclientset.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting Deployment %s/%s: %w", namespace, name, err)
+	}
+	return deployment, nil
+}
+
+// notControlledError describes a Deployment that is in the way.
+func notControlledError(deployment *appsv1.Deployment) error {
+	err := &nameTakenError{name: deployment.Name}
+	if owner := metav1.GetControllerOf(deployment); owner != nil {
+		err.owner = owner.Kind + "/" + owner.Name
+	}
+	return err
+}
+
+// updateStatus writes robot's status when what it should say differs from
+// what it says, and records a Warning event when the Robot newly needs a
+// person's attention.
+func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, syncErr error) error {
+	status := computeStatus(robot, deployment, syncErr, metav1.NewTime(c.clock.Now()))
+	if apiequality.Semantic.DeepEqual(status, robot.Status) {
+		return nil
+	}
+	_, err := c.robotclientset.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx,
+		statusApplyConfiguration(robot, &status), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if apierrors.IsNotFound(err) {
+		// Deleted meanwhile: nothing left to report on.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("applying status of Robot %s/%s: %w", robot.Namespace, robot.Name, err)
+	}
+
+	logger := klog.FromContext(ctx)
+	before := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
+	after := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+	logger.V(2).Info("Updated Robot status", "ready", after.Status, "reason", after.Reason)
+	if before == nil || before.Status != after.Status || before.Reason != after.Reason {
+		logger.Info("Robot readiness changed", "ready", after.Status, "reason", after.Reason, "message", after.Message)
+	}
+	if needsAttention(after.Reason) && (before == nil || before.Reason != after.Reason || before.Message != after.Message) {
+		c.recorder.Event(robot, corev1.EventTypeWarning, after.Reason, after.Message)
+	}
+	return nil
+}
+
+// enqueueRobot puts a Robot in the queue.
+func (c *Controller) enqueueRobot(obj interface{}) {
+	key, err := cache.ObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.workqueue.Add(key)
+}
+
+// handleObject enqueues the Robot that controls a Deployment, if any. The
+// owner must match by API group, kind and UID: a Robot deleted and recreated
+// under the same name is another Robot.
+func (c *Controller) handleObject(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	object, ok := obj.(metav1.Object)
+	if !ok {
+		utilruntime.HandleError(fmt.Errorf("unexpected object of type %T in the Deployment informer", obj))
+		return
+	}
+	ref := metav1.GetControllerOf(object)
+	if ref == nil || ref.Kind != "Robot" {
+		return
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != robotv1alpha1.SchemeGroupVersion.Group {
+		return
+	}
+	robot, err := c.robotsLister.Robots(object.GetNamespace()).Get(ref.Name)
+	if err != nil || robot.UID != ref.UID {
+		return
+	}
+	c.enqueueRobot(robot)
+}

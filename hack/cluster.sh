@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Starts or removes the local test cluster: a real kube-apiserver, etcd,
+# kube-controller-manager and kube-scheduler, with kwok standing in for
+# kubelets (pods are scheduled and marked Running and Ready without running
+# anything). Everything listens on loopback.
+#
+# Usage: hack/cluster.sh up      start it (does nothing if it is already up)
+#        hack/cluster.sh down    remove it (does nothing if there is none)
+#
+# Environment: CLUSTER_NAME (robot-operator), KUBECONFIG_OUT
+# (_output/kubeconfig), NODES (fake nodes, 110 pods each; default 2).
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CLUSTER_NAME=${CLUSTER_NAME:-robot-operator}
+KUBECONFIG_OUT=${KUBECONFIG_OUT:-${ROOT}/_output/kubeconfig}
+NODES=${NODES:-2}
+
+eval "$("${ROOT}/hack/tools.sh" env)"
+
+log() { echo "cluster: $*" >&2; }
+
+healthy() {
+	[[ -f "${KUBECONFIG_OUT}" ]] &&
+		"${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get --raw /readyz >/dev/null 2>&1
+}
+
+exists() {
+	"${KWOKCTL}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"
+}
+
+up() {
+	"${ROOT}/hack/tools.sh"
+	if exists && healthy; then
+		log "cluster ${CLUSTER_NAME} is already up (kubeconfig: ${KUBECONFIG_OUT})"
+	else
+		if exists; then
+			log "cluster ${CLUSTER_NAME} exists but does not answer; recreating it"
+			"${KWOKCTL}" delete cluster --name "${CLUSTER_NAME}" >/dev/null 2>&1 || true
+		fi
+		mkdir -p "$(dirname "${KUBECONFIG_OUT}")" "${ROOT}/_output"
+		# The audit log records each write with its user agent: the e2e tests
+		# count the operator's writes from it.
+		cat >"${ROOT}/_output/kwokctl.yaml" <<CONFIG
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  bindAddress: 127.0.0.1
+  kubeVersion: ${K8S_VERSION}
+CONFIG
+		cat >"${ROOT}/_output/audit-policy.yaml" <<POLICY
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+- level: None
+POLICY
+		log "creating cluster ${CLUSTER_NAME} (kubernetes ${K8S_VERSION}, ${NODES} fake nodes)"
+		"${KWOKCTL}" --config "${ROOT}/_output/kwokctl.yaml" create cluster \
+			--name "${CLUSTER_NAME}" \
+			--runtime binary \
+			--kube-apiserver-binary "${KUBE_APISERVER}" \
+			--kube-controller-manager-binary "${KUBE_CONTROLLER_MANAGER}" \
+			--kube-scheduler-binary "${KUBE_SCHEDULER}" \
+			--etcd-binary "${ETCD}" \
+			--kwok-controller-binary "${KWOK}" \
+			--kube-audit-policy "${ROOT}/_output/audit-policy.yaml" \
+			--disable-qps-limits \
+			--kubeconfig "${KUBECONFIG_OUT}" \
+			--wait 120s
+	fi
+	local have
+	have=$("${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get nodes --no-headers 2>/dev/null | wc -l)
+	if [[ ${have} -lt ${NODES} ]]; then
+		log "scaling to ${NODES} fake nodes"
+		"${KWOKCTL}" --name "${CLUSTER_NAME}" scale node --replicas "${NODES}" >/dev/null
+	fi
+	log "ready: export KUBECONFIG=${KUBECONFIG_OUT}"
+}
+
+down() {
+	if exists; then
+		log "deleting cluster ${CLUSTER_NAME}"
+		"${KWOKCTL}" delete cluster --name "${CLUSTER_NAME}" >/dev/null
+	else
+		log "no cluster ${CLUSTER_NAME} to delete"
+	fi
+	rm -f "${KUBECONFIG_OUT}"
+}
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+*)
+	echo "usage: $0 up|down" >&2
+	exit 2
+	;;
+esac
