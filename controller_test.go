@@ -1,0 +1,549 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/diff"
+	kubeinformers "k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	"github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/fake"
+	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
+)
+
+var (
+	deploymentsResource = appsv1.SchemeGroupVersion.WithResource("deployments")
+	robotsResource      = robotv1alpha1.SchemeGroupVersion.WithResource("robots")
+	fixtureNow          = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+)
+
+// fixture is one controller test: the objects in the informer caches and in
+// the fake API servers, and the API requests the sync is expected to make.
+type fixture struct {
+	t *testing.T
+
+	robotClient *fake.Clientset
+	kubeClient  *k8sfake.Clientset
+	recorder    *record.FakeRecorder
+
+	// Objects in the informer caches.
+	robotLister      []*robotv1alpha1.Robot
+	deploymentLister []*appsv1.Deployment
+	// Objects in the fake API servers.
+	robotObjects []runtime.Object
+	kubeObjects  []runtime.Object
+
+	// Expected requests, in order.
+	robotActions []core.Action
+	kubeActions  []core.Action
+}
+
+func newFixture(t *testing.T) *fixture {
+	return &fixture{t: t}
+}
+
+func (f *fixture) newController(ctx context.Context) *Controller {
+	f.robotClient = fake.NewClientset(f.robotObjects...)
+	f.kubeClient = k8sfake.NewClientset(f.kubeObjects...)
+	// The fake clientset cannot apply to custom resources
+	// (kubernetes/kubernetes#126850): answer status applies with the Robot
+	// as it is stored, which is all the controller reads back.
+	f.robotClient.PrependReactor("patch", "robots", func(action core.Action) (bool, runtime.Object, error) {
+		patch := action.(core.PatchAction)
+		obj, err := f.robotClient.Tracker().Get(robotsResource, patch.GetNamespace(), patch.GetName())
+		return true, obj, err
+	})
+
+	robotInformers := informers.NewSharedInformerFactory(f.robotClient, 0)
+	kubeInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
+	c, err := NewController(ctx, f.kubeClient, f.robotClient,
+		kubeInformers.Apps().V1().Deployments(), robotInformers.Robot().V1alpha1().Robots())
+	if err != nil {
+		f.t.Fatalf("NewController: %v", err)
+	}
+	f.recorder = record.NewFakeRecorder(10)
+	c.recorder = f.recorder
+	c.clock = clocktesting.NewFakePassiveClock(fixtureNow)
+	c.robotsSynced = alwaysReady
+	c.deploymentsSynced = alwaysReady
+
+	for _, robot := range f.robotLister {
+		if err := robotInformers.Robot().V1alpha1().Robots().Informer().GetIndexer().Add(robot); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	for _, deployment := range f.deploymentLister {
+		if err := kubeInformers.Apps().V1().Deployments().Informer().GetIndexer().Add(deployment); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func alwaysReady() bool { return true }
+
+// run syncs the Robot named key and checks the requests it made.
+func (f *fixture) run(ctx context.Context, key cache.ObjectName) time.Duration {
+	f.t.Helper()
+	c := f.newController(ctx)
+	requeueAfter, err := c.syncHandler(ctx, key)
+	if err != nil {
+		f.t.Fatalf("syncing %v: %v", key, err)
+	}
+	f.checkActions("robot", f.robotActions, filterInformerActions(f.robotClient.Actions()))
+	f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
+	return requeueAfter
+}
+
+func (f *fixture) checkActions(client string, expected, actual []core.Action) {
+	f.t.Helper()
+	for i, action := range actual {
+		if i >= len(expected) {
+			f.t.Errorf("%s client: %d unexpected requests, the first: %s", client, len(actual)-len(expected), describe(action))
+			return
+		}
+		checkAction(f.t, expected[i], action)
+	}
+	if len(expected) > len(actual) {
+		f.t.Errorf("%s client: %d more requests expected, the first: %s", client, len(expected)-len(actual), describe(expected[len(actual)]))
+	}
+}
+
+// checkAction compares verb, resource, subresource, name and body.
+func checkAction(t *testing.T, expected, actual core.Action) {
+	t.Helper()
+	if describe(expected) != describe(actual) {
+		t.Errorf("expected request %s, got %s", describe(expected), describe(actual))
+		return
+	}
+	e, ok := expected.(core.PatchAction)
+	if !ok {
+		return
+	}
+	a := actual.(core.PatchAction)
+	if e.GetPatchType() != a.GetPatchType() {
+		t.Errorf("%s: expected patch type %s, got %s", describe(actual), e.GetPatchType(), a.GetPatchType())
+	}
+	var want, got map[string]any
+	if err := json.Unmarshal(e.GetPatch(), &want); err != nil {
+		t.Fatalf("expected patch of %s: %v", describe(expected), err)
+	}
+	if err := json.Unmarshal(a.GetPatch(), &got); err != nil {
+		t.Fatalf("patch of %s: %v", describe(actual), err)
+	}
+	if d := diff.Diff(want, got); d != "" {
+		t.Errorf("%s: patch differs (-want +got):\n%s", describe(actual), d)
+	}
+}
+
+func describe(action core.Action) string {
+	s := action.GetVerb() + " " + action.GetResource().Resource
+	if sub := action.GetSubresource(); sub != "" {
+		s += "/" + sub
+	}
+	s += " " + action.GetNamespace()
+	switch a := action.(type) {
+	case core.GetAction:
+		s += "/" + a.GetName()
+	case core.PatchAction:
+		s += "/" + a.GetName()
+	}
+	return s
+}
+
+// filterInformerActions drops the list and watch requests of the informers,
+// and the events the broadcaster may send.
+func filterInformerActions(actions []core.Action) []core.Action {
+	var out []core.Action
+	for _, action := range actions {
+		if action.Matches("list", action.GetResource().Resource) ||
+			action.Matches("watch", action.GetResource().Resource) ||
+			action.GetResource().Resource == "events" {
+			continue
+		}
+		out = append(out, action)
+	}
+	return out
+}
+
+// One expectation helper per kind of request.
+
+func (f *fixture) expectGetDeployment(namespace, name string) {
+	f.kubeActions = append(f.kubeActions, core.NewGetAction(deploymentsResource, namespace, name))
+}
+
+func (f *fixture) expectApplyDeployment(robot *robotv1alpha1.Robot) {
+	desired, err := newDeployment(robot)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(deploymentsResource, robot.Namespace, *desired.Name, types.ApplyPatchType, mustJSON(f.t, desired)))
+}
+
+func (f *fixture) expectApplyStatus(robot *robotv1alpha1.Robot, status robotv1alpha1.RobotStatus) {
+	f.robotActions = append(f.robotActions, core.NewPatchSubresourceAction(robotsResource, robot.Namespace, robot.Name, types.ApplyPatchType,
+		mustJSON(f.t, statusApplyConfiguration(robot, &status)), "status"))
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// newRobot returns a Robot as the API server stores it, defaults applied.
+func newRobot(name string, replicas int32) *robotv1alpha1.Robot {
+	return &robotv1alpha1.Robot{
+		TypeMeta: metav1.TypeMeta{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:       name,
+			Namespace:  metav1.NamespaceDefault,
+			UID:        types.UID(name + "-uid"),
+			Generation: 1,
+		},
+		Spec: robotv1alpha1.RobotSpec{
+			Image:    "registry.example/robot:1.0",
+			Replicas: ptr.To(replicas),
+			Port:     ptr.To[int32](8080),
+			Env:      []corev1.EnvVar{{Name: "MODE", Value: "demo"}},
+		},
+	}
+}
+
+// liveDeployment returns robot's Deployment as the API server holds it
+// after the operator applied it and the Deployment controller rolled it out.
+func liveDeployment(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+	t.Helper()
+	desired, err := newDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := roundTrip(desired, &d); err != nil {
+		t.Fatal(err)
+	}
+	d.UID = types.UID(d.Name + "-deployment-uid")
+	d.ResourceVersion = "7"
+	d.Generation = 1
+	d.Spec.Template.Spec.Containers[0].TerminationMessagePath = corev1.TerminationMessagePathDefault
+	d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	replicas := *d.Spec.Replicas
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: 1,
+		Replicas:           replicas,
+		UpdatedReplicas:    replicas,
+		ReadyReplicas:      replicas,
+		AvailableReplicas:  replicas,
+		Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability."},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: "ReplicaSet has successfully progressed."},
+		},
+	}
+	return &d
+}
+
+// converged sets robot's status to what the operator would write for
+// deployment, so that a sync has nothing left to do.
+func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+	robot.Status = computeStatus(robot, deployment, nil, metav1.NewTime(fixtureNow.Add(-time.Hour)))
+}
+
+func (f *fixture) addRobot(robot *robotv1alpha1.Robot) {
+	f.robotLister = append(f.robotLister, robot)
+	f.robotObjects = append(f.robotObjects, robot)
+}
+
+func (f *fixture) addDeployment(deployment *appsv1.Deployment) {
+	f.deploymentLister = append(f.deploymentLister, deployment)
+	f.kubeObjects = append(f.kubeObjects, deployment)
+}
+
+func TestCreatesDeployment(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 2)
+	f.addRobot(robot)
+
+	// Not in the cache: confirmed with the API server, then created.
+	f.expectGetDeployment(robot.Namespace, robot.Name)
+	f.expectApplyDeployment(robot)
+	// The fake API server sets neither generation nor status: the Robot
+	// reports that no replica runs yet.
+	created := liveDeployment(t, robot)
+	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
+	f.expectApplyStatus(robot, computeStatus(robot, created, nil, metav1.NewTime(fixtureNow)))
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents(corev1.EventTypeNormal + " " + EventDeploymentCreated + ` Created Deployment "test"`)
+}
+
+func TestConvergedRobotCostsNothing(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents()
+}
+
+func TestStatusUnchangedByIrrelevantDeploymentChange(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	// What others write is theirs: a restart annotation, a label, a
+	// sidecar, an env var of their own.
+	deployment.Annotations["kubectl.kubernetes.io/restartedAt"] = "2026-11-22T10:00:00Z"
+	deployment.Labels["team"] = "blue"
+	deployment.Spec.Template.Spec.Containers = append(deployment.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "proxy:1"})
+	deployment.Spec.Template.Spec.Containers[0].Env = append(deployment.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "EXTRA", Value: "1"})
+	deployment.ResourceVersion = "8"
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents()
+}
+
+func TestRevertsDrift(t *testing.T) {
+	for name, drift := range map[string]func(*appsv1.Deployment){
+		"replicas": func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) },
+		"image":    func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:latest" },
+		"env":      func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env = nil },
+		"label":    func(d *appsv1.Deployment) { delete(d.Labels, labelManagedBy) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newRobot("test", 2)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			drift(deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+
+			f.expectApplyDeployment(robot)
+			f.run(ctx, cache.MetaObjectToName(robot))
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+EventDeploymentUpdated) {
+				t.Errorf("expected one %s event, got %q", EventDeploymentUpdated, events)
+			}
+		})
+	}
+}
+
+func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
+	for name, foreign := range map[string]func(*appsv1.Deployment){
+		"no owner": func(d *appsv1.Deployment) { d.OwnerReferences = nil },
+		"another Robot of the same name": func(d *appsv1.Deployment) {
+			d.OwnerReferences[0].UID = "an-earlier-robot"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newRobot("test", 1)
+			deployment := liveDeployment(t, robot)
+			foreign(deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+
+			// No write to the Deployment; the Robot says why.
+			status := computeStatus(robot, nil, notControlledError(deployment), metav1.NewTime(fixtureNow))
+			if ready := findCondition(status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
+				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonDeploymentNameTaken)
+			}
+			f.expectApplyStatus(robot, status)
+
+			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
+				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
+			}
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonDeploymentNameTaken) {
+				t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonDeploymentNameTaken, events)
+			}
+		})
+	}
+}
+
+func TestNameTakenOutsideTheCache(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	// Unlabelled, so the informer never sees it; only the API server has it.
+	foreign := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign"}}
+	f.addRobot(robot)
+	f.kubeObjects = append(f.kubeObjects, foreign)
+
+	f.expectGetDeployment(robot.Namespace, robot.Name)
+	f.expectApplyStatus(robot, computeStatus(robot, nil, notControlledError(foreign), metav1.NewTime(fixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+}
+
+func TestNameTakenReportedOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	deployment.OwnerReferences = nil
+	// The Robot already says so: nothing to write, nothing to record.
+	robot.Status = computeStatus(robot, nil, notControlledError(deployment), metav1.NewTime(fixtureNow.Add(-time.Minute)))
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents()
+}
+
+func TestRobotDeleted(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	// Its Deployment is still cached; the garbage collector removes it.
+	robot := newRobot("gone", 1)
+	f.addDeployment(liveDeployment(t, robot))
+
+	f.run(ctx, cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
+	f.expectEvents()
+}
+
+func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	robot.Spec.Replicas = ptr.To[int32](5000) // stored before the schema said no
+	f.addRobot(robot)
+
+	_, err := newDeployment(robot)
+	f.expectApplyStatus(robot, computeStatus(robot, nil, err, metav1.NewTime(fixtureNow)))
+	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
+		t.Errorf("requeue after %v, want none", requeueAfter)
+	}
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonInvalidSpec) {
+		t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonInvalidSpec, events)
+	}
+}
+
+func TestFailedApplyIsRetriedAndReported(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "test", errors.New("denied by policy"))
+	})
+
+	_, err := c.syncHandler(ctx, cache.MetaObjectToName(robot))
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("expected the Forbidden error back, for a retry with backoff; got %v", err)
+	}
+	actions := filterInformerActions(f.robotClient.Actions())
+	if len(actions) != 1 {
+		t.Fatalf("expected one status write, got %d", len(actions))
+	}
+	var applied robotv1alpha1.Robot
+	if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
+		t.Fatal(err)
+	}
+	if ready := findCondition(applied.Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
+		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonSyncFailed)
+	}
+}
+
+func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	drain := func() []cache.ObjectName {
+		var keys []cache.ObjectName
+		for c.workqueue.Len() > 0 {
+			key, _ := c.workqueue.Get()
+			c.workqueue.Done(key)
+			keys = append(keys, key)
+		}
+		return keys
+	}
+	drain() // whatever the informer setup queued
+
+	ours := liveDeployment(t, robot)
+	c.handleObject(ours)
+	if keys := drain(); len(keys) != 1 || keys[0] != cache.MetaObjectToName(robot) {
+		t.Errorf("a Deployment the Robot controls: queued %v, want [%v]", keys, cache.MetaObjectToName(robot))
+	}
+	c.handleObject(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: ours})
+	if keys := drain(); len(keys) != 1 {
+		t.Errorf("a tombstone: queued %v, want the Robot", keys)
+	}
+
+	for name, mutate := range map[string]func(*appsv1.Deployment){
+		"other UID":   func(d *appsv1.Deployment) { d.OwnerReferences[0].UID = "other" },
+		"other kind":  func(d *appsv1.Deployment) { d.OwnerReferences[0].Kind = "Widget" },
+		"other group": func(d *appsv1.Deployment) { d.OwnerReferences[0].APIVersion = "example.com/v1" },
+		"no owner":    func(d *appsv1.Deployment) { d.OwnerReferences = nil },
+	} {
+		d := ours.DeepCopy()
+		mutate(d)
+		c.handleObject(d)
+		if keys := drain(); len(keys) != 0 {
+			t.Errorf("%s: queued %v, want nothing", name, keys)
+		}
+	}
+}
+
+func (f *fixture) events() []string {
+	var events []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			events = append(events, e)
+		default:
+			return events
+		}
+	}
+}
+
+func (f *fixture) expectEvents(want ...string) {
+	f.t.Helper()
+	got := f.events()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		f.t.Errorf("events: got %q, want %q", got, want)
+	}
+}
+
+func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
+
+func findCondition(status robotv1alpha1.RobotStatus, conditionType string) metav1.Condition {
+	for _, c := range status.Conditions {
+		if c.Type == conditionType {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}

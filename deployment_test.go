@@ -1,0 +1,254 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+func TestNewDeployment(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*robotv1alpha1.Robot)
+		check  func(t *testing.T, d *appsv1.Deployment)
+	}{{
+		name:   "defaults",
+		mutate: func(r *robotv1alpha1.Robot) { r.Spec = robotv1alpha1.RobotSpec{Image: "robot:1"} },
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if d.Name != "test" || d.Namespace != "default" {
+				t.Errorf("name %s/%s, want default/test", d.Namespace, d.Name)
+			}
+			if *d.Spec.Replicas != 1 {
+				t.Errorf("replicas %d, want 1", *d.Spec.Replicas)
+			}
+			c := d.Spec.Template.Spec.Containers
+			if len(c) != 1 || c[0].Name != "robot" || c[0].Image != "robot:1" || c[0].Ports != nil || c[0].Env != nil || c[0].Args != nil {
+				t.Errorf("containers %+v, want one named robot running robot:1 and nothing else", c)
+			}
+			if c[0].Resources.Limits != nil || c[0].Resources.Requests != nil {
+				t.Errorf("resources %+v, want none", c[0].Resources)
+			}
+		},
+	}, {
+		name: "owner, labels and selector",
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if len(d.OwnerReferences) != 1 {
+				t.Fatalf("owner references %+v, want one", d.OwnerReferences)
+			}
+			ref := d.OwnerReferences[0]
+			if ref.APIVersion != "robot.dev/v1alpha1" || ref.Kind != "Robot" || ref.Name != "test" || ref.UID != "test-uid" || !ptr.Deref(ref.Controller, false) || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+				t.Errorf("owner reference %+v, want the Robot as controller", ref)
+			}
+			want := map[string]string{labelManagedBy: "robot-operator", labelName: "robot", labelInstance: "test", labelRobot: "test"}
+			if d := diff.Diff(want, d.Labels); d != "" {
+				t.Errorf("labels (-want +got):\n%s", d)
+			}
+			if d := diff.Diff(want, d.Spec.Template.Labels); d != "" {
+				t.Errorf("pod labels (-want +got):\n%s", d)
+			}
+			if d := diff.Diff(map[string]string{labelRobot: "test"}, d.Spec.Selector.MatchLabels); d != "" {
+				t.Errorf("selector (-want +got):\n%s", d)
+			}
+			if d.Annotations[annotationSpecHash] == "" {
+				t.Errorf("no %s annotation", annotationSpecHash)
+			}
+		},
+	}, {
+		name: "spec fields",
+		mutate: func(r *robotv1alpha1.Robot) {
+			r.Spec.Args = []string{"serve", "--verbose"}
+			r.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}
+			r.Spec.Env = append(r.Spec.Env, corev1.EnvVar{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			c := d.Spec.Template.Spec.Containers[0]
+			if *d.Spec.Replicas != 2 || c.Image != "registry.example/robot:1.0" {
+				t.Errorf("replicas %d image %q", *d.Spec.Replicas, c.Image)
+			}
+			if d := diff.Diff([]string{"serve", "--verbose"}, c.Args); d != "" {
+				t.Errorf("args (-want +got):\n%s", d)
+			}
+			if d := diff.Diff([]corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}, c.Ports); d != "" {
+				t.Errorf("ports (-want +got):\n%s", d)
+			}
+			if len(c.Env) != 2 || c.Env[1].ValueFrom == nil || c.Env[1].ValueFrom.FieldRef.FieldPath != "metadata.name" {
+				t.Errorf("env %+v, want MODE and a field reference", c.Env)
+			}
+			if q := c.Resources.Limits[corev1.ResourceMemory]; q.String() != "64Mi" {
+				t.Errorf("memory limit %s, want 64Mi", q.String())
+			}
+		},
+	}, {
+		name:   "deploymentName",
+		mutate: func(r *robotv1alpha1.Robot) { r.Spec.DeploymentName = "robot-runner" },
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if d.Name != "robot-runner" || d.Labels[labelRobot] != "test" {
+				t.Errorf("name %q, robot label %q", d.Name, d.Labels[labelRobot])
+			}
+		},
+	}, {
+		name: "safe pod defaults",
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			pod := d.Spec.Template.Spec
+			if pod.SecurityContext == nil || pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+				t.Errorf("pod security context %+v, want seccomp RuntimeDefault", pod.SecurityContext)
+			}
+			if sc := pod.Containers[0].SecurityContext; sc == nil || !ptr.Equal(sc.AllowPrivilegeEscalation, ptr.To(false)) {
+				t.Errorf("container security context %+v, want no privilege escalation", sc)
+			}
+			if pod.HostNetwork || pod.HostPID || pod.ServiceAccountName != "" {
+				t.Errorf("pod spec %+v reaches beyond its namespace's defaults", pod)
+			}
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := newRobot("test", 2)
+			if tt.mutate != nil {
+				tt.mutate(robot)
+			}
+			before := robot.DeepCopy()
+			desired, err := newDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := diff.Diff(before, robot); d != "" {
+				t.Errorf("newDeployment changed the Robot:\n%s", d)
+			}
+			var d appsv1.Deployment
+			if err := roundTrip(desired, &d); err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, &d)
+		})
+	}
+}
+
+func TestNewDeploymentRejectsInvalidSpecs(t *testing.T) {
+	for name, mutate := range map[string]func(*robotv1alpha1.RobotSpec){
+		"empty image":       func(s *robotv1alpha1.RobotSpec) { s.Image = "" },
+		"negative replicas": func(s *robotv1alpha1.RobotSpec) { s.Replicas = ptr.To[int32](-1) },
+		"too many replicas": func(s *robotv1alpha1.RobotSpec) { s.Replicas = ptr.To[int32](1001) },
+		"port out of range": func(s *robotv1alpha1.RobotSpec) { s.Port = ptr.To[int32](70000) },
+		"port zero":         func(s *robotv1alpha1.RobotSpec) { s.Port = ptr.To[int32](0) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			robot := newRobot("test", 1)
+			mutate(&robot.Spec)
+			_, err := newDeployment(robot)
+			var invalid *invalidSpecError
+			if !errors.As(err, &invalid) {
+				t.Fatalf("got %v, want an invalid spec error", err)
+			}
+			if !strings.Contains(err.Error(), "spec.") {
+				t.Errorf("error %q does not name the field", err)
+			}
+		})
+	}
+}
+
+func TestSpecHash(t *testing.T) {
+	hash := func(r *robotv1alpha1.Robot) string {
+		d, err := newDeployment(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Annotations[annotationSpecHash]
+	}
+	robot := newRobot("test", 1)
+	if hash(robot) != hash(robot.DeepCopy()) {
+		t.Error("the same Robot hashes differently")
+	}
+	withoutEnv := robot.DeepCopy()
+	withoutEnv.Spec.Env = nil
+	if hash(robot) == hash(withoutEnv) {
+		t.Error("removing an env var does not change the hash: it would never be applied")
+	}
+	status := robot.DeepCopy()
+	status.Status.ReadyReplicas = 3
+	status.ResourceVersion = "99"
+	if hash(robot) != hash(status) {
+		t.Error("status or resourceVersion changes the hash: every status write would reapply")
+	}
+}
+
+func TestDeploymentDrift(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*appsv1.Deployment)
+		want   string // a substring of the drift; "" for none
+	}{
+		// The live field reference carries the defaulted apiVersion "v1"
+		// and the request the canonical "1" for "1000m": neither is drift.
+		{name: "as applied"},
+		{name: "server defaults", mutate: func(d *appsv1.Deployment) {
+			c := &d.Spec.Template.Spec.Containers[0]
+			c.ImagePullPolicy = corev1.PullIfNotPresent
+			c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+			d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+		}},
+		{name: "canonical quantities", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}},
+		{name: "others' annotation, label, sidecar and env", mutate: func(d *appsv1.Deployment) {
+			d.Annotations["kubectl.kubernetes.io/restartedAt"] = "now"
+			d.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "now"}
+			d.Labels["team"] = "blue"
+			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar"})
+			d.Spec.Template.Spec.Containers[0].Env = append(d.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "EXTRA"})
+		}},
+		{name: "replicas", mutate: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) }, want: "replicas changed from 2 to 7"},
+		{name: "image", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "other:2" }, want: "image"},
+		{name: "args", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = []string{"x"} }, want: "args"},
+		{name: "env value", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env[0].Value = "prod" }, want: "env MODE"},
+		{name: "env removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env = nil }, want: "env MODE"},
+		{name: "field reference", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Env[1].ValueFrom.FieldRef.FieldPath = "metadata.namespace"
+		}, want: "env POD"},
+		{name: "port", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 9090 }, want: "port 8080"},
+		{name: "resources", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		}, want: "resource request cpu"},
+		{name: "container renamed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "app" }, want: "container"},
+		{name: "managed-by label removed", mutate: func(d *appsv1.Deployment) { delete(d.Labels, labelManagedBy) }, want: "label"},
+		{name: "pod label removed", mutate: func(d *appsv1.Deployment) { delete(d.Spec.Template.Labels, labelRobot) }, want: "pod template label"},
+		{name: "seccomp removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.SecurityContext = nil }, want: "seccomp"},
+		{name: "privilege escalation allowed", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
+		}, want: "allowPrivilegeEscalation"},
+		{name: "spec hash", mutate: func(d *appsv1.Deployment) { d.Annotations[annotationSpecHash] = "old" }, want: "spec changed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := newRobot("test", 2)
+			robot.Spec.Env = append(robot.Spec.Env, corev1.EnvVar{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
+			robot.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")}
+			desired, err := newDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := liveDeployment(t, robot)
+			// As the API server stores it.
+			current.Spec.Template.Spec.Containers[0].Env[1].ValueFrom.FieldRef.APIVersion = "v1"
+			if tt.mutate != nil {
+				tt.mutate(current)
+			}
+			got := deploymentDrift(desired, current)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("drift %q, want none", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("drift %q, want one that mentions %q", got, tt.want)
+			}
+		})
+	}
+}

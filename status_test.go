@@ -1,0 +1,186 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+func TestComputeStatus(t *testing.T) {
+	now := metav1.NewTime(fixtureNow)
+	type conditions struct{ ready, readyReason, available, progressing string }
+	tests := []struct {
+		name       string
+		deployment func(*appsv1.Deployment) *appsv1.Deployment
+		syncErr    error
+		want       conditions
+		message    string // a substring of the Ready message
+	}{{
+		name:       "complete",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment { return d },
+		want:       conditions{"True", robotv1alpha1.ReasonRolloutComplete, "True", "True"},
+		message:    "2 of 2 replicas are available",
+	}, {
+		name:       "no Deployment yet",
+		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
+		want:       conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown"},
+	}, {
+		name: "spec not observed yet",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
+			d.Generation = 2
+			return d
+		},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown"},
+		message: "observe generation 2",
+	}, {
+		name: "rolling out",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
+			d.Status.UpdatedReplicas = 1
+			return d
+		},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True"},
+		message: "1 of 2 replicas run the current spec",
+	}, {
+		name: "old replicas terminating",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
+			d.Status.Replicas = 3
+			return d
+		},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True"},
+		message: "1 old replicas are pending termination",
+	}, {
+		name: "not available",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
+			d.Status.AvailableReplicas = 0
+			d.Status.Conditions[0].Status, d.Status.Conditions[0].Reason = corev1.ConditionFalse, "MinimumReplicasUnavailable"
+			return d
+		},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "False", "True"},
+		message: "0 of 2 updated replicas are available",
+	}, {
+		name: "progress deadline exceeded",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
+			d.Status.UpdatedReplicas = 1
+			d.Status.Conditions[1] = appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+				Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "test-abc" has timed out progressing.`}
+			return d
+		},
+		want:    conditions{"False", robotv1alpha1.ReasonProgressDeadlineExceeded, "True", "False"},
+		message: "timed out progressing",
+	}, {
+		name:       "name taken",
+		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
+		syncErr:    &nameTakenError{name: "test", owner: "ReplicaSet/x"},
+		want:       conditions{"False", robotv1alpha1.ReasonDeploymentNameTaken, "Unknown", "Unknown"},
+		message:    `Deployment "test" already exists and is not controlled by this Robot (it is controlled by ReplicaSet/x)`,
+	}, {
+		name:       "invalid spec",
+		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
+		syncErr:    &invalidSpecError{errors.New("spec.image must not be empty")},
+		want:       conditions{"False", robotv1alpha1.ReasonInvalidSpec, "Unknown", "Unknown"},
+		message:    "spec.image must not be empty",
+	}, {
+		name:       "API error with a Deployment",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment { return d },
+		syncErr:    errors.New("the server is currently unable to handle the request"),
+		want:       conditions{"False", robotv1alpha1.ReasonSyncFailed, "True", "True"},
+		message:    "unable to handle the request (retrying)",
+	}, {
+		name:       "long error",
+		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
+		syncErr:    errors.New(strings.Repeat("x", 5000)),
+		want:       conditions{"False", robotv1alpha1.ReasonSyncFailed, "Unknown", "Unknown"},
+		message:    "xxx...",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := newRobot("test", 2)
+			robot.Generation = 3
+			deployment := tt.deployment(liveDeployment(t, robot))
+			before := robot.DeepCopy()
+
+			status := computeStatus(robot, deployment, tt.syncErr, now)
+
+			if before.Status.Conditions != nil || robot.Status.Conditions != nil {
+				t.Error("computeStatus changed the Robot")
+			}
+			got := conditions{
+				string(findCondition(status, robotv1alpha1.ConditionReady).Status),
+				findCondition(status, robotv1alpha1.ConditionReady).Reason,
+				string(findCondition(status, robotv1alpha1.ConditionAvailable).Status),
+				string(findCondition(status, robotv1alpha1.ConditionProgressing).Status),
+			}
+			if got != tt.want {
+				t.Errorf("conditions (Ready, reason, Available, Progressing) = %v, want %v", got, tt.want)
+			}
+			ready := findCondition(status, robotv1alpha1.ConditionReady)
+			if !strings.Contains(ready.Message, tt.message) {
+				t.Errorf("Ready message %q, want it to contain %q", ready.Message, tt.message)
+			}
+			for _, c := range status.Conditions {
+				if c.ObservedGeneration != 3 || !c.LastTransitionTime.Equal(&now) || c.Reason == "" || len(c.Message) > maxMessageLength {
+					t.Errorf("condition %+v: want observedGeneration 3, lastTransitionTime now, a reason and a bounded message", c)
+				}
+			}
+			if status.ObservedGeneration != 3 || status.DeploymentName != "test" || status.Selector != "robot.dev/name=test" {
+				t.Errorf("status %+v: want observedGeneration 3, deploymentName test, selector robot.dev/name=test", status)
+			}
+			if deployment != nil && (status.Replicas != deployment.Status.Replicas || status.UpdatedReplicas != deployment.Status.UpdatedReplicas ||
+				status.ReadyReplicas != deployment.Status.ReadyReplicas || status.AvailableReplicas != deployment.Status.AvailableReplicas) {
+				t.Errorf("replica counts %+v, want the Deployment's %+v", status, deployment.Status)
+			}
+		})
+	}
+}
+
+func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
+	robot := newRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	earlier := metav1.NewTime(fixtureNow.Add(-time.Hour))
+	robot.Status = computeStatus(robot, deployment, nil, earlier)
+	// Someone else's condition stays as it is.
+	robot.Status.Conditions = append(robot.Status.Conditions, metav1.Condition{Type: "Audited", Status: "True", Reason: "Checked", LastTransitionTime: earlier})
+
+	same := computeStatus(robot, deployment, nil, metav1.NewTime(fixtureNow))
+	if ready := findCondition(same, robotv1alpha1.ConditionReady); !ready.LastTransitionTime.Equal(&earlier) {
+		t.Errorf("Ready moved to %v without changing status", ready.LastTransitionTime)
+	}
+	if audited := findCondition(same, "Audited"); audited.Reason != "Checked" {
+		t.Errorf("another writer's condition was lost: %+v", same.Conditions)
+	}
+
+	deployment.Status.AvailableReplicas = 1
+	changed := computeStatus(robot, deployment, nil, metav1.NewTime(fixtureNow))
+	if ready := findCondition(changed, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || !ready.LastTransitionTime.Equal(&metav1.Time{Time: fixtureNow}) {
+		t.Errorf("Ready %+v, want False since now", ready)
+	}
+}
+
+func TestStatusApplyConfigurationHoldsOnlyOwnConditions(t *testing.T) {
+	robot := newRobot("test", 1)
+	status := computeStatus(robot, liveDeployment(t, robot), nil, metav1.NewTime(fixtureNow))
+	status.Conditions = append(status.Conditions, metav1.Condition{Type: "Audited", Status: "True", Reason: "Checked"})
+
+	ac := statusApplyConfiguration(robot, &status)
+	if *ac.Name != "test" || *ac.Namespace != "default" {
+		t.Errorf("apply configuration for %s/%s, want default/test", *ac.Namespace, *ac.Name)
+	}
+	var types []string
+	for _, c := range ac.Status.Conditions {
+		types = append(types, *c.Type)
+	}
+	if strings.Join(types, ",") != "Ready,Available,Progressing" {
+		t.Errorf("applied condition types %v, want the operator's own three", types)
+	}
+	if ptr.Deref(ac.Status.AvailableReplicas, -1) != 1 || ptr.Deref(ac.Status.ObservedGeneration, -1) != 1 {
+		t.Errorf("apply configuration status %+v does not carry the counts", ac.Status)
+	}
+}
