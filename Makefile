@@ -5,7 +5,10 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 BIN        ?= bin/robot-operator
-KUBECONFIG_OUT := $(CURDIR)/_output/kubeconfig
+# The end-to-end tests get a cluster of their own, so that a demo left
+# running never interferes with them.
+E2E_CLUSTER    := robot-operator-e2e
+E2E_KUBECONFIG := $(CURDIR)/_output/e2e-kubeconfig
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 GO_TEST_FLAGS ?=
 
@@ -25,8 +28,9 @@ unit: ## Run the unit tests (no cluster needed).
 	go test -race -count=1 $(GO_TEST_FLAGS) ./...
 
 .PHONY: e2e
-e2e: cluster ## Run the end-to-end tests against the local cluster.
-	KUBECONFIG=$(KUBECONFIG_OUT) go test -tags e2e -count=1 -timeout 20m -v $(GO_TEST_FLAGS) ./test/e2e/ 2>&1 | tee _output/e2e.log; exit $${PIPESTATUS[0]}
+e2e: ## Run the end-to-end tests against a local cluster of their own.
+	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh up
+	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG=$(E2E_KUBECONFIG) go test -tags e2e -count=1 -timeout 20m -v $(GO_TEST_FLAGS) ./test/e2e/ 2>&1 | tee _output/e2e.log; exit $${PIPESTATUS[0]}
 
 .PHONY: verify
 verify: ## Check formatting, vet, and that generated code is up to date.
@@ -48,8 +52,9 @@ cluster: ## Start the local cluster (kubeconfig: _output/kubeconfig).
 	hack/cluster.sh up
 
 .PHONY: cluster-down
-cluster-down: demo-stop ## Remove the local cluster.
+cluster-down: demo-stop ## Remove the local clusters (the demo's and the tests').
 	hack/cluster.sh down
+	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh down
 
 .PHONY: demo
 demo: ## Bring up a local cluster, run the operator and a Robot, and show them.

@@ -15,8 +15,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLUSTER_NAME=${CLUSTER_NAME:-robot-operator}
 KUBECONFIG_OUT=${KUBECONFIG_OUT:-${ROOT}/_output/kubeconfig}
 NODES=${NODES:-2}
+KWOKCTL_LOG="${ROOT}/_output/kwokctl-${CLUSTER_NAME}.log"
 
 eval "$("${ROOT}/hack/tools.sh" env)"
+mkdir -p "${ROOT}/_output"
 
 log() { echo "cluster: $*" >&2; }
 
@@ -38,7 +40,7 @@ up() {
 			log "cluster ${CLUSTER_NAME} exists but does not answer; recreating it"
 			"${KWOKCTL}" delete cluster --name "${CLUSTER_NAME}" >/dev/null 2>&1 || true
 		fi
-		mkdir -p "$(dirname "${KUBECONFIG_OUT}")" "${ROOT}/_output"
+		mkdir -p "$(dirname "${KUBECONFIG_OUT}")"
 		# The audit log records each write with its user agent: the e2e tests
 		# count the operator's writes from it.
 		cat >"${ROOT}/_output/kwokctl.yaml" <<CONFIG
@@ -57,8 +59,8 @@ rules:
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
 - level: None
 POLICY
-		log "creating cluster ${CLUSTER_NAME} (kubernetes ${K8S_VERSION}, ${NODES} fake nodes)"
-		"${KWOKCTL}" --config "${ROOT}/_output/kwokctl.yaml" create cluster \
+		log "creating cluster ${CLUSTER_NAME} (kubernetes ${K8S_VERSION}, ${NODES} fake nodes; log: ${KWOKCTL_LOG})"
+		if ! "${KWOKCTL}" --config "${ROOT}/_output/kwokctl.yaml" create cluster \
 			--name "${CLUSTER_NAME}" \
 			--runtime binary \
 			--kube-apiserver-binary "${KUBE_APISERVER}" \
@@ -69,13 +71,17 @@ POLICY
 			--kube-audit-policy "${ROOT}/_output/audit-policy.yaml" \
 			--disable-qps-limits \
 			--kubeconfig "${KUBECONFIG_OUT}" \
-			--wait 120s
+			--wait 120s >"${KWOKCTL_LOG}" 2>&1; then
+			cat "${KWOKCTL_LOG}" >&2
+			log "creating cluster ${CLUSTER_NAME} failed"
+			exit 1
+		fi
 	fi
 	local have
 	have=$("${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get nodes --no-headers 2>/dev/null | wc -l)
 	if [[ ${have} -lt ${NODES} ]]; then
 		log "scaling to ${NODES} fake nodes"
-		"${KWOKCTL}" --name "${CLUSTER_NAME}" scale node --replicas "${NODES}" >/dev/null
+		"${KWOKCTL}" --name "${CLUSTER_NAME}" scale node --replicas "${NODES}" >>"${KWOKCTL_LOG}" 2>&1
 	fi
 	log "ready: export KUBECONFIG=${KUBECONFIG_OUT}"
 }
@@ -83,7 +89,7 @@ POLICY
 down() {
 	if exists; then
 		log "deleting cluster ${CLUSTER_NAME}"
-		"${KWOKCTL}" delete cluster --name "${CLUSTER_NAME}" >/dev/null
+		"${KWOKCTL}" delete cluster --name "${CLUSTER_NAME}" >>"${KWOKCTL_LOG}" 2>&1
 	else
 		log "no cluster ${CLUSTER_NAME} to delete"
 	fi

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The main job, end to end, on a local cluster it brings up itself: build the
+# cluster tools (once), start the cluster, install the CRD, run the operator,
+# apply the example Robot, wait until it is Ready, and show what runs.
+#
+# Usage: hack/demo.sh         run the demo (again: it restarts the operator)
+#        hack/demo.sh stop    stop the operator the demo started
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "${ROOT}"
+OUT="${ROOT}/_output"
+PIDFILE="${OUT}/operator.pid"
+LOG="${OUT}/operator.log"
+export KUBECONFIG="${OUT}/kubeconfig"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+stop_operator() {
+	if [[ -f "${PIDFILE}" ]]; then
+		local pid
+		pid=$(cat "${PIDFILE}")
+		if kill -0 "${pid}" 2>/dev/null; then
+			echo "Stopping the operator (pid ${pid})"
+			kill -TERM "${pid}"
+			for _ in $(seq 50); do kill -0 "${pid}" 2>/dev/null || break; sleep 0.2; done
+		fi
+		rm -f "${PIDFILE}"
+	fi
+}
+
+if [[ "${1:-}" == "stop" ]]; then
+	stop_operator
+	exit 0
+fi
+
+step "Building the cluster tools (cached after the first run, which takes about 10 minutes)"
+hack/tools.sh
+eval "$(hack/tools.sh env)"
+
+step "Starting the local cluster"
+hack/cluster.sh up
+
+step "Installing the Robot CRD"
+"${KUBECTL}" apply -f artifacts/crd/
+"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=60s
+
+step "Building and starting the operator (log: _output/operator.log)"
+make --no-print-directory build
+stop_operator
+mkdir -p "${OUT}"
+nohup bin/robot-operator -kubeconfig "${KUBECONFIG}" -v=2 >"${LOG}" 2>&1 &
+echo $! >"${PIDFILE}"
+for _ in $(seq 150); do
+	grep -q '"Started workers"' "${LOG}" && break
+	if ! kill -0 "$(cat "${PIDFILE}")" 2>/dev/null; then
+		echo "The operator exited:" >&2
+		cat "${LOG}" >&2
+		exit 1
+	fi
+	sleep 0.2
+done
+grep -q '"Started workers"' "${LOG}" || { echo "The operator did not start within 30s; see ${LOG}" >&2; exit 1; }
+
+step "Applying artifacts/examples/"
+"${KUBECTL}" apply -f artifacts/examples/
+
+step "Waiting for the Robots to be Ready"
+if ! "${KUBECTL}" wait --for=condition=Ready robots --all --timeout=120s; then
+	"${KUBECTL}" describe robots
+	echo "The Robots did not become Ready; the operator's log is ${LOG}" >&2
+	exit 1
+fi
+
+step "kubectl get robots,deployments,pods"
+"${KUBECTL}" get robots,deployments,pods -o wide
+
+cat <<MSG
+
+The operator is running in the background (pid $(cat "${PIDFILE}"), log ${LOG#"${ROOT}"/}).
+Look around:
+  export KUBECONFIG=${KUBECONFIG}
+  alias kubectl=${KUBECTL}     # a kubectl of the cluster's version
+  kubectl get robots                        # or: kubectl get rb
+  kubectl describe robot hello
+  kubectl scale robot hello --replicas=3    # through the scale subresource
+  kubectl explain robot.spec
+  tail -f ${LOG#"${ROOT}"/}
+Stop:
+  make demo-stop       # stop the operator
+  make cluster-down    # stop the operator and remove the cluster
+MSG

@@ -1,0 +1,206 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
+)
+
+// TestMain sets up what every test needs: the cluster's clients, the Robot
+// CRD, and the operator, built from this tree and running. It stops the
+// operator when the tests are done. The cluster itself is started once, by
+// `make e2e`, not here.
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	e, err := setUp()
+	if e != nil && e.operator != nil {
+		defer func() {
+			if err := e.operator.stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			}
+		}()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	env = e
+	return m.Run()
+}
+
+// setUp returns the environment, with the operator running. When it fails
+// after starting the operator, it returns the environment too, so that the
+// operator gets stopped.
+func setUp() (*environment, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	e := &environment{kubeconfig: os.Getenv("KUBECONFIG")}
+	if e.kubeconfig == "" {
+		return nil, errors.New("KUBECONFIG is not set: point it at the kubeconfig of the cluster to test, " +
+			"e.g. KUBECONFIG=$PWD/_output/kubeconfig after hack/cluster.sh up (make e2e does both)")
+	}
+	if strings.ContainsRune(e.kubeconfig, filepath.ListSeparator) {
+		return nil, fmt.Errorf("KUBECONFIG=%s: give a single file; the operator's -kubeconfig takes one", e.kubeconfig)
+	}
+	var err error
+	if e.kubeconfig, err = filepath.Abs(e.kubeconfig); err != nil {
+		return nil, err
+	}
+	if e.root, err = repoRoot(); err != nil {
+		return nil, err
+	}
+	if e.kubectlBin, err = findKubectl(e.root); err != nil {
+		return nil, err
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading KUBECONFIG=%s: %w", e.kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	if e.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if e.robots, err = clientset.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if _, err := e.kube.Discovery().ServerVersion(); err != nil {
+		return nil, fmt.Errorf("cannot reach the cluster of KUBECONFIG=%s (is it up? hack/cluster.sh up): %w", e.kubeconfig, err)
+	}
+	env = e // the helpers below use it
+
+	if err := installCRD(ctx); err != nil {
+		return nil, err
+	}
+	e.audit = openAuditLog(e.kubeconfig)
+	if err := checkNoOtherOperator(ctx); err != nil {
+		return nil, err
+	}
+	if e.audit.err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: WARNING: the tests that count the operator's writes will fail: %v\n", e.audit.err)
+	}
+
+	dir, err := os.MkdirTemp("", "robot-operator-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "robot-operator")
+	start := time.Now()
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	build.Dir = e.root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the operator: %v\n%s", err, out)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: built the operator in %v\n", time.Since(start).Round(time.Millisecond))
+
+	logPath := filepath.Join(e.root, "_output", "e2e-operator.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(logPath, nil, 0o644); err != nil {
+		return nil, err
+	}
+	e.operator = &operator{bin: bin, kubeconfig: e.kubeconfig, logPath: logPath}
+	if err := e.operator.start(); err != nil {
+		return e, err
+	}
+	fmt.Fprintf(os.Stderr, "e2e: the operator is running; its log is %s\n", logPath)
+	return e, nil
+}
+
+// findKubectl returns $KUBECTL, or else the kubectl of the cluster's
+// version that hack/tools.sh builds.
+func findKubectl(root string) (string, error) {
+	if path := os.Getenv("KUBECTL"); path != "" {
+		return path, nil
+	}
+	out, err := exec.Command(filepath.Join(root, "hack", "tools.sh"), "env").Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/tools.sh env: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if path, ok := strings.CutPrefix(sc.Text(), "KUBECTL="); ok {
+			if _, err := os.Stat(path); err != nil {
+				return "", fmt.Errorf("no kubectl at %s (run hack/tools.sh, or set KUBECTL): %w", path, err)
+			}
+			return path, nil
+		}
+	}
+	return "", errors.New("hack/tools.sh env printed no KUBECTL= line; set KUBECTL")
+}
+
+// installCRD applies the Robot CRD and waits until the API server serves it.
+func installCRD(ctx context.Context) error {
+	crds := filepath.Join(env.root, "artifacts", "crd")
+	if _, stderr, err := kubectl(ctx, "", "apply", "-f", crds); err != nil {
+		return fmt.Errorf("installing the CRD (kubectl apply -f %s): %v\n%s", crds, err, stderr)
+	}
+	if _, stderr, err := kubectl(ctx, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/robots.robot.dev"); err != nil {
+		return fmt.Errorf("waiting for the Robot CRD to be Established: %v\n%s", err, stderr)
+	}
+	return nil
+}
+
+// checkNoOtherOperator fails when some robot-operator other than the one
+// under test already manages Robots on the cluster: its writes and events
+// would mix with those of the operator under test. It creates a Robot before
+// the operator under test runs and checks that no Deployment appears for it.
+// The namespace it creates also tells whether the audit log is this
+// cluster's.
+func checkNoOtherOperator(ctx context.Context) error {
+	ns := "e2e-preflight-" + utilrand.String(6)
+	if _, err := env.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	defer func() {
+		if err := deleteNamespace(ns, 2*time.Minute); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: deleting namespace %s: %v\n", ns, err)
+		}
+	}()
+	env.audit.verify(ns)
+
+	if _, err := env.robots.RobotV1alpha1().Robots(ns).Create(ctx, newRobot(ns, "probe", 1), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating Robot %s/probe: %w", ns, err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, 3*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "probe", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		return nil // no Deployment: nobody else manages Robots here
+	}
+	who := "another robot-operator"
+	if events, err := env.audit.find(auditQuery{Resource: "deployments", Namespace: ns, Name: "probe"}); err == nil && len(events) > 0 {
+		who = fmt.Sprintf("a client with user agent %q", events[0].UserAgent)
+	}
+	status := ""
+	if robot, err := env.robots.RobotV1alpha1().Robots(ns).Get(ctx, "probe", metav1.GetOptions{}); err == nil {
+		status = " (" + summarizeRobot(robot) + ")"
+	}
+	return fmt.Errorf("%s already manages Robots on this cluster: it created a Deployment for Robot %s/probe%s before the operator under test started. "+
+		"Its writes and events would mix with those under test: stop it (`make demo-stop` if `make demo` started it), "+
+		"or run the tests on another cluster (e.g. CLUSTER_NAME=robot-operator-e2e KUBECONFIG_OUT=$PWD/_output/e2e-kubeconfig hack/cluster.sh up)", who, ns, status)
+}
