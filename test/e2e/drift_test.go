@@ -1,0 +1,143 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// TestDriftIsReverted: changes someone makes to fields of a Robot's
+// Deployment that the operator owns are reverted; what they add that the
+// operator does not own stays.
+func TestDriftIsReverted(t *testing.T) {
+	ns := newNamespace(t)
+	robot := createRobot(t, newRobot(ns, "web", 2))
+	waitForRobotReady(t, ns, "web")
+
+	const note = "e2e.robot.dev/note"
+	mustKubectl(t, "annotate", "deployment/web", note+"=keep-me", "-n", ns)
+
+	mustKubectl(t, "scale", "deployment/web", "--replicas=5", "-n", ns)
+	waitForDeployment(t, ns, "web", "is back at 2 replicas", func(d *appsv1.Deployment) bool { return ptr.Deref(d.Spec.Replicas, 1) == 2 })
+	waitForEventMessage(t, ns, robot, "DeploymentUpdated", "replicas changed from 2 to 5")
+
+	mustKubectl(t, "set", "image", "deployment/web", containerName+"=nginx:1.27", "-n", ns)
+	d := waitForDeployment(t, ns, "web", "runs "+image1+" again", func(d *appsv1.Deployment) bool { return robotContainer(t, d).Image == image1 })
+	waitForEventMessage(t, ns, robot, "DeploymentUpdated", fmt.Sprintf("image changed from %q to %q", image1, "nginx:1.27"))
+
+	if got := d.Annotations[note]; got != "keep-me" {
+		t.Errorf("annotation %s = %q after the operator reverted the drift, want %q (annotations: %v)", note, got, "keep-me", d.Annotations)
+	}
+	robot = waitForRobotReady(t, ns, "web")
+	waitForPods(t, ns, robot.Status.Selector, 2, image1)
+	if got := getDeployment(t, ns, "web").Annotations[note]; got != "keep-me" {
+		t.Errorf("annotation %s = %q once the Robot is Ready again, want %q", note, got, "keep-me")
+	}
+	events, err := robotEvents(t.Context(), ns, robot.UID, "DeploymentUpdated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("DeploymentUpdated events: %s", summarizeEvents(events))
+}
+
+// waitForEventMessage waits for an event about the Robot with the given
+// reason and a message that contains text.
+func waitForEventMessage(t *testing.T, ns string, robot *robotv1alpha1.Robot, reason, text string) {
+	t.Helper()
+	eventually(t, convergeTimeout, fmt.Sprintf("a %s event saying %q", reason, text), func(ctx context.Context) (bool, string, error) {
+		events, err := robotEvents(ctx, ns, robot.UID, reason)
+		if err != nil {
+			return false, "", err
+		}
+		for _, e := range events {
+			if strings.Contains(e.Message, text) {
+				return true, summarizeEvents(events), nil
+			}
+		}
+		return false, summarizeEvents(events), nil
+	})
+}
+
+// TestDeploymentNameTaken: a Robot whose Deployment name is taken by a
+// Deployment it does not control leaves that Deployment alone, says so once,
+// and converges soon after the name is free.
+func TestDeploymentNameTaken(t *testing.T) {
+	ns := newNamespace(t)
+	labels := map[string]string{"app": "someone-else"}
+	theirs, err := env.kube.AppsV1().Deployments(ns).Create(t.Context(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating someone else's Deployment %s/web: %v", ns, err)
+	}
+	// Let the Deployment controller finish with it, so that its
+	// resourceVersion stays put unless someone else writes it.
+	theirs = waitForDeployment(t, ns, "web", "of someone else is available", func(d *appsv1.Deployment) bool {
+		return d.Status.ObservedGeneration == d.Generation && d.Status.AvailableReplicas == 1 && d.Status.UpdatedReplicas == 1
+	})
+
+	start := time.Now()
+	robot := createRobot(t, newRobot(ns, "web", 1))
+	robot = waitForRobotReason(t, ns, "web", metav1.ConditionFalse, robotv1alpha1.ReasonDeploymentNameTaken, convergeTimeout)
+	if msg := readyCondition(robot).Message; !strings.Contains(msg, `Deployment "web"`) {
+		t.Errorf("the Ready message does not name the Deployment: %q", msg)
+	}
+	waitForEvents(t, ns, robot.UID, robotv1alpha1.ReasonDeploymentNameTaken, 1)
+
+	// Some seconds on: the other Deployment is untouched, and the Robot has
+	// said so once.
+	time.Sleep(5 * time.Second)
+	now := getDeployment(t, ns, "web")
+	if now.ResourceVersion != theirs.ResourceVersion || !maps.Equal(now.Labels, theirs.Labels) || metav1.GetControllerOf(now) != nil {
+		t.Errorf("someone else's Deployment changed: resourceVersion %s -> %s, labels %v -> %v, controller %s",
+			theirs.ResourceVersion, now.ResourceVersion, theirs.Labels, now.Labels, describeOwner(metav1.GetControllerOf(now)))
+	}
+	for _, entry := range now.ManagedFields {
+		if entry.Manager == fieldManager {
+			t.Errorf("someone else's Deployment has fields managed by %s: %+v", fieldManager, entry)
+		}
+	}
+	if env.audit.err == nil {
+		writes, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: start, Namespace: ns, Resource: "deployments", Name: "web"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range writes {
+			t.Errorf("the operator wrote someone else's Deployment: %s", &w)
+		}
+	}
+	events, err := robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonDeploymentNameTaken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := eventCount(events); n != 1 || len(events) != 1 || events[0].Type != corev1.EventTypeWarning {
+		t.Errorf("want exactly one Warning event %s about the Robot, got %s", robotv1alpha1.ReasonDeploymentNameTaken, summarizeEvents(events))
+	}
+
+	// Free the name: the Robot converges within its recheck period.
+	if err := env.kube.AppsV1().Deployments(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting someone else's Deployment: %v", err)
+	}
+	waitForRobot(t, ns, "web", 60*time.Second, "is Ready once the name is free", robotConverged)
+	checkControlledBy(t, getDeployment(t, ns, "web"), robot)
+}
