@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -73,6 +72,15 @@ type Controller struct {
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder  record.EventRecorder
 	clock     clock.PassiveClock
+
+	metrics   *controllerMetrics
+	readiness *readinessTracker
+	// inflight maps each Robot being synced to when its sync started, for
+	// the health check's watchdog.
+	inflight sync.Map
+	// shutdownTimeout bounds how long Run lets in-flight syncs finish once
+	// its context is done.
+	shutdownTimeout time.Duration
 }
 
 // NewController returns a Controller that watches Robots and the Deployments
@@ -112,18 +120,29 @@ func NewController(
 		robotsSynced:      robotInformer.Informer().HasSynced,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
-		recorder: recorder,
-		clock:    clock.RealClock{},
+		recorder:        recorder,
+		clock:           clock.RealClock{},
+		metrics:         newControllerMetrics(),
+		readiness:       newReadinessTracker(),
+		shutdownTimeout: 20 * time.Second,
 	}
 
 	logger.V(4).Info("Setting up event handlers")
 	if _, err := robotInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: controller.enqueueRobot,
+		AddFunc: controller.handleRobot,
 		// Periodic resyncs come through here too: they recheck every Robot
 		// from the cache, which costs no API request for a converged one.
-		UpdateFunc: func(old, new interface{}) { controller.enqueueRobot(new) },
-		// Nothing to do on delete: the garbage collector removes the owned
-		// Deployment.
+		UpdateFunc: func(old, new interface{}) { controller.handleRobot(new) },
+		// The garbage collector removes the owned Deployment; only the
+		// readiness clock needs forgetting.
+		DeleteFunc: func(obj interface{}) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if robot, ok := obj.(*robotv1alpha1.Robot); ok {
+				controller.readiness.forget(robot.UID)
+			}
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Robot event handler: %w", err)
 	}
@@ -144,7 +163,10 @@ func NewController(
 }
 
 // Run waits for the informer caches to sync, then runs workers goroutines
-// that sync Robots until ctx is done, and waits for them to finish.
+// that sync Robots until ctx is done. Then it takes no new work, lets the
+// syncs in flight finish for up to the shutdown timeout (cancelling them
+// after that), and returns once every worker has stopped, so that the
+// caller knows no write is still under way.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.workqueue.ShutDown()
@@ -156,17 +178,52 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return errors.New("failed to wait for caches to sync")
 	}
 
-	logger.V(2).Info("Starting workers", "count", workers)
+	// Syncs run under a context of their own, so that a shutdown does not
+	// cut a Robot's writes off halfway unless they take too long.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
+		wg.Go(func() { c.runWorker(workCtx) })
 	}
-	logger.Info("Started workers")
+	logger.Info("Started workers", "count", workers)
+
 	<-ctx.Done()
-	logger.Info("Shutting down workers")
+	logger.Info("Shutting down: finishing the syncs in flight", "timeout", c.shutdownTimeout)
 	c.workqueue.ShutDown()
-	wg.Wait()
+	stopped := make(chan struct{})
+	go func() { wg.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(c.shutdownTimeout):
+		logger.Info("Shutdown timeout reached: cancelling the syncs in flight")
+		cancelWork()
+		<-stopped
+	}
+	logger.Info("Workers stopped")
 	return nil
+}
+
+// HasSynced reports whether the informer caches have synced.
+func (c *Controller) HasSynced() bool {
+	return c.robotsSynced() && c.deploymentsSynced()
+}
+
+// LongestSync returns the Robot whose sync has been running the longest, and
+// for how long; zero when none is running.
+func (c *Controller) LongestSync() (cache.ObjectName, time.Duration) {
+	var longest cache.ObjectName
+	var started time.Time
+	c.inflight.Range(func(key, value any) bool {
+		if t := value.(time.Time); started.IsZero() || t.Before(started) {
+			longest, started = key.(cache.ObjectName), t
+		}
+		return true
+	})
+	if started.IsZero() {
+		return longest, 0
+	}
+	return longest, c.clock.Since(started)
 }
 
 // runWorker processes work items until the queue shuts down.
@@ -183,16 +240,23 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 	defer c.workqueue.Done(key)
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "robot", key)
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "robot", klog.KRef(key.Namespace, key.Name))
 	ctx = klog.NewContext(ctx, logger)
 
+	start := c.clock.Now()
+	c.inflight.Store(key, start)
 	requeueAfter, err := c.syncHandler(ctx, key)
+	c.inflight.Delete(key)
+	c.metrics.syncDuration.Observe(c.clock.Since(start).Seconds())
+
 	switch {
 	case err != nil:
+		c.metrics.syncs.WithLabelValues("error").Inc()
 		// Back off, and try again.
 		c.workqueue.AddRateLimited(key)
 		logger.Error(err, "Syncing Robot failed; retrying", "retries", c.workqueue.NumRequeues(key))
 	default:
+		c.metrics.syncs.WithLabelValues("success").Inc()
 		c.workqueue.Forget(key)
 		if requeueAfter > 0 {
 			c.workqueue.AddAfter(key, requeueAfter)
@@ -323,8 +387,10 @@ func notControlledError(deployment *appsv1.Deployment) error {
 // what it says, and records a Warning event when the Robot newly needs a
 // person's attention.
 func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, syncErr error) error {
-	status := computeStatus(robot, deployment, syncErr, metav1.NewTime(c.clock.Now()))
+	now := c.clock.Now()
+	status := computeStatus(robot, deployment, syncErr, metav1.NewTime(now))
 	if apiequality.Semantic.DeepEqual(status, robot.Status) {
+		c.observeReadiness(robot, &status, now)
 		return nil
 	}
 	_, err := c.robotclientset.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx,
@@ -337,6 +403,8 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 		return fmt.Errorf("applying status of Robot %s/%s: %w", robot.Namespace, robot.Name, err)
 	}
 
+	c.observeReadiness(robot, &status, now)
+
 	logger := klog.FromContext(ctx)
 	before := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
 	after := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
@@ -348,6 +416,25 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 		c.recorder.Event(robot, corev1.EventTypeWarning, after.Reason, after.Message)
 	}
 	return nil
+}
+
+// observeReadiness records how long robot's generation took to become
+// Ready, when status, now stored, says it is.
+func (c *Controller) observeReadiness(robot *robotv1alpha1.Robot, status *robotv1alpha1.RobotStatus, now time.Time) {
+	if !readyFor(*status, robot.Generation) {
+		return
+	}
+	if took, ok := c.readiness.ready(robot.UID, robot.Generation, now); ok {
+		c.metrics.timeToReady.Observe(took.Seconds())
+	}
+}
+
+// handleRobot notes when a Robot's generation was first seen, and queues it.
+func (c *Controller) handleRobot(obj interface{}) {
+	if robot, ok := obj.(*robotv1alpha1.Robot); ok {
+		c.readiness.seen(robot, c.clock.Now())
+	}
+	c.enqueueRobot(obj)
 }
 
 // enqueueRobot puts a Robot in the queue.

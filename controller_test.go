@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -546,4 +548,44 @@ func findCondition(status robotv1alpha1.RobotStatus, conditionType string) metav
 		}
 	}
 	return metav1.Condition{}
+}
+
+func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	robot.Generation = 2 // a spec change the operator has not reported yet
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	clock := clocktesting.NewFakeClock(fixtureNow)
+	c.clock = clock
+
+	c.handleRobot(robot)
+	clock.Step(3 * time.Second)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.CollectAndCount(c.metrics.timeToReady); got != 1 {
+		t.Fatalf("time_to_ready observations: %d, want 1", got)
+	}
+	var m dto.Metric
+	if err := c.metrics.timeToReady.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if sum := m.GetHistogram().GetSampleSum(); sum != 3 {
+		t.Errorf("time to ready %vs, want 3s", sum)
+	}
+	// Seen again at the same generation: not observed twice.
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.metrics.timeToReady.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.GetHistogram().GetSampleCount(); n != 1 {
+		t.Errorf("%d observations after a second sync, want 1", n)
+	}
 }

@@ -9,19 +9,27 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -35,13 +43,20 @@ var version = "dev"
 
 // options are the command-line settings.
 type options struct {
-	kubeconfig   string
-	master       string
-	namespace    string
-	workers      int
-	qps          float64
-	burst        int
-	resyncPeriod time.Duration
+	kubeconfig      string
+	master          string
+	namespace       string
+	workers         int
+	qps             float64
+	burst           int
+	resyncPeriod    time.Duration
+	shutdownTimeout time.Duration
+	leaderElection  leaderElection
+	metricsAddr     string
+	healthAddr      string
+	pprofAddr       string
+	loggingFormat   string
+	verbosity       int
 }
 
 func main() {
@@ -59,6 +74,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "robot-operator: %v (run with -help for usage)\n", err)
 		return 2
 	}
+	if opts.loggingFormat == "json" {
+		// JSON lines, one object per entry, with structured values (the
+		// Robot as {"name","namespace"}) and the verbosity of -v.
+		klog.SetLogger(logr.FromSlogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{
+			Level: slog.Level(-opts.verbosity),
+			// logr's verbosity N arrives as slog level -N: show it as "v",
+			// the way klog's own JSON format does.
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if level, ok := a.Value.Any().(slog.Level); ok && a.Key == slog.LevelKey && level <= slog.LevelInfo {
+					return slog.Int("v", int(-level))
+				}
+				return a
+			},
+		})))
+	}
 	defer klog.Flush()
 
 	// The first SIGINT or SIGTERM stops the operator cleanly; a second one
@@ -68,6 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logger := klog.FromContext(ctx)
 
 	if err := runOperator(ctx, opts); err != nil {
+		klog.Flush()
 		fmt.Fprintf(stderr, "robot-operator: %v\n", err)
 		return 1
 	}
@@ -90,6 +121,20 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.Float64Var(&opts.qps, "kube-api-qps", 200, "Sustained requests per second to the API server, over all workers.")
 	fs.IntVar(&opts.burst, "kube-api-burst", 400, "Requests the operator may send at once above -kube-api-qps.")
 	fs.DurationVar(&opts.resyncPeriod, "resync-period", 10*time.Minute, "How often every Robot is rechecked against the cache even when nothing changed (0 turns it off). A converged Robot costs no API request.")
+	fs.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 20*time.Second, "On SIGTERM or SIGINT, how long the syncs in flight may take to finish before they are cancelled.")
+
+	le := &opts.leaderElection
+	fs.BoolVar(&le.enabled, "leader-elect", false, "Run only while holding a Lease, so that one of several replicas writes at a time. The shipped manifests turn it on.")
+	fs.StringVar(&le.namespace, "leader-elect-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace in a cluster, \"default\" outside one).")
+	fs.StringVar(&le.id, "leader-elect-id", "robot-operator", "Name of the leader election Lease.")
+	fs.DurationVar(&le.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long followers wait after the last renewal before taking the Lease over.")
+	fs.DurationVar(&le.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up and exits. Must be less than the lease duration.")
+	fs.DurationVar(&le.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often to try to acquire or renew the Lease.")
+
+	fs.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8080", "Address to serve Prometheus metrics on, at /metrics (\"0\" turns it off).")
+	fs.StringVar(&opts.healthAddr, "health-probe-bind-address", ":8081", "Address to serve /healthz and /readyz on (\"0\" turns it off).")
+	fs.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Address to serve Go profiles on, at /debug/pprof/ (off unless set; keep it on loopback).")
+	fs.StringVar(&opts.loggingFormat, "logging-format", "text", "Log format: text or json.")
 	// The flag package prints the usage on every parse error; print it only
 	// when asked for, so that a mistake gives one line.
 	fs.Usage = func() {}
@@ -102,6 +147,10 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		}
 		return nil, err
 	}
+	if le.namespace == "" {
+		le.namespace = defaultLeaseNamespace()
+	}
+	opts.verbosity, _ = strconv.Atoi(fs.Lookup("v").Value.String())
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -113,6 +162,14 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-kube-api-burst must be at least 1, not %d", opts.burst)
 	case opts.resyncPeriod < 0:
 		return nil, fmt.Errorf("-resync-period must not be negative, not %v", opts.resyncPeriod)
+	case opts.shutdownTimeout < 0:
+		return nil, fmt.Errorf("-shutdown-timeout must not be negative, not %v", opts.shutdownTimeout)
+	case opts.loggingFormat != "text" && opts.loggingFormat != "json":
+		return nil, fmt.Errorf("-logging-format must be text or json, not %q", opts.loggingFormat)
+	case le.enabled && le.renewDeadline >= le.leaseDuration:
+		return nil, fmt.Errorf("-leader-elect-renew-deadline (%v) must be less than -leader-elect-lease-duration (%v)", le.renewDeadline, le.leaseDuration)
+	case le.enabled && le.retryPeriod >= le.renewDeadline:
+		return nil, fmt.Errorf("-leader-elect-retry-period (%v) must be less than -leader-elect-renew-deadline (%v)", le.retryPeriod, le.renewDeadline)
 	}
 	return opts, nil
 }
@@ -121,10 +178,19 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 // done.
 func runOperator(ctx context.Context, opts *options) error {
 	logger := klog.FromContext(ctx)
-	cfg, err := restConfig(opts)
+	identity, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("reading the host name: %w", err)
+	}
+	identity += "_" + string(uuid.NewUUID())
+
+	cfg, err := restConfig(opts, identity)
 	if err != nil {
 		return err
 	}
+	// Metrics providers must be in place before the first client or queue.
+	registry := prometheus.NewRegistry()
+	registerProcessMetrics(registry)
 	if err := checkCluster(cfg); err != nil {
 		return err
 	}
@@ -157,19 +223,83 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return err
 	}
+	controller.shutdownTimeout = opts.shutdownTimeout
+	if err := controller.RegisterMetrics(registry); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
 
+	// Listen before anything else starts, so a taken port fails at once.
+	var servers []*http.Server
+	defer func() { shutdownServers(logger, servers) }()
+	pprofMux := http.NewServeMux()
+	pprofMux.HandleFunc("/debug/pprof/", pprof.Index)
+	pprofMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	pprofMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	pprofMux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	pprofMux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	for _, s := range []struct {
+		name, addr string
+		handler    http.Handler
+	}{
+		{"metrics", opts.metricsAddr, promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry})},
+		{"health probes", opts.healthAddr, healthHandler(controller)},
+		{"pprof", opts.pprofAddr, pprofMux},
+	} {
+		if s.addr == "" || s.addr == "0" {
+			continue
+		}
+		server, err := serve(logger, s.name, s.addr, s.handler)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, server)
+	}
+
+	// Informers run on every replica, leader or not, so that a new leader
+	// starts with warm caches and /readyz tells when they are.
 	kubeInformerFactory.Start(ctx.Done())
 	robotInformerFactory.Start(ctx.Done())
 	defer kubeInformerFactory.Shutdown()
 	defer robotInformerFactory.Shutdown()
 
-	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace), "workers", opts.workers)
-	return controller.Run(ctx, opts.workers)
+	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
+		"workers", opts.workers, "leaderElection", opts.leaderElection.enabled)
+	lead := func(ctx context.Context) error { return controller.Run(ctx, opts.workers) }
+	if !opts.leaderElection.enabled {
+		return lead(ctx)
+	}
+	return runAsLeader(ctx, kubeClient, opts.leaderElection, identity, lead)
+}
+
+// serve starts an HTTP server for handler on addr.
+func serve(logger klog.Logger, name, addr string, handler http.Handler) (*http.Server, error) {
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serving %s: %w", name, err)
+	}
+	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error(err, "HTTP server failed", "server", name)
+		}
+	}()
+	logger.Info("Serving", "server", name, "address", listener.Addr().String())
+	return server, nil
+}
+
+func shutdownServers(logger klog.Logger, servers []*http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, server := range servers {
+		if err := server.Shutdown(ctx); err != nil {
+			logger.Error(err, "Stopping an HTTP server")
+		}
+	}
 }
 
 // restConfig builds the client configuration: from -kubeconfig and -master
 // when given, from the pod's service account otherwise.
-func restConfig(opts *options) (*rest.Config, error) {
+func restConfig(opts *options, identity string) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
 	if opts.kubeconfig == "" && opts.master == "" {
@@ -185,8 +315,9 @@ func restConfig(opts *options) (*rest.Config, error) {
 	}
 	cfg.QPS = float32(opts.qps)
 	cfg.Burst = opts.burst
-	// The API server's audit log tells the operator's requests apart by this.
-	cfg.UserAgent = "robot-operator/" + version
+	// The API server's audit log tells the operator's requests apart by
+	// this, and one replica's from another's.
+	cfg.UserAgent = "robot-operator/" + version + " (" + identity + ")"
 	return cfg, nil
 }
 
@@ -224,8 +355,6 @@ func stripManagedFields(obj interface{}) (interface{}, error) {
 	}
 	return obj, nil
 }
-
-var _ cache.TransformFunc = stripManagedFields
 
 func namespaceOrAll(namespace string) string {
 	if namespace == metav1.NamespaceAll {
