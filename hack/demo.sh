@@ -49,7 +49,9 @@ step "Building and starting the operator (log: _output/operator.log)"
 make --no-print-directory build
 stop_operator
 mkdir -p "${OUT}"
-nohup bin/robot-operator -kubeconfig "${KUBECONFIG}" -v=2 >"${LOG}" 2>&1 &
+# One replica, so no leader election; probes and metrics on loopback only.
+nohup bin/robot-operator -kubeconfig "${KUBECONFIG}" -v=2 -leader-elect=false \
+	-metrics-bind-address=127.0.0.1:8080 -health-probe-bind-address=127.0.0.1:8081 >"${LOG}" 2>&1 &
 echo $! >"${PIDFILE}"
 for _ in $(seq 150); do
 	grep -q '"Started workers"' "${LOG}" && break
@@ -86,6 +88,8 @@ Look around:
   kubectl scale robot hello --replicas=3    # through the scale subresource
   kubectl explain robot.spec
   tail -f ${LOG#"${ROOT}"/}
+  curl -s 127.0.0.1:8080/metrics | grep ^robot_operator_
+  curl -s 127.0.0.1:8081/readyz
 Stop:
   make demo-stop       # stop the operator
   make cluster-down    # stop the operator and remove the cluster
