@@ -67,3 +67,44 @@ demo-stop: ## Stop the operator that `make demo` started.
 .PHONY: clean
 clean: ## Remove build output (not the tool cache).
 	rm -rf bin _output
+
+# ---- The container image and the in-cluster deployment: see "Deploy to a
+# cluster" in README.md.
+
+IMG        ?= ghcr.io/robot-operator/robot-operator:$(VERSION)
+KUBECTL    ?= kubectl
+DEPLOY_DIR ?= artifacts/deploy
+# deploy-check and rbac-golden get a local cluster of their own too.
+DEPLOY_CLUSTER    := robot-operator-deploy
+DEPLOY_KUBECONFIG := $(CURDIR)/_output/deploy-kubeconfig
+DEPLOY_AUDIT_LOG  := $(HOME)/.kwok/clusters/$(DEPLOY_CLUSTER)/logs/audit.log
+
+.PHONY: image
+image: ## Build the image IMG with docker or podman (fails if neither has an engine).
+	IMG=$(IMG) VERSION=$(VERSION) hack/image.sh build
+
+.PHONY: image-push
+image-push: ## Push the image IMG.
+	IMG=$(IMG) hack/image.sh push
+
+.PHONY: deploy
+deploy: ## Apply DEPLOY_DIR (CRD, RBAC, operator) with image IMG to the current kube context.
+	KUBECTL=$(KUBECTL) DEPLOY_DIR=$(DEPLOY_DIR) IMG=$(IMG) hack/deploy.sh apply
+
+.PHONY: undeploy
+undeploy: ## Delete what deploy applied, the CRD too: every Robot and its Deployment go with it.
+	KUBECTL=$(KUBECTL) DEPLOY_DIR=$(DEPLOY_DIR) hack/deploy.sh delete
+
+.PHONY: deploy-check
+deploy-check: build ## Check the manifests, Pod Security and RBAC on a local cluster of their own.
+	CLUSTER_NAME=$(DEPLOY_CLUSTER) KUBECONFIG_OUT=$(DEPLOY_KUBECONFIG) hack/cluster.sh up
+	KUBECONFIG=$(DEPLOY_KUBECONFIG) AUDIT_LOG=$(DEPLOY_AUDIT_LOG) BIN=$(BIN) hack/deploy-check.sh
+
+.PHONY: rbac-golden
+rbac-golden: ## Regenerate artifacts/deploy/testdata/can-i.golden on that local cluster.
+	CLUSTER_NAME=$(DEPLOY_CLUSTER) KUBECONFIG_OUT=$(DEPLOY_KUBECONFIG) hack/cluster.sh up
+	KUBECONFIG=$(DEPLOY_KUBECONFIG) hack/rbac-golden.sh
+
+.PHONY: deploy-cluster-down
+deploy-cluster-down: ## Remove the local cluster of deploy-check and rbac-golden.
+	CLUSTER_NAME=$(DEPLOY_CLUSTER) KUBECONFIG_OUT=$(DEPLOY_KUBECONFIG) hack/cluster.sh down
