@@ -257,10 +257,16 @@ func runOperator(ctx context.Context, opts *options) error {
 
 	// Informers run on every replica, leader or not, so that a new leader
 	// starts with warm caches and /readyz tells when they are.
-	kubeInformerFactory.Start(ctx.Done())
-	robotInformerFactory.Start(ctx.Done())
-	defer kubeInformerFactory.Shutdown()
-	defer robotInformerFactory.Shutdown()
+	// Shutdown waits for the informers, which stop only when their stop
+	// channel closes: close it on every way out, not only on a signal.
+	informersCtx, stopInformers := context.WithCancel(ctx)
+	defer func() {
+		stopInformers()
+		kubeInformerFactory.Shutdown()
+		robotInformerFactory.Shutdown()
+	}()
+	kubeInformerFactory.Start(informersCtx.Done())
+	robotInformerFactory.Start(informersCtx.Done())
 
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
 		"workers", opts.workers, "leaderElection", opts.leaderElection.enabled)

@@ -8,7 +8,8 @@
 #        hack/cluster.sh down    remove it (does nothing if there is none)
 #
 # Environment: CLUSTER_NAME (robot-operator), KUBECONFIG_OUT
-# (_output/kubeconfig), NODES (fake nodes, 110 pods each; default 2).
+# (_output/kubeconfig), NODES (fake nodes, 110 pods each; default 2),
+# AUDIT_POLICY (an audit policy file; default: every write, at Metadata level).
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,7 +51,8 @@ options:
   bindAddress: 127.0.0.1
   kubeVersion: ${K8S_VERSION}
 CONFIG
-		cat >"${ROOT}/_output/audit-policy.yaml" <<POLICY
+		local policy=${AUDIT_POLICY:-${ROOT}/_output/audit-policy.yaml}
+		[[ -n "${AUDIT_POLICY:-}" ]] || cat >"${policy}" <<POLICY
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -68,7 +70,7 @@ POLICY
 			--kube-scheduler-binary "${KUBE_SCHEDULER}" \
 			--etcd-binary "${ETCD}" \
 			--kwok-controller-binary "${KWOK}" \
-			--kube-audit-policy "${ROOT}/_output/audit-policy.yaml" \
+			--kube-audit-policy "${policy}" \
 			--disable-qps-limits \
 			--kubeconfig "${KUBECONFIG_OUT}" \
 			--wait 120s >"${KWOKCTL_LOG}" 2>&1; then

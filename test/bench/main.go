@@ -1,0 +1,134 @@
+// Command bench measures robot-operator against the physical floor of a
+// local kwok cluster: how fast N Robots converge and become Ready compared
+// with a plain client making the writes no operator can avoid, what the
+// operator costs the API server (from the audit log), and its memory with
+// and without 10,000 unrelated Deployments in the cluster.
+//
+// Run it with `make bench` (N = 100, 1000, 5000) or `go run ./test/bench -n 20`.
+// Each N gets fresh clusters: one for the floor, one for the operator.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	sizes       []int
+	concurrency int
+	idle        time.Duration
+	settle      time.Duration
+	unrelated   int
+	out         string
+	plot        string
+	root        string
+	timeout     time.Duration
+}
+
+func main() {
+	cfg := config{}
+	var sizes string
+	flag.StringVar(&sizes, "n", "100,1000,5000", "Comma-separated numbers of Robots to measure, one run each.")
+	flag.IntVar(&cfg.concurrency, "concurrency", 16, "Concurrent writers of the floor client and of the Robot creator, and the operator's -workers.")
+	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "How long to count the operator's writes after convergence.")
+	flag.DurationVar(&cfg.settle, "restart-settle", 20*time.Second, "How long to count a restarted operator's writes after its caches synced.")
+	flag.IntVar(&cfg.unrelated, "unrelated", 10000, "Unrelated Deployments to add for the memory comparison (0 skips it).")
+	flag.StringVar(&cfg.out, "out", "", "Write the markdown report here (default: print it only).")
+	flag.StringVar(&cfg.plot, "plot", "", "Write a PNG plot of per-Robot latency here.")
+	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one N after this long.")
+	flag.Parse()
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -n wants positive integers, got %q\n", s)
+			os.Exit(2)
+		}
+		cfg.sizes = append(cfg.sizes, n)
+	}
+	root, err := repoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	cfg.root = root
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config) error {
+	env, err := newEnvironment(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var results []*result
+	for _, n := range cfg.sizes {
+		logf("=== N = %d", n)
+		r, err := measure(ctx, env, n)
+		if err != nil {
+			return fmt.Errorf("N = %d: %w", n, err)
+		}
+		results = append(results, r)
+		logf("N = %d: T_sync %s (floor %s, ×%.2f), T_ready %s (floor %s, ×%.2f)", n,
+			secs(r.tSync), secs(r.floorSync), ratio(r.tSync, r.floorSync), secs(r.tReady), secs(r.floorReady), ratio(r.tReady, r.floorReady))
+	}
+
+	report := renderReport(env, cfg, results)
+	fmt.Println(report)
+	if cfg.out != "" {
+		if err := os.WriteFile(cfg.out, []byte(report), 0o644); err != nil {
+			return err
+		}
+		logf("wrote %s", cfg.out)
+	}
+	if cfg.plot != "" {
+		if err := writePlot(cfg.plot, results); err != nil {
+			return err
+		}
+		logf("wrote %s", cfg.plot)
+	}
+	return nil
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "hack", "cluster.sh")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("run it from inside the robot-operator repository")
+		}
+		dir = parent
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
+)
+
+const (
+	benchNamespace = "bench"
+	benchImage     = "registry.example/robot:1.0"
+)
+
+// result is everything measured for one N.
+type result struct {
+	n                     int
+	floorSync, floorReady time.Duration
+	tSync, tReady         time.Duration
+	latencies             []time.Duration // create → Ready, per Robot
+	points                []point         // (create offset, latency), for the plot
+	creation              *apiCost        // first create → all Ready
+	idle                  *apiCost
+	restart               *apiCost
+	peakRSS, heap         uint64 // after convergence
+	baseRSS, baseHeap     uint64 // restarted operator, converged Robots
+	unrelRSS, unrelHeap   uint64 // the same, with the unrelated Deployments
+}
+
+type point struct{ at, latency time.Duration }
+
+func robotName(i int) string { return fmt.Sprintf("robot-%05d", i) }
+
+func newBenchRobot(i int) *robotv1alpha1.Robot {
+	return &robotv1alpha1.Robot{
+		ObjectMeta: metav1.ObjectMeta{Name: robotName(i), Namespace: benchNamespace},
+		Spec:       robotv1alpha1.RobotSpec{Image: benchImage, Replicas: ptr.To[int32](1)},
+	}
+}
+
+// parallel runs fn(0..n-1) on c goroutines and returns the first error.
+func parallel(ctx context.Context, n, c int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range c {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(ctx, i); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// milestones records, per object name, the first time a condition held.
+type milestones struct {
+	mu   sync.Mutex
+	at   map[string]time.Time
+	want int
+	done chan struct{}
+}
+
+func newMilestones(want int) *milestones {
+	return &milestones{at: map[string]time.Time{}, want: want, done: make(chan struct{})}
+}
+
+func (m *milestones) mark(name string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.at[name]; ok {
+		return
+	}
+	m.at[name] = now
+	if len(m.at) == m.want {
+		close(m.done)
+	}
+}
+
+func (m *milestones) last() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var last time.Time
+	for _, t := range m.at {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+func (m *milestones) wait(ctx context.Context, timeout time.Duration, what string) error {
+	select {
+	case <-m.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(timeout):
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return fmt.Errorf("timed out after %s: %d of %d %s", timeout, len(m.at), m.want, what)
+	}
+}
+
+func measure(ctx context.Context, e *environment, n int) (*result, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.timeout)
+	defer cancel()
+	r := &result{n: n}
+	if err := measureFloor(ctx, e, n, r); err != nil {
+		return nil, fmt.Errorf("floor: %w", err)
+	}
+	if err := measureOperator(ctx, e, n, r); err != nil {
+		return nil, fmt.Errorf("operator: %w", err)
+	}
+	return r, nil
+}
+
+// measureFloor makes, with a plain unthrottled client and the same
+// concurrency, the writes no operator can avoid: each Robot, its Deployment,
+// one status write. Then it waits for the Deployments to be Available.
+func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
+	c, err := e.newCluster(ctx, n)
+	if err != nil {
+		return err
+	}
+	defer c.down(ctx)
+	if _, err := c.kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
+		return err
+	}
+	if _, err := c.kubectl(ctx, "wait", "--for=condition=Established", "crd/robots.robot.dev", "--timeout=60s"); err != nil {
+		return err
+	}
+	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+
+	available := newMilestones(n)
+	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0, kubeinformers.WithNamespace(benchNamespace))
+	onDeployment := func(obj any) {
+		if d, ok := obj.(*appsv1.Deployment); ok && d.Status.AvailableReplicas == 1 && d.Status.ObservedGeneration >= d.Generation {
+			available.mark(d.Name, time.Now())
+		}
+	}
+	if _, err := factory.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: onDeployment, UpdateFunc: func(_, obj any) { onDeployment(obj) },
+	}); err != nil {
+		return err
+	}
+	informersCtx, stopInformers := context.WithCancel(ctx)
+	defer func() { stopInformers(); factory.Shutdown() }()
+	factory.Start(informersCtx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+
+	logf("floor: %d Robots, Deployments and status writes", n)
+	start := time.Now()
+	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
+		robot, err := c.robots.RobotV1alpha1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		labels := map[string]string{"robot.dev/name": robot.Name}
+		deployment := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: robot.Name, Namespace: benchNamespace, Labels: labels,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "robot", Image: benchImage}}},
+				},
+			},
+		}
+		if _, err := c.kube.AppsV1().Deployments(benchNamespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
+			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
+		_, err = c.robots.RobotV1alpha1().Robots(benchNamespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.floorSync = time.Since(start)
+	if err := available.wait(ctx, e.cfg.timeout, "Deployments Available"); err != nil {
+		return err
+	}
+	r.floorReady = available.last().Sub(start)
+	logf("floor: writes done in %s, all Available in %s", secs(r.floorSync), secs(r.floorReady))
+	return nil
+}
+
+// measureOperator creates N Robots for the operator and watches them
+// converge, then measures what it costs at rest, after a restart, and with
+// unrelated Deployments in the cluster.
+func measureOperator(ctx context.Context, e *environment, n int, r *result) error {
+	c, err := e.newCluster(ctx, n)
+	if err != nil {
+		return err
+	}
+	defer c.down(ctx)
+	kubeconfig, err := c.installOperatorRBAC(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	op, err := startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d.log", n))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if op != nil {
+			op.cmd.Process.Kill()
+		}
+	}()
+
+	// Watch what the operator does, from the outside.
+	created := sync.Map{}
+	synced, ready := newMilestones(n), newMilestones(n)
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0, kubeinformers.WithNamespace(benchNamespace))
+	robotFactory := informers.NewSharedInformerFactoryWithOptions(c.robots, 0, informers.WithNamespace(benchNamespace))
+	deployments := kubeFactory.Apps().V1().Deployments()
+	robots := robotFactory.Robot().V1alpha1().Robots()
+	check := func(name string) {
+		now := time.Now()
+		robot, err := robots.Lister().Robots(benchNamespace).Get(name)
+		if err != nil {
+			return
+		}
+		deployment, err := deployments.Lister().Deployments(benchNamespace).Get(name)
+		if err != nil || !metav1.IsControlledBy(deployment, robot) || ptr.Deref(deployment.Spec.Replicas, 0) != 1 ||
+			deployment.Spec.Template.Spec.Containers[0].Image != robot.Spec.Image || robot.Status.ObservedGeneration != robot.Generation {
+			return
+		}
+		synced.mark(name, now)
+		if c := meta.FindStatusCondition(robot.Status.Conditions, "Ready"); c != nil && c.Status == metav1.ConditionTrue &&
+			c.ObservedGeneration == robot.Generation && robot.Status.AvailableReplicas == 1 {
+			ready.mark(name, now)
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { check(obj.(metav1.Object).GetName()) },
+		UpdateFunc: func(_, obj any) { check(obj.(metav1.Object).GetName()) },
+	}
+	if _, err := deployments.Informer().AddEventHandler(handler); err != nil {
+		return err
+	}
+	if _, err := robots.Informer().AddEventHandler(handler); err != nil {
+		return err
+	}
+	informersCtx, stopInformers := context.WithCancel(ctx)
+	defer func() { stopInformers(); kubeFactory.Shutdown(); robotFactory.Shutdown() }()
+	kubeFactory.Start(informersCtx.Done())
+	robotFactory.Start(informersCtx.Done())
+	kubeFactory.WaitForCacheSync(ctx.Done())
+	robotFactory.WaitForCacheSync(ctx.Done())
+
+	logf("operator: creating %d Robots", n)
+	start := time.Now()
+	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
+		created.Store(robotName(i), time.Now())
+		_, err := c.robots.RobotV1alpha1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := synced.wait(ctx, e.cfg.timeout, "Robots synced"); err != nil {
+		return err
+	}
+	r.tSync = synced.last().Sub(start)
+	if err := ready.wait(ctx, e.cfg.timeout, "Robots Ready"); err != nil {
+		return err
+	}
+	r.tReady = ready.last().Sub(start)
+	converged := time.Now()
+	logf("operator: synced in %s, Ready in %s", secs(r.tSync), secs(r.tReady))
+
+	ready.mu.Lock()
+	for name, at := range ready.at {
+		t0, _ := created.Load(name)
+		r.latencies = append(r.latencies, at.Sub(t0.(time.Time)))
+		r.points = append(r.points, point{at: t0.(time.Time).Sub(start), latency: at.Sub(t0.(time.Time))})
+	}
+	ready.mu.Unlock()
+	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
+
+	if _, r.peakRSS, r.heap, err = op.memory(); err != nil {
+		return err
+	}
+
+	logf("operator: counting writes while idle for %s", e.cfg.idle)
+	select {
+	case <-time.After(e.cfg.idle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	idleEnd := time.Now()
+	// Let the audit log catch up with requests received before idleEnd.
+	time.Sleep(2 * time.Second)
+	if r.creation, err = readAudit(c.auditLog, start, converged); err != nil {
+		return err
+	}
+	if r.idle, err = readAudit(c.auditLog, converged, idleEnd); err != nil {
+		return err
+	}
+
+	logf("operator: restarting it")
+	if err := op.stop(); err != nil {
+		return err
+	}
+	restarted := time.Now()
+	if op, err = startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-restarted.log", n)); err != nil {
+		return err
+	}
+	time.Sleep(e.cfg.settle)
+	if r.restart, err = readAudit(c.auditLog, restarted, time.Now()); err != nil {
+		return err
+	}
+	// Only what a restart must cost: the initial lists and watches are
+	// reads; the Lease, if any, is not in the way here.
+	if r.baseRSS, _, r.baseHeap, err = op.memory(); err != nil {
+		return err
+	}
+
+	if e.cfg.unrelated > 0 {
+		logf("operator: adding %d unrelated Deployments", e.cfg.unrelated)
+		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "unrelated"}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		err = parallel(ctx, e.cfg.unrelated, e.cfg.concurrency, func(ctx context.Context, i int) error {
+			labels := map[string]string{"app": fmt.Sprintf("unrelated-%05d", i)}
+			_, err := c.kube.AppsV1().Deployments("unrelated").Create(ctx, &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: labels["app"], Labels: labels},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: ptr.To[int32](0),
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: benchImage}}},
+					},
+				},
+			}, metav1.CreateOptions{})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		time.Sleep(10 * time.Second)
+		if r.unrelRSS, _, r.unrelHeap, err = op.memory(); err != nil {
+			return err
+		}
+	}
+	err = op.stop()
+	op = nil
+	return err
+}
+
+// percentile of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return sorted[i]
+}

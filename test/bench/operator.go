@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// operator is the operator under test, running as its own process.
+type operator struct {
+	cmd                    *exec.Cmd
+	metrics, health, pprof string
+	exited                 chan error
+}
+
+func startOperator(ctx context.Context, e *environment, kubeconfig, logName string) (*operator, error) {
+	o := &operator{exited: make(chan error, 1)}
+	var err error
+	for _, addr := range []*string{&o.metrics, &o.health, &o.pprof} {
+		if *addr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	logFile, err := os.Create(filepath.Join(e.out, logName))
+	if err != nil {
+		return nil, err
+	}
+	o.cmd = exec.Command(e.operatorBin,
+		"-kubeconfig", kubeconfig,
+		"-workers", strconv.Itoa(e.cfg.concurrency),
+		"-metrics-bind-address", o.metrics,
+		"-health-probe-bind-address", o.health,
+		"-pprof-bind-address", o.pprof)
+	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
+	if err := o.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { o.exited <- o.cmd.Wait(); logFile.Close() }()
+	err = waitFor(ctx, 60*time.Second, 100*time.Millisecond, "the operator's /readyz", func() (bool, error) {
+		select {
+		case err := <-o.exited:
+			return false, fmt.Errorf("the operator exited: %v (log: %s)", err, logFile.Name())
+		default:
+		}
+		resp, err := http.Get("http://" + o.health + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		o.cmd.Process.Kill()
+		return nil, err
+	}
+	return o, nil
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (o *operator) stop() error {
+	if err := o.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case err := <-o.exited:
+		if err != nil {
+			return fmt.Errorf("the operator did not exit cleanly: %w", err)
+		}
+		return nil
+	case <-time.After(60 * time.Second):
+		o.cmd.Process.Kill()
+		return errors.New("the operator did not stop within 60s of SIGTERM")
+	}
+}
+
+// memory returns the operator's resident set (now and at its peak) from
+// /proc, and its live heap after a forced garbage collection.
+func (o *operator) memory() (rss, peakRSS, heap uint64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", o.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		var kb uint64
+		if _, err := fmt.Sscanf(s.Text(), "VmRSS: %d kB", &kb); err == nil {
+			rss = kb << 10
+		}
+		if _, err := fmt.Sscanf(s.Text(), "VmHWM: %d kB", &kb); err == nil {
+			peakRSS = kb << 10
+		}
+	}
+	// gc=1 collects garbage first, so HeapAlloc is the live heap.
+	resp, err := http.Get("http://" + o.pprof + "/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			heap, err = strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return rss, peakRSS, heap, err
+		}
+	}
+	return 0, 0, 0, errors.New("no HeapAlloc in the heap profile")
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// renderReport is the markdown table of every figure, one column per N.
+func renderReport(e *environment, cfg config, results []*result) string {
+	var b strings.Builder
+	ns := make([]string, len(cfg.sizes))
+	for i, n := range cfg.sizes {
+		ns[i] = fmt.Sprint(n)
+	}
+	fmt.Fprintf(&b, "Measured %s on %d cores, %s of memory; Kubernetes %s (kwok %s), %s, operator %s.\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), e.memory, e.tools["K8S_VERSION"], kwokVersion(e), e.goVersion, e.commit)
+	fmt.Fprintf(&b, "Command: `go run ./test/bench -n %s -concurrency %d -idle %s -unrelated %d`\n\n",
+		strings.Join(ns, ","), cfg.concurrency, cfg.idle, cfg.unrelated)
+
+	header := "| | N = " + strings.Join(ns, " | N = ") + " |\n|---|" + strings.Repeat("---|", len(results)) + "\n"
+	b.WriteString(header)
+	row := func(name string, cell func(r *result) string) {
+		cells := make([]string, len(results))
+		for i, r := range results {
+			cells[i] = cell(r)
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(cells, " | "))
+	}
+	row("floor-sync (plain client: Robot + Deployment + one status write each)", func(r *result) string { return secs(r.floorSync) })
+	row("T_sync (every Deployment as asked, status.observedGeneration current)", func(r *result) string { return secs(r.tSync) })
+	row("**T_sync / floor-sync** (target ≤ 1.5)", func(r *result) string { return fmt.Sprintf("**%.2f**", ratio(r.tSync, r.floorSync)) })
+	row("floor-ready (every Deployment Available)", func(r *result) string { return secs(r.floorReady) })
+	row("T_ready (every Robot Ready, availableReplicas = replicas)", func(r *result) string { return secs(r.tReady) })
+	row("**T_ready / floor-ready** (target ≤ 1.15)", func(r *result) string { return fmt.Sprintf("**%.2f**", ratio(r.tReady, r.floorReady)) })
+	row("create → Ready, p50 / p90 / p99", func(r *result) string {
+		return fmt.Sprintf("%s / %s / %s", secs(percentile(r.latencies, .5)), secs(percentile(r.latencies, .9)), secs(percentile(r.latencies, .99)))
+	})
+	row("operator writes per Robot, create → all Ready (Events apart)", func(r *result) string {
+		return fmt.Sprintf("%.2f", float64(r.creation.total.writes)/float64(r.n))
+	})
+	row("… by verb, resource, code (per Robot)", func(r *result) string { return breakdown(r.creation.writes, r.n) })
+	row("Event writes per Robot", func(r *result) string { return fmt.Sprintf("%.2f", float64(r.creation.events)/float64(r.n)) })
+	row("reads per Robot after start-up (by verb, resource, code)", func(r *result) string {
+		return fmt.Sprintf("%.2f<br>%s", float64(r.creation.total.reads)/float64(r.n), breakdown(r.creation.reads, r.n))
+	})
+	row("409 Conflict / 429 Too Many Requests", func(r *result) string {
+		return fmt.Sprintf("%d / %d", r.creation.total.conflicts+r.idle.total.conflicts, r.creation.total.throttled+r.idle.total.throttled)
+	})
+	row(fmt.Sprintf("idle writes (%s after convergence)", cfg.idle), func(r *result) string { return fmt.Sprint(r.idle.total.writes + r.idle.events) })
+	row(fmt.Sprintf("restart writes (fresh operator, %s)", cfg.settle), func(r *result) string { return fmt.Sprint(r.restart.total.writes + r.restart.events) })
+	row("peak RSS / live heap after convergence", func(r *result) string { return mib(r.peakRSS) + " / " + mib(r.heap) })
+	row("restarted: RSS / live heap", func(r *result) string { return mib(r.baseRSS) + " / " + mib(r.baseHeap) })
+	row(fmt.Sprintf("… with %d unrelated Deployments", cfg.unrelated), func(r *result) string {
+		if r.unrelRSS == 0 {
+			return "not measured"
+		}
+		return fmt.Sprintf("%s / %s (RSS %+.1f %%)", mib(r.unrelRSS), mib(r.unrelHeap), 100*(float64(r.unrelRSS)/float64(r.baseRSS)-1))
+	})
+	return b.String()
+}
+
+func mib(bytes uint64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
+
+func kwokVersion(e *environment) string {
+	parts := strings.Split(e.tools["KWOK"], "/")
+	if len(parts) >= 2 {
+		return strings.TrimPrefix(parts[len(parts)-2], "kwok-")
+	}
+	return "unknown"
+}
