@@ -56,6 +56,10 @@ const (
 	EventDeploymentUpdated = "DeploymentUpdated"
 )
 
+// errNamespaceTerminating: the Robot's namespace is being deleted, so its
+// Deployment cannot be created again, and the Robot is about to go too.
+var errNamespaceTerminating = errors.New("the namespace is terminating")
+
 // Controller keeps each Robot's Deployment as the Robot asks and reports the
 // Deployment's state in the Robot's status.
 type Controller struct {
@@ -75,6 +79,10 @@ type Controller struct {
 
 	metrics   *controllerMetrics
 	readiness *readinessTracker
+	// The Robots and Deployments this controller wrote, until the caches
+	// catch up with them.
+	writtenRobots      recentWrites[*robotv1alpha1.Robot]
+	writtenDeployments recentWrites[*appsv1.Deployment]
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight sync.Map
@@ -141,6 +149,7 @@ func NewController(
 			}
 			if robot, ok := obj.(*robotv1alpha1.Robot); ok {
 				controller.readiness.forget(robot.UID)
+				controller.writtenRobots.forget(robot.UID)
 			}
 		},
 	}); err != nil {
@@ -155,7 +164,15 @@ func NewController(
 			}
 			controller.handleObject(new)
 		},
-		DeleteFunc: controller.handleObject,
+		DeleteFunc: func(obj interface{}) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if deployment, ok := obj.(*appsv1.Deployment); ok {
+				controller.writtenDeployments.forget(deployment.UID)
+			}
+			controller.handleObject(obj)
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Deployment event handler: %w", err)
 	}
@@ -286,8 +303,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if robot.DeletionTimestamp != nil {
 		return 0, nil
 	}
+	robot = c.writtenRobots.freshest(robot)
 
 	deployment, syncErr := c.syncDeployment(ctx, robot)
+	if errors.Is(syncErr, errNamespaceTerminating) {
+		// Nothing to report, and nobody to report it to.
+		logger.V(4).Info("Namespace is terminating")
+		return 0, nil
+	}
 	if err := c.updateStatus(ctx, robot, deployment, syncErr); err != nil {
 		return 0, errors.Join(syncErr, err)
 	}
@@ -333,6 +356,10 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 
 	applied, err := c.kubeclientset.AppsV1().Deployments(robot.Namespace).Apply(ctx, desired,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// The namespace is going away, and the Robot with it.
+		return current, errNamespaceTerminating
+	}
 	if apierrors.IsInvalid(err) {
 		// The API server refused what the spec asks for: a Robot stored
 		// before a validation rule existed, say. Retrying cannot help.
@@ -342,6 +369,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return current, fmt.Errorf("applying Deployment %s/%s: %w", robot.Namespace, *desired.Name, err)
 	}
 
+	c.writtenDeployments.remember(applied)
 	if current == nil {
 		logger.V(2).Info("Created Deployment", "deployment", klog.KObj(applied))
 		c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentCreated, "Created Deployment %q", applied.Name)
@@ -359,7 +387,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 func (c *Controller) currentDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
 	deployment, err := c.deploymentsLister.Deployments(namespace).Get(name)
 	if err == nil {
-		return deployment, nil
+		return c.writtenDeployments.freshest(deployment), nil
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, err
@@ -393,7 +421,7 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 		c.observeReadiness(robot, &status, now)
 		return nil
 	}
-	_, err := c.robotclientset.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx,
+	written, err := c.robotclientset.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx,
 		statusApplyConfiguration(robot, &status), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 	if apierrors.IsNotFound(err) {
 		// Deleted meanwhile: nothing left to report on.
@@ -402,6 +430,7 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 	if err != nil {
 		return fmt.Errorf("applying status of Robot %s/%s: %w", robot.Namespace, robot.Name, err)
 	}
+	c.writtenRobots.remember(written)
 
 	c.observeReadiness(robot, &status, now)
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -67,12 +68,23 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.robotClient = fake.NewClientset(f.robotObjects...)
 	f.kubeClient = k8sfake.NewClientset(f.kubeObjects...)
 	// The fake clientset cannot apply to custom resources
-	// (kubernetes/kubernetes#126850): answer status applies with the Robot
-	// as it is stored, which is all the controller reads back.
+	// (kubernetes/kubernetes#126850): answer status applies as the API
+	// server would, with the applied status and a new resourceVersion.
 	f.robotClient.PrependReactor("patch", "robots", func(action core.Action) (bool, runtime.Object, error) {
 		patch := action.(core.PatchAction)
 		obj, err := f.robotClient.Tracker().Get(robotsResource, patch.GetNamespace(), patch.GetName())
-		return true, obj, err
+		if err != nil {
+			return true, nil, err
+		}
+		robot := obj.(*robotv1alpha1.Robot).DeepCopy()
+		var applied robotv1alpha1.Robot
+		if err := json.Unmarshal(patch.GetPatch(), &applied); err != nil {
+			return true, nil, err
+		}
+		robot.Status = applied.Status
+		rv, _ := strconv.Atoi(robot.ResourceVersion)
+		robot.ResourceVersion = strconv.Itoa(rv + 1)
+		return true, robot, f.robotClient.Tracker().Update(robotsResource, robot, robot.Namespace)
 	})
 
 	robotInformers := informers.NewSharedInformerFactory(f.robotClient, 0)
@@ -220,10 +232,11 @@ func newRobot(name string, replicas int32) *robotv1alpha1.Robot {
 	return &robotv1alpha1.Robot{
 		TypeMeta: metav1.TypeMeta{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:       name,
-			Namespace:  metav1.NamespaceDefault,
-			UID:        types.UID(name + "-uid"),
-			Generation: 1,
+			Name:            name,
+			Namespace:       metav1.NamespaceDefault,
+			UID:             types.UID(name + "-uid"),
+			Generation:      1,
+			ResourceVersion: "10",
 		},
 		Spec: robotv1alpha1.RobotSpec{
 			Image:    "registry.example/robot:1.0",
@@ -587,5 +600,50 @@ func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 	}
 	if n := m.GetHistogram().GetSampleCount(); n != 1 {
 		t.Errorf("%d observations after a second sync, want 1", n)
+	}
+}
+
+func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	f.addRobot(robot) // no status yet
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(filterInformerActions(f.robotClient.Actions())); n != 1 {
+		t.Fatalf("first sync: %d status writes, want 1", n)
+	}
+	// The cache has not seen that write yet; a second sync must not repeat it.
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(filterInformerActions(f.robotClient.Actions())); n != 1 {
+		t.Errorf("a sync against the stale cache wrote again: %d status writes in all, want 1", n)
+	}
+}
+
+func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		err := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "test", errors.New("namespace default is being terminated"))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+		return true, nil, err
+	})
+
+	requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(robot))
+	if err != nil || requeueAfter != 0 {
+		t.Errorf("sync returned %v, %v; want neither a retry nor a recheck", requeueAfter, err)
+	}
+	if actions := filterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
+		t.Errorf("wrote the status of a Robot whose namespace is going away: %v", actions)
 	}
 }

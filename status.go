@@ -104,6 +104,8 @@ func readyCondition(deployment *appsv1.Deployment, syncErr error) metav1.Conditi
 	}
 	desired, s := ptr.Deref(deployment.Spec.Replicas, 1), deployment.Status
 	switch {
+	case s.UpdatedReplicas > desired:
+		return notReady(robotv1alpha1.ReasonRolloutInProgress, "scaling down from %d to %d replicas", s.UpdatedReplicas, desired)
 	case s.UpdatedReplicas < desired:
 		return notReady(robotv1alpha1.ReasonRolloutInProgress, "%d of %d replicas run the current spec", s.UpdatedReplicas, desired)
 	case s.Replicas > s.UpdatedReplicas:

@@ -57,6 +57,14 @@ func TestComputeStatus(t *testing.T) {
 		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True"},
 		message: "1 old replicas are pending termination",
 	}, {
+		name: "scaling down",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
+			d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 4, 4, 4, 4
+			return d
+		},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True"},
+		message: "scaling down from 4 to 2 replicas",
+	}, {
 		name: "not available",
 		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
 			d.Status.AvailableReplicas = 0

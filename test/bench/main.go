@@ -131,4 +131,3 @@ func ratio(a, b time.Duration) float64 {
 	}
 	return float64(a) / float64(b)
 }
-

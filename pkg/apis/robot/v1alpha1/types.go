@@ -32,7 +32,7 @@ import (
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the Robot is or is not Ready"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=0
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="the Robot's name must be at most 63 characters: it is used as a label value on the Deployment and its pods"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="the Robot's name must be at most 63 characters: it is used as a label value on the Deployment and its pods",fieldPath=".metadata"
 
 // Robot runs a container image as a Deployment that the operator creates,
 // owns and keeps as the Robot asks, and reports that Deployment's state in its
@@ -53,14 +53,14 @@ type Robot struct {
 }
 
 // RobotSpec is the desired state of a Robot.
-// +kubebuilder:validation:XValidation:rule="has(self.deploymentName) == has(oldSelf.deploymentName) && (!has(self.deploymentName) || self.deploymentName == oldSelf.deploymentName)",message="deploymentName is immutable: it cannot be set, changed or removed after the Robot is created"
+// +kubebuilder:validation:XValidation:rule="has(self.deploymentName) == has(oldSelf.deploymentName) && (!has(self.deploymentName) || self.deploymentName == oldSelf.deploymentName)",message="deploymentName is immutable: it cannot be set, changed or removed after the Robot is created",fieldPath=".deploymentName"
 type RobotSpec struct {
 	// Image is the container image to run, as a reference a container
 	// runtime accepts, for example "ghcr.io/acme/robot:1.4.2".
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:Pattern=`^[^\s]+$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:space:]]')",message="image must be an image reference without spaces, such as registry.example.com/team/robot:1.4"
 	Image string `json:"image"`
 
 	// Replicas is the number of pods to run. It is also what `kubectl scale`
@@ -78,7 +78,7 @@ type RobotSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="deploymentName must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"
 	DeploymentName string `json:"deploymentName,omitempty"`
 
 	// Port is the port the container listens on. It is declared on the

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+)
+
+// recentWrites remembers the objects the operator has just written until
+// the informer cache catches up with them. Without it, a sync that runs
+// before the watch event of the previous write arrives would compare with
+// the stale cached object and write the same thing again.
+type recentWrites[T metav1.Object] struct {
+	objects sync.Map // types.UID → T
+}
+
+// remember records obj as written.
+func (r *recentWrites[T]) remember(obj T) {
+	r.objects.Store(obj.GetUID(), obj)
+}
+
+// freshest returns the newer of cached and the object last written with
+// its UID, and forgets the written one once the cache has caught up.
+func (r *recentWrites[T]) freshest(cached T) T {
+	value, ok := r.objects.Load(cached.GetUID())
+	if !ok {
+		return cached
+	}
+	written := value.(T)
+	if cmp, err := resourceversion.CompareResourceVersion(written.GetResourceVersion(), cached.GetResourceVersion()); err == nil && cmp > 0 {
+		return written
+	}
+	r.objects.CompareAndDelete(cached.GetUID(), value)
+	return cached
+}
+
+// forget drops what was remembered for uid.
+func (r *recentWrites[T]) forget(uid types.UID) {
+	r.objects.Delete(uid)
+}
