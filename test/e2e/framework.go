@@ -84,6 +84,7 @@ type environment struct {
 	robots     clientset.Interface
 	operator   *operator
 	audit      *auditLog
+	tempDir    string // holds the operator's binary
 }
 
 // env is the environment of this run; TestMain sets it.
@@ -91,9 +92,9 @@ var env *environment
 
 // operator is the robot-operator process under test.
 type operator struct {
-	bin        string
-	kubeconfig string
-	logPath    string
+	bin     string
+	args    []string
+	logPath string
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once cmd has exited
@@ -113,11 +114,11 @@ func (o *operator) start() error {
 		return err
 	}
 	offset := info.Size()
-	args := []string{"-kubeconfig", o.kubeconfig, "-v=2"}
-	fmt.Fprintf(out, "=== e2e: %s starting %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), o.bin, strings.Join(args, " "))
+	fmt.Fprintf(out, "=== e2e: %s starting %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), o.bin, strings.Join(o.args, " "))
 
-	cmd := exec.Command(o.bin, args...)
+	cmd := exec.Command(o.bin, o.args...)
 	cmd.Stdout, cmd.Stderr = out, out
+	stopWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		return fmt.Errorf("starting the operator: %w", err)
@@ -132,24 +133,46 @@ func (o *operator) start() error {
 	return o.waitForLog(offset, `"Started workers"`, operatorStartTimeout)
 }
 
+// operatorArgs returns the operator's command line: the cluster's
+// kubeconfig and -v=2. When the operator serves metrics or health probes,
+// they go to free loopback ports, so that the tests never collide with
+// another operator on the machine (one `make demo` left running, say) over
+// the default ports.
+func operatorArgs(bin, kubeconfig string) ([]string, error) {
+	usage, err := exec.Command(bin, "-help").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s -help: %w\n%s", bin, err, usage)
+	}
+	args := []string{"-kubeconfig", kubeconfig, "-v=2"}
+	for _, flag := range []string{"-metrics-bind-address", "-health-probe-bind-address"} {
+		if bytes.Contains(usage, []byte(flag+" ")) {
+			args = append(args, flag+"=127.0.0.1:0")
+		}
+	}
+	return args, nil
+}
+
 // waitForLog waits until the operator's log, from offset on, contains
 // needle.
 func (o *operator) waitForLog(offset int64, needle string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	errExited := errors.New("exited")
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		if data, err := os.ReadFile(o.logPath); err == nil && int64(len(data)) > offset &&
 			bytes.Contains(data[offset:], []byte(needle)) {
-			return nil
+			return true, nil
 		}
-		select {
-		case <-o.exited:
-			return fmt.Errorf("the operator exited (%v) before logging %s; see %s", o.waitErr, needle, o.logPath)
-		case <-time.After(100 * time.Millisecond):
+		if !o.running() {
+			return false, errExited
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the operator did not log %s within %v; see %s", needle, timeout, o.logPath)
-		}
+		return false, nil
+	})
+	switch {
+	case errors.Is(err, errExited):
+		return fmt.Errorf("the operator exited (%v) before logging %s; see %s", o.waitErr, needle, o.logPath)
+	case err != nil:
+		return fmt.Errorf("the operator did not log %s within %v; see %s", needle, timeout, o.logPath)
 	}
+	return nil
 }
 
 // running reports whether the operator process is still running.
@@ -275,8 +298,7 @@ func namespaceSlug(testName string) string {
 // deleteNamespace deletes a namespace and waits until it is gone, so that
 // nothing of one test is still being torn down while the next one runs.
 func deleteNamespace(name string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
+	ctx := context.Background()
 	err := env.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -285,7 +307,7 @@ func deleteNamespace(name string, timeout time.Duration) error {
 		return err
 	}
 	var last string
-	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		ns, err := env.kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -315,7 +337,7 @@ func dumpNamespace(ns string) string {
 		{"Robots", []string{"get", "robots", "-n", ns, "-o", "yaml"}},
 		{"Deployments", []string{"get", "deployments", "-n", ns, "-o", "yaml"}},
 		{"Pods", []string{"get", "pods", "-n", ns, "-o", "wide", "--show-labels"}},
-		{"Events", []string{"get", "events", "-n", ns, "--sort-by=.lastTimestamp", "-o", "custom-columns=LAST:.lastTimestamp,COUNT:.count,TYPE:.type,REASON:.reason,OBJECT:.involvedObject.name,SOURCE:.source.component,MESSAGE:.message"}},
+		{"Events", []string{"events", "-n", ns}},
 	} {
 		stdout, stderr, err := kubectl(ctx, "", section.args...)
 		fmt.Fprintf(&b, "--- %s (kubectl %s)\n%s", section.title, strings.Join(section.args, " "), stdout)
@@ -349,7 +371,9 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func(ctx
 	err := wait.PollUntilContextTimeout(t.Context(), pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		done, seen, err := check(ctx)
 		if err != nil {
-			last = "error: " + err.Error()
+			if ctx.Err() == nil { // else the wait is over: keep what was seen before
+				last = "error: " + err.Error()
+			}
 			return false, nil
 		}
 		last = seen
@@ -429,6 +453,39 @@ func robotConverged(robot *robotv1alpha1.Robot) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == robotv1alpha1.ReasonRolloutComplete &&
 		c.ObservedGeneration == robot.Generation && s.ObservedGeneration == robot.Generation &&
 		s.Replicas == want && s.UpdatedReplicas == want && s.ReadyReplicas == want && s.AvailableReplicas == want
+}
+
+// robotSettled reports whether the Robot is converged and the Deployment
+// conditions it mirrors are final too (the Deployment controller reports the
+// end of a rollout a little after the pods are available), so that nothing
+// is left for the operator to write.
+func robotSettled(robot *robotv1alpha1.Robot) bool {
+	available := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionAvailable)
+	progressing := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionProgressing)
+	return robotConverged(robot) &&
+		available != nil && available.Status == metav1.ConditionTrue &&
+		progressing != nil && progressing.Reason == newReplicaSetAvailable
+}
+
+// newReplicaSetAvailable is the reason of a Deployment's Progressing
+// condition once a rollout is complete.
+const newReplicaSetAvailable = "NewReplicaSetAvailable"
+
+// deploymentSettled reports whether the Deployment controller is done with
+// a Deployment: it has observed its spec, every replica is updated and
+// available, and it has reported the rollout complete.
+func deploymentSettled(d *appsv1.Deployment) bool {
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	s := d.Status
+	if s.ObservedGeneration != d.Generation || s.Replicas != want || s.UpdatedReplicas != want || s.AvailableReplicas != want {
+		return false
+	}
+	for _, c := range s.Conditions {
+		if c.Type == appsv1.DeploymentProgressing {
+			return c.Reason == newReplicaSetAvailable
+		}
+	}
+	return false
 }
 
 // waitForRobot polls a Robot until done accepts it, and returns it.
@@ -635,8 +692,9 @@ func summarizeEvents(events []corev1.Event) string {
 	return fmt.Sprintf("%d events %v", len(events), parts)
 }
 
-// waitForEvents waits until the events of the given reason about the object
-// with uid number want (counting aggregated repeats), and returns them.
+// waitForEvents waits until at least want events of the given reason were
+// recorded about the object with uid (counting aggregated repeats), and
+// returns them.
 func waitForEvents(t *testing.T, ns string, uid types.UID, reason string, want int32) []corev1.Event {
 	t.Helper()
 	var events []corev1.Event
@@ -646,7 +704,7 @@ func waitForEvents(t *testing.T, ns string, uid types.UID, reason string, want i
 		if err != nil {
 			return false, "", err
 		}
-		return eventCount(events) == want, summarizeEvents(events), nil
+		return eventCount(events) >= want, summarizeEvents(events), nil
 	})
 	return events
 }

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 
 func runTests(m *testing.M) int {
 	e, err := setUp()
+	if e != nil && e.tempDir != "" {
+		defer os.RemoveAll(e.tempDir)
+	}
 	if e != nil && e.operator != nil {
 		defer func() {
 			if err := e.operator.stop(); err != nil {
@@ -51,15 +54,15 @@ func runTests(m *testing.M) int {
 }
 
 // setUp returns the environment, with the operator running. When it fails
-// after starting the operator, it returns the environment too, so that the
-// operator gets stopped.
+// after creating the temporary directory, it returns the environment too, so
+// that the operator gets stopped and the directory removed.
 func setUp() (*environment, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	e := &environment{kubeconfig: os.Getenv("KUBECONFIG")}
 	if e.kubeconfig == "" {
-		return nil, errors.New("KUBECONFIG is not set: point it at the kubeconfig of the cluster to test, " +
-			"e.g. KUBECONFIG=$PWD/_output/kubeconfig after hack/cluster.sh up (make e2e does both)")
+		return nil, errors.New("KUBECONFIG is not set: point it at the kubeconfig of the cluster to test; " +
+			"`make e2e` starts a local cluster for the tests and sets it (_output/e2e-kubeconfig)")
 	}
 	if strings.ContainsRune(e.kubeconfig, filepath.ListSeparator) {
 		return nil, fmt.Errorf("KUBECONFIG=%s: give a single file; the operator's -kubeconfig takes one", e.kubeconfig)
@@ -102,27 +105,30 @@ func setUp() (*environment, error) {
 		fmt.Fprintf(os.Stderr, "e2e: WARNING: the tests that count the operator's writes will fail: %v\n", e.audit.err)
 	}
 
-	dir, err := os.MkdirTemp("", "robot-operator-e2e-")
-	if err != nil {
+	if e.tempDir, err = os.MkdirTemp("", "robot-operator-e2e-"); err != nil {
 		return nil, err
 	}
-	bin := filepath.Join(dir, "robot-operator")
+	bin := filepath.Join(e.tempDir, "robot-operator")
 	start := time.Now()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
 	build.Dir = e.root
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the operator: %v\n%s", err, out)
+		return e, fmt.Errorf("building the operator: %v\n%s", err, out)
 	}
 	fmt.Fprintf(os.Stderr, "e2e: built the operator in %v\n", time.Since(start).Round(time.Millisecond))
 
 	logPath := filepath.Join(e.root, "_output", "e2e-operator.log")
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return nil, err
+		return e, err
 	}
 	if err := os.WriteFile(logPath, nil, 0o644); err != nil {
-		return nil, err
+		return e, err
 	}
-	e.operator = &operator{bin: bin, kubeconfig: e.kubeconfig, logPath: logPath}
+	args, err := operatorArgs(bin, e.kubeconfig)
+	if err != nil {
+		return e, err
+	}
+	e.operator = &operator{bin: bin, args: args, logPath: logPath}
 	if err := e.operator.start(); err != nil {
 		return e, err
 	}
@@ -201,6 +207,6 @@ func checkNoOtherOperator(ctx context.Context) error {
 		status = " (" + summarizeRobot(robot) + ")"
 	}
 	return fmt.Errorf("%s already manages Robots on this cluster: it created a Deployment for Robot %s/probe%s before the operator under test started. "+
-		"Its writes and events would mix with those under test: stop it (`make demo-stop` if `make demo` started it), "+
-		"or run the tests on another cluster (e.g. CLUSTER_NAME=robot-operator-e2e KUBECONFIG_OUT=$PWD/_output/e2e-kubeconfig hack/cluster.sh up)", who, ns, status)
+		"Its writes and events would mix with those under test: stop it, or run the tests on a cluster of their own "+
+		"(`make e2e` uses one, robot-operator-e2e, that nothing else should use)", who, ns, status)
 }

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,8 +22,18 @@ func TestRestartWritesNothing(t *testing.T) {
 	ns := newNamespace(t)
 	createRobot(t, newRobot(ns, "alpha", 2))
 	createRobot(t, newRobot(ns, "beta", 1))
-	waitForRobotReady(t, ns, "alpha")
-	waitForRobotReady(t, ns, "beta")
+	for _, name := range []string{"alpha", "beta"} {
+		waitForRobot(t, ns, name, convergeTimeout, "is Ready, its rollout reported complete", robotSettled)
+	}
+	// Converged: the operator has stopped writing.
+	const quiet = 2 * time.Second
+	eventually(t, convergeTimeout, fmt.Sprintf("no write by the operator for %v", quiet), func(context.Context) (bool, string, error) {
+		writes, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: time.Now().Add(-quiet)})
+		if err != nil {
+			return false, "", err
+		}
+		return len(writes) == 0, fmt.Sprintf("%d writes in the last %v", len(writes), quiet), nil
+	})
 
 	restarted := restartOperator(t)
 	const window = 10 * time.Second
@@ -34,7 +46,7 @@ func TestRestartWritesNothing(t *testing.T) {
 	for _, w := range writes {
 		t.Errorf("write by the restarted operator: %s", &w)
 	}
-	t.Logf("the restarted operator made %d writes in the %v after it logged \"Started workers\"", len(writes), window)
+	t.Logf("the restarted operator made %d writes from its start to %v after it logged \"Started workers\"", len(writes), window)
 
 	// Not because it is idle or dead: it still acts on a change.
 	patchRobot(t, ns, "alpha", `{"spec":{"replicas":3}}`)

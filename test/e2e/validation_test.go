@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // robotYAML is a Robot manifest with the given name and spec lines (each
@@ -27,7 +31,31 @@ func robotYAML(ns, name string, specLines ...string) string {
 // validationMessage is what the API server answered to one bad input.
 type validationMessage struct {
 	input   string
-	message string
+	code    int32  // the HTTP status
+	message string // the Status message
+}
+
+// sendRaw sends a Robot manifest to the API server as a dry run, as it is:
+// a create (POST), or with update a JSON merge patch of the whole object,
+// which is what kubectl apply sends for a Robot. It returns the API server's
+// answer: its HTTP status and message.
+func sendRaw(t *testing.T, ns, name, manifest string, update bool) (int32, string) {
+	t.Helper()
+	body, err := utilyaml.ToJSON([]byte(manifest))
+	if err != nil {
+		t.Fatalf("converting the manifest to JSON: %v\n%s", err, manifest)
+	}
+	rest := env.robots.RobotV1alpha1().RESTClient()
+	req := rest.Post().Namespace(ns).Resource("robots")
+	if update {
+		req = rest.Patch(types.MergePatchType).Namespace(ns).Resource("robots").Name(name)
+	}
+	err = req.Param("dryRun", metav1.DryRunAll).Body(body).Do(t.Context()).Error()
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		t.Fatalf("the API server accepted (dry run) or did not answer: %v\n%s", err, manifest)
+	}
+	return status.Status().Code, status.Status().Message
 }
 
 // TestInvalidRobotsAreRejected: bad input is refused when it is written,
@@ -49,28 +77,33 @@ func TestInvalidRobotsAreRejected(t *testing.T) {
 		{"`replicas: -1`", "replicas-negative", []string{"image: " + image1, "replicas: -1"},
 			[]string{"spec.replicas", "greater than or equal to 0"}},
 		{"`replicas: 1.5`", "replicas-fraction", []string{"image: " + image1, "replicas: 1.5"},
-			[]string{"spec.replicas", "must be of type integer"}},
+			[]string{"spec.replicas", "must be of type int"}},
 		{"`replicas: 5000`", "replicas-too-many", []string{"image: " + image1, "replicas: 5000"},
 			[]string{"spec.replicas", "less than or equal to 1000"}},
 		{"`image: \"\"`", "image-empty", []string{`image: ""`},
 			[]string{"spec.image", "at least 1 chars long"}},
 		{"`image: \"nginx latest\"` (a space)", "image-space", []string{`image: "nginx latest"`},
-			[]string{"spec.image", "should match"}},
+			[]string{"spec.image", "image must be an image reference without spaces"}},
 		{"`deploymentName: Bad_Name`", "bad-deployment-name", []string{"image: " + image1, "deploymentName: Bad_Name"},
-			[]string{"spec.deploymentName", "should match"}},
+			[]string{"spec.deploymentName", "must be a DNS-1123 label"}},
 		{"a Robot name of 64 characters", strings.Repeat("r", 64), []string{"image: " + image1},
-			[]string{"must be at most 63 characters"}},
+			[]string{"metadata", "must be at most 63 characters"}},
 	}
 	for _, tc := range creates {
-		stdout, stderr, err := kubectl(t.Context(), robotYAML(ns, tc.name, tc.spec...), "apply", "-f", "-")
+		manifest := robotYAML(ns, tc.name, tc.spec...)
+		stdout, stderr, err := kubectl(t.Context(), manifest, "apply", "-f", "-")
 		msg := strings.TrimSpace(stderr)
-		seen = append(seen, validationMessage{tc.input, msg})
 		if err == nil {
 			t.Errorf("%s: kubectl apply succeeded, want it refused: %s", tc.input, stdout)
 		}
+		code, apiMsg := sendRaw(t, ns, tc.name, manifest, false)
+		seen = append(seen, validationMessage{tc.input, code, apiMsg})
+		if code != http.StatusUnprocessableEntity {
+			t.Errorf("%s: the API server answered %d, want %d (Invalid): %s", tc.input, code, http.StatusUnprocessableEntity, apiMsg)
+		}
 		for _, want := range tc.contains {
-			if !strings.Contains(msg, want) {
-				t.Errorf("%s: the message does not say %q: %s", tc.input, want, msg)
+			if !strings.Contains(msg, want) || !strings.Contains(apiMsg, want) {
+				t.Errorf("%s: the message does not say %q:\nkubectl: %s\nAPI server: %s", tc.input, want, msg, apiMsg)
 			}
 		}
 		if _, err := env.robots.RobotV1alpha1().Robots(ns).Get(t.Context(), tc.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -95,14 +128,19 @@ func TestInvalidRobotsAreRejected(t *testing.T) {
 			t.Fatalf("creating Robot %s: %v\n%s", tc.name, err, stderr)
 		}
 		before := getRobot(t, ns, tc.name)
-		stdout, stderr, err := kubectl(t.Context(), robotYAML(ns, tc.name, tc.after...), "apply", "-f", "-")
+		manifest := robotYAML(ns, tc.name, tc.after...)
+		stdout, stderr, err := kubectl(t.Context(), manifest, "apply", "-f", "-")
 		msg := strings.TrimSpace(stderr)
-		seen = append(seen, validationMessage{tc.input, msg})
 		if err == nil {
 			t.Errorf("%s: kubectl apply succeeded, want it refused: %s", tc.input, stdout)
 		}
-		if !strings.Contains(msg, "deploymentName is immutable") {
-			t.Errorf("%s: the message does not say %q: %s", tc.input, "deploymentName is immutable", msg)
+		code, apiMsg := sendRaw(t, ns, tc.name, manifest, true)
+		seen = append(seen, validationMessage{tc.input, code, apiMsg})
+		if code != http.StatusUnprocessableEntity {
+			t.Errorf("%s: the API server answered %d, want %d (Invalid): %s", tc.input, code, http.StatusUnprocessableEntity, apiMsg)
+		}
+		if want := "spec.deploymentName: Invalid value: deploymentName is immutable"; !strings.Contains(msg, want) || !strings.Contains(apiMsg, want) {
+			t.Errorf("%s: the message does not say %q:\nkubectl: %s\nAPI server: %s", tc.input, want, msg, apiMsg)
 		}
 		after := getRobot(t, ns, tc.name)
 		if after.Spec.DeploymentName != tc.wantDeploymentName || after.Generation != before.Generation {
@@ -118,10 +156,9 @@ func writeValidationMessages(t *testing.T, seen []validationMessage) {
 		return
 	}
 	var b strings.Builder
-	b.WriteString("| Input | What the API server answered (kubectl apply's standard error) |\n|---|---|\n")
+	b.WriteString("| Input | HTTP status | The API server's message |\n|---|---|---|\n")
 	for _, m := range seen {
-		msg := strings.ReplaceAll(strings.ReplaceAll(m.message, "|", `\|`), "\n", "<br>")
-		fmt.Fprintf(&b, "| %s | `%s` |\n", m.input, msg)
+		fmt.Fprintf(&b, "| %s | %d | %s |\n", m.input, m.code, markdownCode(m.message))
 	}
 	path := filepath.Join(env.root, "_output", "validation-messages.md")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -129,4 +166,13 @@ func writeValidationMessages(t *testing.T, seen []validationMessage) {
 		return
 	}
 	t.Logf("wrote the validation messages to %s:\n%s", path, b.String())
+}
+
+// markdownCode formats text as code in a Markdown table cell, line by line.
+func markdownCode(text string) string {
+	var lines []string
+	for line := range strings.Lines(text) {
+		lines = append(lines, "`"+strings.ReplaceAll(strings.TrimRight(line, "\n"), "|", `\|`)+"`")
+	}
+	return strings.Join(lines, "<br>")
 }
