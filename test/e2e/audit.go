@@ -43,7 +43,12 @@ type auditEvent struct {
 		Name        string `json:"name"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
-		Code int `json:"code"`
+		Code    int `json:"code"`
+		Details *struct {
+			Causes []struct {
+				Reason string `json:"reason"`
+			} `json:"causes"`
+		} `json:"details"`
 	} `json:"responseStatus"`
 	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 	StageTimestamp           time.Time `json:"stageTimestamp"`
@@ -55,6 +60,20 @@ func (e *auditEvent) code() int {
 		return 0
 	}
 	return e.ResponseStatus.Code
+}
+
+// hasCause reports whether the API server gave reason as a cause of its
+// answer.
+func (e *auditEvent) hasCause(reason string) bool {
+	if e.ResponseStatus == nil || e.ResponseStatus.Details == nil {
+		return false
+	}
+	for _, c := range e.ResponseStatus.Details.Causes {
+		if c.Reason == reason {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *auditEvent) String() string {

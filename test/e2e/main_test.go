@@ -50,7 +50,13 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	env = e
-	return m.Run()
+	started := time.Now()
+	code := m.Run()
+	if err := checkNeverForbidden(started); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: FAIL: %v\n", err)
+		return 1
+	}
+	return code
 }
 
 // setUp returns the environment, with the operator running. When it fails
@@ -97,6 +103,11 @@ func setUp() (*environment, error) {
 	if err := installCRD(ctx); err != nil {
 		return nil, err
 	}
+	// The operator runs as its own ServiceAccount, with the RBAC of the
+	// shipped manifests: every test below also proves that RBAC sufficient.
+	if err := installDeployManifests(ctx); err != nil {
+		return nil, err
+	}
 	e.audit = openAuditLog(e.kubeconfig)
 	if err := checkNoOtherOperator(ctx); err != nil {
 		return nil, err
@@ -117,14 +128,22 @@ func setUp() (*environment, error) {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: built the operator in %v\n", time.Since(start).Round(time.Millisecond))
 
+	// One log per cluster, so that runs against two clusters never share one.
 	logPath := filepath.Join(e.root, "_output", "e2e-operator.log")
+	if name := os.Getenv("CLUSTER_NAME"); name != "" && name != "robot-operator-e2e" {
+		logPath = filepath.Join(e.root, "_output", "e2e-operator-"+name+".log")
+	}
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return e, err
 	}
 	if err := os.WriteFile(logPath, nil, 0o644); err != nil {
 		return e, err
 	}
-	args, err := operatorArgs(bin, e.kubeconfig)
+	operatorKubeconfig := filepath.Join(e.tempDir, "operator.kubeconfig")
+	if err := writeServiceAccountKubeconfig(ctx, e.kubeconfig, operatorKubeconfig); err != nil {
+		return e, err
+	}
+	args, err := operatorArgs(bin, operatorKubeconfig)
 	if err != nil {
 		return e, err
 	}

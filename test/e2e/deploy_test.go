@@ -1,0 +1,168 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+const (
+	operatorNamespace = "robot-operator"
+	operatorAccount   = "system:serviceaccount:" + operatorNamespace + ":robot-operator"
+	// backoffNamespacePrefix is the namespace prefix of the test that makes
+	// the API server refuse the operator's writes on purpose.
+	backoffNamespacePrefix = "e2e-failingrobotbacksoff-"
+)
+
+// installDeployManifests applies artifacts/deploy: the namespace, the CRD,
+// the ServiceAccount and RBAC, and the operator's own Deployment, whose pods
+// kwok marks Running without running anything.
+func installDeployManifests(ctx context.Context) error {
+	dir := filepath.Join(env.root, "artifacts", "deploy")
+	if _, stderr, err := kubectl(ctx, "", "apply", "-k", dir); err != nil {
+		return fmt.Errorf("kubectl apply -k %s: %v\n%s", dir, err, stderr)
+	}
+	return nil
+}
+
+// writeServiceAccountKubeconfig writes a kubeconfig for the operator's
+// ServiceAccount: the admin kubeconfig's server and CA, and a token from
+// `kubectl create token`.
+func writeServiceAccountKubeconfig(ctx context.Context, adminKubeconfig, path string) error {
+	token, stderr, err := kubectl(ctx, "", "create", "token", "robot-operator", "-n", operatorNamespace, "--duration=2h")
+	if err != nil {
+		return fmt.Errorf("kubectl create token: %v\n%s", err, stderr)
+	}
+	config, err := clientcmd.LoadFromFile(adminKubeconfig)
+	if err != nil {
+		return err
+	}
+	for name := range config.AuthInfos {
+		config.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: strings.TrimSpace(token)}
+	}
+	return clientcmd.WriteToFile(*config, path)
+}
+
+// checkNeverForbidden fails when the API server refused the operator
+// anything since start, but for the writes the backoff test has a policy
+// refuse on purpose: the shipped RBAC must allow all the operator does.
+func checkNeverForbidden(start time.Time) error {
+	events, err := env.audit.find(auditQuery{UserAgentPrefix: "robot-operator/", After: start, Code: 403})
+	if err != nil {
+		return err
+	}
+	var refused []string
+	for _, e := range events {
+		switch {
+		case e.ObjectRef != nil && strings.HasPrefix(e.ObjectRef.Namespace, backoffNamespacePrefix):
+			continue
+		case e.hasCause(string(corev1.NamespaceTerminatingCause)):
+			// A test's namespace going away while a Robot in it still
+			// syncs: not a matter of permissions.
+			continue
+		}
+		refused = append(refused, e.String())
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("the API server refused the operator's ServiceAccount %d times: its RBAC is not enough:\n%s", len(refused), strings.Join(refused, "\n"))
+	}
+	fmt.Fprintf(os.Stderr, "e2e: the operator ran as %s and was never refused (403) outside the backoff test\n", operatorAccount)
+	return nil
+}
+
+// TestDeployManifests: the shipped manifests apply with no warning, also as
+// a server-side dry run, and the operator's pods are admitted under Pod
+// Security "restricted" and run.
+func TestDeployManifests(t *testing.T) {
+	dir := filepath.Join(env.root, "artifacts", "deploy")
+	for _, args := range [][]string{
+		{"apply", "-k", dir, "--dry-run=server"},
+		{"apply", "-k", dir},
+	} {
+		_, stderr, err := kubectl(t.Context(), "", args...)
+		if err != nil || strings.TrimSpace(stderr) != "" {
+			t.Errorf("kubectl %s: error %v, stderr %q; want success and no warning", strings.Join(args, " "), err, stderr)
+		}
+	}
+
+	ns, err := env.kube.CoreV1().Namespaces().Get(t.Context(), operatorNamespace, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+		t.Errorf("namespace %s enforces Pod Security %q, want restricted", operatorNamespace, got)
+	}
+	mustKubectl(t, "-n", operatorNamespace, "rollout", "status", "deployment/robot-operator", "--timeout=90s")
+	pods, err := env.kube.CoreV1().Pods(operatorNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=robot-operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	for i := range pods.Items {
+		if podRunningAndReady(&pods.Items[i]) {
+			running++
+		}
+	}
+	if running != 2 {
+		t.Errorf("%d operator pods running and ready, want 2:\n%s", running, summarizePods(pods.Items))
+	}
+	events, err := env.kube.CoreV1().Events(operatorNamespace).List(t.Context(), metav1.ListOptions{FieldSelector: "reason=FailedCreate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Items) > 0 {
+		t.Errorf("pods were refused: %s: %s", events.Items[0].InvolvedObject.Name, events.Items[0].Message)
+	}
+}
+
+// TestServiceAccountMayDoNoMore: what the API server says the operator's
+// ServiceAccount may do matches the committed list, so a wider grant shows
+// up in review.
+func TestServiceAccountMayDoNoMore(t *testing.T) {
+	golden := filepath.Join(env.root, "artifacts", "deploy", "testdata", "can-i.golden")
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mustKubectl(t, "auth", "can-i", "--list", "--as="+operatorAccount, "-n", operatorNamespace)
+	if got != string(want) {
+		t.Errorf("kubectl auth can-i --list for %s differs from %s (run make rbac-golden if the change is meant):\n--- want\n%s\n--- got\n%s",
+			operatorAccount, golden, want, got)
+	}
+}
+
+// TestRobotWritesStayInItsNamespace: a Robot in one namespace never makes the
+// operator write in another.
+func TestRobotWritesStayInItsNamespace(t *testing.T) {
+	start := time.Now()
+	ns := newNamespace(t)
+	other := newNamespace(t)
+	createRobot(t, newRobot(ns, "local", 1))
+	waitForRobotReady(t, ns, "local")
+	if _, err := env.kube.CoreV1().ConfigMaps(other).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bystander"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writes, err := env.audit.find(auditQuery{UserAgentPrefix: "robot-operator/", After: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) == 0 {
+		t.Fatal("no write by the operator in the audit log: the check below would prove nothing")
+	}
+	for _, w := range writes {
+		if w.ObjectRef == nil || w.ObjectRef.Namespace != ns {
+			t.Errorf("the operator wrote outside namespace %s: %s", ns, w.String())
+		}
+	}
+}
