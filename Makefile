@@ -11,6 +11,7 @@ E2E_CLUSTER    := robot-operator-e2e
 E2E_KUBECONFIG := $(CURDIR)/_output/e2e-kubeconfig
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 GO_TEST_FLAGS ?=
+BENCH_N       ?= 100,1000,5000
 
 .PHONY: help
 help: ## List the targets.
@@ -21,7 +22,7 @@ build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
 .PHONY: test
-test: unit e2e ## Run the unit tests, then the end-to-end tests on the local cluster.
+test: unit e2e bench-smoke ## Run the unit tests, the end-to-end tests, and the benchmark at N=20.
 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
@@ -31,6 +32,16 @@ unit: ## Run the unit tests (no cluster needed).
 e2e: ## Run the end-to-end tests against a local cluster of their own.
 	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh up
 	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG=$(E2E_KUBECONFIG) go test -tags e2e -count=1 -timeout 20m -v $(GO_TEST_FLAGS) ./test/e2e/ 2>&1 | tee _output/e2e.log; exit $${PIPESTATUS[0]}
+
+.PHONY: bench
+bench: ## Benchmark N = 100, 1000, 5000 Robots against the floor; writes docs/benchmarks.md (~30 min).
+	go run ./test/bench -n $(BENCH_N) -out docs/benchmarks.md -plot docs/benchmark-latency.png
+
+.PHONY: bench-smoke
+bench-smoke: ## Run the benchmark once at N=20: it must complete and print its table.
+	go run ./test/bench -n 20 -idle 5s -restart-settle 5s -unrelated 200 -out _output/bench-smoke.md
+	@grep -q '^| \*\*T_ready / floor-ready\*\*' _output/bench-smoke.md || { echo "bench-smoke: no table in _output/bench-smoke.md"; exit 1; }
+	@echo "bench-smoke: the benchmark completed and printed its table (_output/bench-smoke.md)"
 
 .PHONY: verify
 verify: ## Check formatting, vet, and that generated code is up to date.

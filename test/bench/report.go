@@ -14,6 +14,28 @@ func renderReport(e *environment, cfg config, results []*result) string {
 	for i, n := range cfg.sizes {
 		ns[i] = fmt.Sprint(n)
 	}
+	b.WriteString(`# Benchmarks
+
+Written by ` + "`make bench`" + ` (test/bench). For each N, on fresh local kwok clusters (real
+kube-apiserver, etcd, controller-manager with QPS limits off, scheduler; kwok nodes that mark
+pods Running), with the operator built from the tree running as its own process under its own
+ServiceAccount and the RBAC of artifacts/deploy:
+
+- **floor**: a plain client without throttling, at the same concurrency, makes the writes no
+  operator can avoid (create the Robot, create its Deployment, write its status once), then
+  waits for every Deployment to be Available. floor-sync is when those writes are done;
+  floor-ready when all are Available.
+- **operator**: N Robots (1 replica each) are created at that concurrency; T_sync is when every
+  Robot has its Deployment as asked and ` + "`status.observedGeneration`" + ` current, T_ready
+  when every Robot is Ready=True with ` + "`availableReplicas == replicas`" + `. Then the
+  operator idles, is restarted, and 10,000 unrelated Deployments are added.
+- **API cost** comes from the API server's audit log, filtered by the operator's user.
+- The plot (benchmark-latency.png) shows each Robot's create → Ready latency by when it was
+  created.
+
+Times on a shared 2-core machine are noisy: compare the ratios, taken within one run.
+
+`)
 	fmt.Fprintf(&b, "Measured %s on %d cores, %s of memory; Kubernetes %s (kwok %s), %s, operator %s.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), e.memory, e.tools["K8S_VERSION"], kwokVersion(e), e.goVersion, e.commit)
 	fmt.Fprintf(&b, "Command: `go run ./test/bench -n %s -concurrency %d -idle %s -unrelated %d`\n\n",
