@@ -31,6 +31,8 @@ type config struct {
 	plot        string
 	root        string
 	timeout     time.Duration
+	// operatorArgs are extra flags for the operator.
+	operatorArgs string
 }
 
 func main() {
@@ -44,6 +46,7 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "", "Write the markdown report here (default: print it only).")
 	flag.StringVar(&cfg.plot, "plot", "", "Write a PNG plot of per-Robot latency here.")
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one N after this long.")
+	flag.StringVar(&cfg.operatorArgs, "operator-args", "", "Extra flags for the operator, space-separated (e.g. \"-kube-api-qps=500\").")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

@@ -35,12 +35,14 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 	if err != nil {
 		return nil, err
 	}
-	o.cmd = exec.Command(e.operatorBin,
+	args := []string{
 		"-kubeconfig", kubeconfig,
 		"-workers", strconv.Itoa(e.cfg.concurrency),
 		"-metrics-bind-address", o.metrics,
 		"-health-probe-bind-address", o.health,
-		"-pprof-bind-address", o.pprof)
+		"-pprof-bind-address", o.pprof,
+	}
+	o.cmd = exec.Command(e.operatorBin, append(args, strings.Fields(e.cfg.operatorArgs)...)...)
 	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
 	if err := o.cmd.Start(); err != nil {
 		return nil, err

@@ -38,8 +38,12 @@ Times on a shared 2-core machine are noisy: compare the ratios, taken within one
 `)
 	fmt.Fprintf(&b, "Measured %s on %d cores, %s of memory; Kubernetes %s (kwok %s), %s, operator %s.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), e.memory, e.tools["K8S_VERSION"], kwokVersion(e), e.goVersion, e.commit)
-	fmt.Fprintf(&b, "Command: `go run ./test/bench -n %s -concurrency %d -idle %s -unrelated %d`\n\n",
-		strings.Join(ns, ","), cfg.concurrency, cfg.idle, cfg.unrelated)
+	extra := ""
+	if cfg.operatorArgs != "" {
+		extra = fmt.Sprintf(" -operator-args %q", cfg.operatorArgs)
+	}
+	fmt.Fprintf(&b, "Command: `go run ./test/bench -n %s -concurrency %d -idle %s -unrelated %d%s`\n\n",
+		strings.Join(ns, ","), cfg.concurrency, cfg.idle, cfg.unrelated, extra)
 
 	header := "| | N = " + strings.Join(ns, " | N = ") + " |\n|---|" + strings.Repeat("---|", len(results)) + "\n"
 	b.WriteString(header)
