@@ -179,20 +179,31 @@ func roundTrip(in, out any) error {
 }
 
 // deploymentDrift says how current differs from desired in the fields the
-// operator owns, or returns "" when it does not. Fields that other writers
+// operator owns, or returns "" when it does not. The first difference found
+// is described as "what the Deployment has; what the Robot asks for", which
+// reads right whether the Robot changed or someone edited the Deployment. Fields that other writers
 // own (an annotation, a sidecar, an extra env var) are not drift. Values are
 // compared after the API server's defaulting: a port's protocol, a field
 // reference's API version, the canonical form of a quantity.
 func deploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
+	if drift := fieldDrift(desired, current); drift != "" {
+		return drift
+	}
 	if current.Annotations[annotationSpecHash] != desired.Annotations[annotationSpecHash] {
+		// No field the operator compares differs, but the Robot asks for
+		// something else than was applied: a field was removed from it.
 		return "the Robot's spec changed"
 	}
+	return ""
+}
+
+func fieldDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
 	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
 		return fmt.Sprintf("label %s changed", key)
 	}
 	spec := desired.Spec
 	if ptr.Deref(current.Spec.Replicas, 1) != *spec.Replicas {
-		return fmt.Sprintf("replicas changed from %d to %d", *spec.Replicas, ptr.Deref(current.Spec.Replicas, 1))
+		return fmt.Sprintf("it has %d replicas; the Robot asks for %d", ptr.Deref(current.Spec.Replicas, 1), *spec.Replicas)
 	}
 	if key, ok := missingFrom(spec.Template.Labels, current.Spec.Template.Labels); !ok {
 		return fmt.Sprintf("pod template label %s changed", key)
@@ -211,7 +222,7 @@ func deploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *ap
 
 func containerDrift(want *corev1ac.ContainerApplyConfiguration, got *corev1.Container) string {
 	if got.Image != *want.Image {
-		return fmt.Sprintf("image changed from %q to %q", *want.Image, got.Image)
+		return fmt.Sprintf("it runs image %q; the Robot asks for %q", got.Image, *want.Image)
 	}
 	// args is an atomic list: whoever wrote it last owns all of it.
 	if !slices.Equal(got.Args, want.Args) {
