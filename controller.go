@@ -89,6 +89,9 @@ type Controller struct {
 	// shutdownTimeout bounds how long Run lets in-flight syncs finish once
 	// its context is done.
 	shutdownTimeout time.Duration
+	// mayWrite, when set, is asked before every write; with leader election
+	// it fails once this process may no longer be the leader.
+	mayWrite func() error
 }
 
 // NewController returns a Controller that watches Robots and the Deployments
@@ -221,6 +224,13 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return nil
 }
 
+func (c *Controller) checkMayWrite() error {
+	if c.mayWrite == nil {
+		return nil
+	}
+	return c.mayWrite()
+}
+
 // HasSynced reports whether the informer caches have synced.
 func (c *Controller) HasSynced() bool {
 	return c.robotsSynced() && c.deploymentsSynced()
@@ -257,6 +267,11 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 	defer c.workqueue.Done(key)
+	if c.workqueue.ShuttingDown() {
+		// The queue still hands out what it holds after ShutDown: on the
+		// way out, only the syncs already in flight finish.
+		return false
+	}
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "robot", klog.KRef(key.Namespace, key.Name))
 	ctx = klog.NewContext(ctx, logger)
 
@@ -354,6 +369,9 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		}
 	}
 
+	if err := c.checkMayWrite(); err != nil {
+		return current, err
+	}
 	applied, err := c.kubeclientset.AppsV1().Deployments(robot.Namespace).Apply(ctx, desired,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
@@ -420,6 +438,9 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 	if apiequality.Semantic.DeepEqual(status, robot.Status) {
 		c.observeReadiness(robot, &status, now)
 		return nil
+	}
+	if err := c.checkMayWrite(); err != nil {
+		return err
 	}
 	written, err := c.robotclientset.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx,
 		statusApplyConfiguration(robot, &status), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -38,15 +39,23 @@ func defaultLeaseNamespace() string {
 	return "default"
 }
 
+// errNotLeader: this process does not hold a fresh leader election Lease,
+// so it must not write.
+var errNotLeader = errors.New("not the leader: the leader election Lease is not held or was not renewed in time")
+
 // runAsLeader runs lead only while this process holds the Lease, and
-// returns when lead has returned and the Lease has been released.
+// returns when lead has returned and the Lease has been released. lead gets
+// a check to call before each write: it fails once the Lease has gone
+// unrenewed for the renew deadline, which is before any other replica can
+// take the Lease over (the lease duration), even when this process was
+// frozen (stopped, swapped out, starved) and has not noticed yet.
 //
 // On a signal (ctx done) lead finishes its syncs in flight first, and only
 // then is the Lease released, so the next leader never writes alongside this
 // one. A replica that fails to renew the Lease exits at once, with status 1,
 // before the Lease expires for the others (the renew deadline is shorter
 // than the lease duration), and Kubernetes restarts it as a follower.
-func runAsLeader(ctx context.Context, client kubernetes.Interface, le leaderElection, identity string, lead func(context.Context) error) error {
+func runAsLeader(ctx context.Context, client kubernetes.Interface, le leaderElection, identity string, lead func(ctx context.Context, mayWrite func() error) error) error {
 	logger := klog.FromContext(ctx)
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: le.namespace, Name: le.id},
@@ -59,6 +68,13 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, le leaderElec
 	defer cancelElector()
 	var leading, finished atomic.Bool
 	var leadErr error
+	var elector *leaderelection.LeaderElector
+	mayWrite := func() error {
+		if !elector.IsLeader() || elector.Check(le.renewDeadline-le.leaseDuration) != nil {
+			return errNotLeader
+		}
+		return nil
+	}
 
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
@@ -68,10 +84,11 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, le leaderElec
 		RetryPeriod:     le.retryPeriod,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(context.Context) {
+			OnStartedLeading: func(leCtx context.Context) {
 				leading.Store(true)
 				logger.Info("Became the leader", "lease", klog.KRef(le.namespace, le.id), "identity", identity)
-				leadErr = lead(ctx)
+				go watchLease(leCtx, logger, le, mayWrite, finished.Load)
+				leadErr = lead(ctx, mayWrite)
 				finished.Store(true)
 				cancelElector() // releases the Lease
 			},
@@ -103,8 +120,32 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, le leaderElec
 	}()
 	logger.Info("Waiting to become the leader", "lease", klog.KRef(le.namespace, le.id), "identity", identity)
 	elector.Run(electorCtx)
-	if leading.Load() {
-		logger.Info("Released the leader election Lease")
+	if finished.Load() {
+		// ReleaseOnCancel has cleared the holder (client-go logs it if
+		// that failed): a follower can take over at its next try.
+		logger.Info("Released the leader election Lease", "lease", klog.KRef(le.namespace, le.id))
 	}
 	return leadErr
+}
+
+// watchLease exits the process as soon as the Lease goes unrenewed for the
+// renew deadline, without waiting for the elector to give up: a process that
+// was frozen past its Lease must stop at once, not after a renew deadline of
+// failed retries.
+func watchLease(ctx context.Context, logger klog.Logger, le leaderElection, mayWrite func() error, finished func() bool) {
+	ticker := time.NewTicker(le.retryPeriod / 4)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			if mayWrite() != nil && !finished() {
+				logger.Error(nil, "Lost the leader election Lease: it was not renewed within the renew deadline; exiting so that another replica takes over",
+					"lease", klog.KRef(le.namespace, le.id), "renewDeadline", le.renewDeadline)
+				klog.Flush()
+				os.Exit(1)
+			}
+		}
+	}
 }

@@ -231,6 +231,8 @@ func runOperator(ctx context.Context, opts *options) error {
 	// Listen before anything else starts, so a taken port fails at once.
 	var servers []*http.Server
 	defer func() { shutdownServers(logger, servers) }()
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
 	pprofMux := http.NewServeMux()
 	pprofMux.HandleFunc("/debug/pprof/", pprof.Index)
 	pprofMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -241,7 +243,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		name, addr string
 		handler    http.Handler
 	}{
-		{"metrics", opts.metricsAddr, promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry})},
+		{"metrics", opts.metricsAddr, metricsMux},
 		{"health probes", opts.healthAddr, healthHandler(controller)},
 		{"pprof", opts.pprofAddr, pprofMux},
 	} {
@@ -270,11 +272,13 @@ func runOperator(ctx context.Context, opts *options) error {
 
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
 		"workers", opts.workers, "leaderElection", opts.leaderElection.enabled)
-	lead := func(ctx context.Context) error { return controller.Run(ctx, opts.workers) }
 	if !opts.leaderElection.enabled {
-		return lead(ctx)
+		return controller.Run(ctx, opts.workers)
 	}
-	return runAsLeader(ctx, kubeClient, opts.leaderElection, identity, lead)
+	return runAsLeader(ctx, kubeClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
+		controller.mayWrite = mayWrite
+		return controller.Run(ctx, opts.workers)
+	})
 }
 
 // serve starts an HTTP server for handler on addr.

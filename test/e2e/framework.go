@@ -104,14 +104,25 @@ type operator struct {
 // start starts the operator, its output appended to o.logPath, and waits for
 // it to log that its workers run.
 func (o *operator) start() error {
-	out, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	offset, err := o.launch()
 	if err != nil {
 		return err
+	}
+	return o.waitForLog(offset, `"Started workers"`, operatorStartTimeout)
+}
+
+// launch starts the operator, its output appended to o.logPath, without
+// waiting for anything (a follower never starts workers), and returns where
+// its log begins in that file.
+func (o *operator) launch() (int64, error) {
+	out, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
 	}
 	info, err := out.Stat()
 	if err != nil {
 		out.Close()
-		return err
+		return 0, err
 	}
 	offset := info.Size()
 	fmt.Fprintf(out, "=== e2e: %s starting %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), o.bin, strings.Join(o.args, " "))
@@ -121,7 +132,7 @@ func (o *operator) start() error {
 	stopWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		out.Close()
-		return fmt.Errorf("starting the operator: %w", err)
+		return 0, fmt.Errorf("starting the operator: %w", err)
 	}
 	exited := make(chan struct{})
 	o.cmd, o.exited = cmd, exited
@@ -130,7 +141,7 @@ func (o *operator) start() error {
 		out.Close()
 		close(exited)
 	}()
-	return o.waitForLog(offset, `"Started workers"`, operatorStartTimeout)
+	return offset, nil
 }
 
 // operatorArgs returns the operator's command line: the cluster's
