@@ -31,7 +31,7 @@ unit: ## Run the unit tests (no cluster needed).
 .PHONY: e2e
 e2e: ## Run the end-to-end tests against a local cluster of their own.
 	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh up
-	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG=$(E2E_KUBECONFIG) go test -tags e2e -count=1 -timeout 20m -v $(GO_TEST_FLAGS) ./test/e2e/ 2>&1 | tee _output/e2e.log; exit $${PIPESTATUS[0]}
+	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG=$(E2E_KUBECONFIG) go test -tags e2e -count=1 -timeout 20m -v $(GO_TEST_FLAGS) ./test/e2e/ 2>&1 | tee _output/$(E2E_CLUSTER).log; exit $${PIPESTATUS[0]}
 
 .PHONY: bench
 bench: ## Benchmark N = 100, 1000, 5000 Robots against the floor; writes docs/benchmarks.md (~30 min).

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	clientmetrics "k8s.io/client-go/tools/metrics"
@@ -80,16 +81,16 @@ func (rc *robotsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(robotsDesc, err)
 		return
 	}
-	counts := map[string]float64{"True": 0, "False": 0, "Unknown": 0}
+	counts := map[metav1.ConditionStatus]float64{metav1.ConditionTrue: 0, metav1.ConditionFalse: 0, metav1.ConditionUnknown: 0}
 	for _, robot := range robots {
-		status := "Unknown"
+		status := metav1.ConditionUnknown
 		if c := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady); c != nil && c.ObservedGeneration == robot.Generation {
-			status = string(c.Status)
+			status = c.Status
 		}
 		counts[status]++
 	}
 	for status, n := range counts {
-		ch <- prometheus.MustNewConstMetric(robotsDesc, prometheus.GaugeValue, n, status)
+		ch <- prometheus.MustNewConstMetric(robotsDesc, prometheus.GaugeValue, n, string(status))
 	}
 }
 
@@ -146,7 +147,7 @@ func (t *readinessTracker) forget(uid types.UID) {
 // readyFor reports whether status says Ready=True for generation.
 func readyFor(status robotv1alpha1.RobotStatus, generation int64) bool {
 	c := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
-	return c != nil && c.Status == "True" && c.ObservedGeneration == generation && status.ObservedGeneration == generation
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && status.ObservedGeneration == generation
 }
 
 // registerProcessMetrics registers the Go runtime and process metrics, the

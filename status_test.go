@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
@@ -112,13 +113,19 @@ func TestComputeStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			robot := newRobot("test", 2)
 			robot.Generation = 3
+			// Another writer's condition: kept, and never written to.
+			audited := metav1.Condition{Type: "Audited", Status: metav1.ConditionTrue, Reason: "Checked", LastTransitionTime: metav1.NewTime(fixtureNow.Add(-time.Hour))}
+			robot.Status.Conditions = []metav1.Condition{audited}
 			deployment := tt.deployment(liveDeployment(t, robot))
 			before := robot.DeepCopy()
 
 			status := computeStatus(robot, deployment, tt.syncErr, now)
 
-			if before.Status.Conditions != nil || robot.Status.Conditions != nil {
-				t.Error("computeStatus changed the Robot")
+			if d := diff.Diff(before, robot); d != "" {
+				t.Errorf("computeStatus changed the Robot:\n%s", d)
+			}
+			if got := findCondition(status, "Audited"); got != audited {
+				t.Errorf("another writer's condition became %+v, want %+v", got, audited)
 			}
 			got := conditions{
 				string(findCondition(status, robotv1alpha1.ConditionReady).Status),
@@ -134,6 +141,9 @@ func TestComputeStatus(t *testing.T) {
 				t.Errorf("Ready message %q, want it to contain %q", ready.Message, tt.message)
 			}
 			for _, c := range status.Conditions {
+				if !ownCondition(c.Type) {
+					continue
+				}
 				if c.ObservedGeneration != 3 || !c.LastTransitionTime.Equal(&now) || c.Reason == "" || len(c.Message) > maxMessageLength {
 					t.Errorf("condition %+v: want observedGeneration 3, lastTransitionTime now, a reason and a bounded message", c)
 				}

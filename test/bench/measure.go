@@ -183,19 +183,8 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 		if err != nil {
 			return err
 		}
-		labels := map[string]string{"robot.dev/name": robot.Name}
-		deployment := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: robot.Name, Namespace: benchNamespace, Labels: labels,
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To[int32](1),
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "robot", Image: benchImage}}},
-				},
-			},
-		}
+		deployment := plainDeployment(robot.Name, "robot.dev/name", 1)
+		deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}
 		if _, err := c.kube.AppsV1().Deployments(benchNamespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -357,18 +346,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 			return err
 		}
 		err = parallel(ctx, e.cfg.unrelated, e.cfg.concurrency, func(ctx context.Context, i int) error {
-			labels := map[string]string{"app": fmt.Sprintf("unrelated-%05d", i)}
-			_, err := c.kube.AppsV1().Deployments("unrelated").Create(ctx, &appsv1.Deployment{
-				ObjectMeta: metav1.ObjectMeta{Name: labels["app"], Labels: labels},
-				Spec: appsv1.DeploymentSpec{
-					Replicas: ptr.To[int32](0),
-					Selector: &metav1.LabelSelector{MatchLabels: labels},
-					Template: corev1.PodTemplateSpec{
-						ObjectMeta: metav1.ObjectMeta{Labels: labels},
-						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: benchImage}}},
-					},
-				},
-			}, metav1.CreateOptions{})
+			_, err := c.kube.AppsV1().Deployments("unrelated").Create(ctx, plainDeployment(fmt.Sprintf("unrelated-%05d", i), "app", 0), metav1.CreateOptions{})
 			return err
 		})
 		if err != nil {
@@ -382,6 +360,23 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	err = op.stop()
 	op = nil
 	return err
+}
+
+// plainDeployment is a Deployment of replicas pods of the bench image,
+// selected by the label key=name.
+func plainDeployment(name, key string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{key: name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: benchImage}}},
+			},
+		},
+	}
 }
 
 // percentile of sorted durations.
