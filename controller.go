@@ -143,7 +143,14 @@ func NewController(
 		AddFunc: controller.handleRobot,
 		// Periodic resyncs come through here too: they recheck every Robot
 		// from the cache, which costs no API request for a converged one.
-		UpdateFunc: func(old, new interface{}) { controller.handleRobot(new) },
+		UpdateFunc: func(old, new interface{}) {
+			if robot, ok := new.(*robotv1alpha1.Robot); ok && controller.writtenRobots.isOwnWrite(robot) {
+				// The status this process just wrote: a sync would find
+				// nothing to do.
+				return
+			}
+			controller.handleRobot(new)
+		},
 		// The garbage collector removes the owned Deployment; only the
 		// readiness clock needs forgetting.
 		DeleteFunc: func(obj interface{}) {
@@ -159,10 +166,19 @@ func NewController(
 		return nil, fmt.Errorf("adding the Robot event handler: %w", err)
 	}
 	if _, err := deploymentInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: controller.handleObject,
+		AddFunc: func(obj interface{}) {
+			if deployment, ok := obj.(*appsv1.Deployment); ok && controller.writtenDeployments.isOwnWrite(deployment) {
+				// The Deployment this process just created: the sync that
+				// created it has already reported it.
+				return
+			}
+			controller.handleObject(obj)
+		},
 		UpdateFunc: func(old, new interface{}) {
-			if old.(*appsv1.Deployment).ResourceVersion == new.(*appsv1.Deployment).ResourceVersion {
-				// A periodic resync: nothing changed.
+			deployment := new.(*appsv1.Deployment)
+			if old.(*appsv1.Deployment).ResourceVersion == deployment.ResourceVersion || controller.writtenDeployments.isOwnWrite(deployment) {
+				// A periodic resync, or this process's own write: nothing
+				// the sync that wrote it has not seen.
 				return
 			}
 			controller.handleObject(new)

@@ -36,6 +36,19 @@ func (r *recentWrites[T]) freshest(cached T) T {
 	return cached
 }
 
+// isOwnWrite reports whether obj, just arrived from a watch, is exactly
+// the object last written with its UID: the echo of the operator's own
+// write, which tells a sync nothing new. The cache has then caught up, so
+// the written object is forgotten.
+func (r *recentWrites[T]) isOwnWrite(obj T) bool {
+	value, ok := r.objects.Load(obj.GetUID())
+	if !ok || value.(T).GetResourceVersion() != obj.GetResourceVersion() {
+		return false
+	}
+	r.objects.CompareAndDelete(obj.GetUID(), value)
+	return true
+}
+
 // forget drops what was remembered for uid.
 func (r *recentWrites[T]) forget(uid types.UID) {
 	r.objects.Delete(uid)
