@@ -33,6 +33,9 @@ type config struct {
 	timeout     time.Duration
 	// operatorArgs are extra flags for the operator.
 	operatorArgs string
+	// profile records CPU profiles of the API server (and the operator)
+	// during each phase.
+	profile bool
 }
 
 func main() {
@@ -47,6 +50,7 @@ func main() {
 	flag.StringVar(&cfg.plot, "plot", "", "Write a PNG plot of per-Robot latency here.")
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one N after this long.")
 	flag.StringVar(&cfg.operatorArgs, "operator-args", "", "Extra flags for the operator, space-separated (e.g. \"-kube-api-qps=500\").")
+	flag.BoolVar(&cfg.profile, "profile", false, "Record 20s CPU profiles of the API server and the operator from the first create of each phase, into _output/bench.")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

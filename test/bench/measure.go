@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +23,8 @@ import (
 )
 
 const (
+	// profileLength is how long -profile records, from the first create.
+	profileLength  = 20 * time.Second
 	benchNamespace = "bench"
 	benchImage     = "registry.example/robot:1.0"
 )
@@ -37,6 +42,8 @@ type result struct {
 	peakRSS, heap         uint64 // after convergence
 	baseRSS, baseHeap     uint64 // restarted operator, converged Robots
 	unrelRSS, unrelHeap   uint64 // the same, with the unrelated Deployments
+	floorCPU, operatorCPU cpuUse // first create → all Ready, by process
+	floorStages, stages   string // where the time goes, per Robot
 }
 
 type point struct{ at, latency time.Duration }
@@ -159,7 +166,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 		return err
 	}
 
-	available := newMilestones(n)
+	available, deploymentCreated := newMilestones(n), newMilestones(n)
 	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0, kubeinformers.WithNamespace(benchNamespace))
 	onDeployment := func(obj any) {
 		if d, ok := obj.(*appsv1.Deployment); ok && d.Status.AvailableReplicas == 1 && d.Status.ObservedGeneration >= d.Generation {
@@ -177,6 +184,10 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	factory.WaitForCacheSync(ctx.Done())
 
 	logf("floor: %d Robots, Deployments and status writes", n)
+	self := map[string]int{"bench client": os.Getpid()}
+	cpuStart := c.cpuNow(self)
+	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-floor-kube-apiserver.pprof", n), profileLength)
+	defer profiled()
 	start := time.Now()
 	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
 		robot, err := c.robots.RobotV1alpha1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
@@ -188,6 +199,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 		if _, err := c.kube.AppsV1().Deployments(benchNamespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
 			return err
 		}
+		deploymentCreated.mark(robot.Name, time.Now())
 		robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
 			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
 		_, err = c.robots.RobotV1alpha1().Robots(benchNamespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
@@ -201,7 +213,9 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 		return err
 	}
 	r.floorReady = available.last().Sub(start)
-	logf("floor: writes done in %s, all Available in %s", secs(r.floorSync), secs(r.floorReady))
+	r.floorCPU = c.cpuNow(self).since(cpuStart)
+	r.floorStages = "Deployment created → Available " + stage(deploymentCreated, available)
+	logf("floor: writes done in %s, all Available in %s; %s", secs(r.floorSync), secs(r.floorReady), r.floorStages)
 	return nil
 }
 
@@ -234,6 +248,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	// Watch what the operator does, from the outside.
 	created := sync.Map{}
 	synced, ready := newMilestones(n), newMilestones(n)
+	robotCreated, deploymentSeen, available := newMilestones(n), newMilestones(n), newMilestones(n)
 	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0, kubeinformers.WithNamespace(benchNamespace))
 	robotFactory := informers.NewSharedInformerFactoryWithOptions(c.robots, 0, informers.WithNamespace(benchNamespace))
 	deployments := kubeFactory.Apps().V1().Deployments()
@@ -245,6 +260,12 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 			return
 		}
 		deployment, err := deployments.Lister().Deployments(benchNamespace).Get(name)
+		if err == nil {
+			deploymentSeen.mark(name, now)
+			if deployment.Status.AvailableReplicas == 1 && deployment.Status.ObservedGeneration >= deployment.Generation {
+				available.mark(name, now)
+			}
+		}
 		if err != nil || !metav1.IsControlledBy(deployment, robot) || ptr.Deref(deployment.Spec.Replicas, 0) != 1 ||
 			deployment.Spec.Template.Spec.Containers[0].Image != robot.Spec.Image || robot.Status.ObservedGeneration != robot.Generation {
 			return
@@ -273,10 +294,17 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	robotFactory.WaitForCacheSync(ctx.Done())
 
 	logf("operator: creating %d Robots", n)
+	procs := map[string]int{"bench client": os.Getpid(), "robot-operator": op.cmd.Process.Pid}
+	cpuStart := c.cpuNow(procs)
+	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-operator-kube-apiserver.pprof", n), profileLength)
+	defer profiled()
+	operatorProfiled := op.profile(ctx, e, fmt.Sprintf("%d-robot-operator.pprof", n), profileLength)
+	defer operatorProfiled()
 	start := time.Now()
 	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
 		created.Store(robotName(i), time.Now())
 		_, err := c.robots.RobotV1alpha1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
+		robotCreated.mark(robotName(i), time.Now())
 		return err
 	})
 	if err != nil {
@@ -290,6 +318,14 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		return err
 	}
 	r.tReady = ready.last().Sub(start)
+	r.operatorCPU = c.cpuNow(procs).since(cpuStart)
+	r.stages = "Robot created → Deployment seen " + stage(robotCreated, deploymentSeen) +
+		"<br>Deployment seen → Available " + stage(deploymentSeen, available) + "<br>Available → Robot Ready " + stage(available, ready)
+	logf("operator: %s", strings.ReplaceAll(r.stages, "<br>", "; "))
+	if err := writeTimeline(filepath.Join(e.out, fmt.Sprintf("timeline-%d.csv", n)), start,
+		[]string{"robot created", "Deployment seen", "Available", "Ready"}, robotCreated, deploymentSeen, available, ready); err != nil {
+		return err
+	}
 	converged := time.Now()
 	logf("operator: synced in %s, Ready in %s", secs(r.tSync), secs(r.tReady))
 
@@ -386,4 +422,47 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(float64(len(sorted)-1) * p)
 	return sorted[i]
+}
+
+// stage is the p50 / p90 / max time from one milestone to the next, over
+// the names that reached both.
+func stage(from, to *milestones) string {
+	from.mu.Lock()
+	defer from.mu.Unlock()
+	to.mu.Lock()
+	defer to.mu.Unlock()
+	var d []time.Duration
+	for name, t0 := range from.at {
+		if t1, ok := to.at[name]; ok {
+			d = append(d, max(t1.Sub(t0), 0))
+		}
+	}
+	if len(d) == 0 {
+		return "(none)"
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return fmt.Sprintf("%s / %s / %s", secs(percentile(d, .5)), secs(percentile(d, .9)), secs(d[len(d)-1]))
+}
+
+// writeTimeline writes, per Robot, when it reached each milestone (seconds
+// from start), as CSV for a closer look.
+func writeTimeline(path string, start time.Time, names []string, ms ...*milestones) error {
+	var b strings.Builder
+	b.WriteString("robot," + strings.Join(names, ",") + "\n")
+	for _, m := range ms {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+	}
+	for name := range ms[0].at {
+		b.WriteString(name)
+		for _, m := range ms {
+			if t, ok := m.at[name]; ok {
+				fmt.Fprintf(&b, ",%.3f", t.Sub(start).Seconds())
+			} else {
+				b.WriteString(",")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -121,3 +121,38 @@ func (o *operator) memory() (rss, peakRSS, heap uint64, err error) {
 	}
 	return 0, 0, 0, errors.New("no HeapAlloc in the heap profile")
 }
+
+// profile records a CPU profile of the operator for d, from now, when
+// -profile is set. It returns at once; wait blocks until it is written.
+func (o *operator) profile(ctx context.Context, e *environment, name string, d time.Duration) (wait func()) {
+	if !e.cfg.profile {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := func() error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+				fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())), nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(e.out, name)
+			logf("wrote %s", path)
+			return os.WriteFile(path, body, 0o644)
+		}()
+		if err != nil {
+			logf("profiling the operator: %v", err)
+		}
+	}()
+	return func() { <-done }
+}

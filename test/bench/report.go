@@ -30,6 +30,11 @@ ServiceAccount and the RBAC of artifacts/deploy:
   when every Robot is Ready=True with ` + "`availableReplicas == replicas`" + `. Then the
   operator idles, is restarted, and 10,000 unrelated Deployments are added.
 - **API cost** comes from the API server's audit log, filtered by the operator's user.
+- **Where the time goes**: per Robot, from its creation to its Deployment first seen, to the
+  Deployment Available, to the Robot Ready (p50 / p90 / max); for the floor, Deployment created
+  to Available.
+- **CPU seconds** per process from /proc, from the first create until all are Ready (or
+  Available, for the floor); "all" is the machine's busy time over all its cores.
 - The plot (benchmark-latency.png) shows each Robot's create → Ready latency by when it was
   created.
 
@@ -63,6 +68,10 @@ Times on a shared 2-core machine are noisy: compare the ratios, taken within one
 	row("create → Ready, p50 / p90 / p99", func(r *result) string {
 		return fmt.Sprintf("%s / %s / %s", secs(percentile(r.latencies, .5)), secs(percentile(r.latencies, .9)), secs(percentile(r.latencies, .99)))
 	})
+	row("where the time goes, p50 / p90 / max: floor", func(r *result) string { return r.floorStages })
+	row("… operator", func(r *result) string { return r.stages })
+	row("CPU seconds, first create → all Ready: floor", func(r *result) string { return r.floorCPU.String() })
+	row("… operator", func(r *result) string { return r.operatorCPU.String() })
 	row("operator writes per Robot, create → all Ready (Events apart)", func(r *result) string {
 		return fmt.Sprintf("%.2f", float64(r.creation.total.writes)/float64(r.n))
 	})
