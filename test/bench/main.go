@@ -36,6 +36,8 @@ type config struct {
 	// profile records CPU profiles of the API server (and the operator)
 	// during each phase.
 	profile bool
+	// requestCosts measures what each kind of request costs instead.
+	requestCosts bool
 }
 
 func main() {
@@ -51,6 +53,7 @@ func main() {
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one N after this long.")
 	flag.StringVar(&cfg.operatorArgs, "operator-args", "", "Extra flags for the operator, space-separated (e.g. \"-kube-api-qps=500\").")
 	flag.BoolVar(&cfg.profile, "profile", false, "Record 20s CPU profiles of the API server and the operator from the first create of each phase, into _output/bench.")
+	flag.BoolVar(&cfg.requestCosts, "request-costs", false, "Instead of the benchmark, measure the API server's and etcd's CPU per request of each kind the floor and the operator make (N = the first -n).")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -79,6 +82,17 @@ func run(ctx context.Context, cfg config) error {
 	env, err := newEnvironment(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if cfg.requestCosts {
+		report, err := measureRequestCosts(ctx, env, cfg.sizes[0])
+		if err != nil {
+			return err
+		}
+		fmt.Println(report)
+		if cfg.out != "" {
+			return os.WriteFile(cfg.out, []byte(report), 0o644)
+		}
+		return nil
 	}
 	var results []*result
 	for _, n := range cfg.sizes {
