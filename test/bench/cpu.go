@@ -122,23 +122,32 @@ func machineBusy() time.Duration {
 // into the file named name in the scratch directory, when -profile is set.
 // It returns at once; wait blocks until the profile is written.
 func (c *cluster) profileAPIServer(ctx context.Context, name string, d time.Duration) (wait func()) {
-	if !c.env.cfg.profile {
+	return c.env.recordProfile(name, "the API server", func() ([]byte, error) {
+		return c.kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(int(d.Seconds()))).DoRaw(ctx)
+	})
+}
+
+// recordProfile runs fetch in the background, when -profile is set, and
+// writes what it returns into the file named name in the scratch directory.
+// wait blocks until that is done.
+func (e *environment) recordProfile(name, what string, fetch func() ([]byte, error)) (wait func()) {
+	if !e.cfg.profile {
 		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		body, err := c.kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-			Param("seconds", strconv.Itoa(int(d.Seconds()))).DoRaw(ctx)
+		body, err := fetch()
+		path := filepath.Join(e.out, name)
 		if err == nil {
-			path := filepath.Join(c.env.out, name)
-			if err = os.WriteFile(path, body, 0o644); err == nil {
-				logf("wrote %s", path)
-			}
+			err = os.WriteFile(path, body, 0o644)
 		}
 		if err != nil {
-			logf("profiling the API server: %v", err)
+			logf("profiling %s: %v", what, err)
+			return
 		}
+		logf("wrote %s", path)
 	}()
 	return func() { <-done }
 }

@@ -359,6 +359,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	}
 
 	logf("operator: restarting it")
+	operatorProfiled() // the profile needs the operator running
 	if err := op.stop(); err != nil {
 		return err
 	}

@@ -125,34 +125,20 @@ func (o *operator) memory() (rss, peakRSS, heap uint64, err error) {
 // profile records a CPU profile of the operator for d, from now, when
 // -profile is set. It returns at once; wait blocks until it is written.
 func (o *operator) profile(ctx context.Context, e *environment, name string, d time.Duration) (wait func()) {
-	if !e.cfg.profile {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		err := func() error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-				fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())), nil)
-			if err != nil {
-				return err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				return err
-			}
-			path := filepath.Join(e.out, name)
-			logf("wrote %s", path)
-			return os.WriteFile(path, body, 0o644)
-		}()
+	return e.recordProfile(name, "the operator", func() ([]byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+			fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())), nil)
 		if err != nil {
-			logf("profiling the operator: %v", err)
+			return nil, err
 		}
-	}()
-	return func() { <-done }
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %s", req.URL, resp.Status)
+		}
+		return io.ReadAll(resp.Body)
+	})
 }
