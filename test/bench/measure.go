@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
@@ -134,6 +135,33 @@ func (m *milestones) wait(ctx context.Context, timeout time.Duration, what strin
 	}
 }
 
+// warmUpNamespace holds one Robot that each phase converges before its clock
+// starts, so that neither phase's figures include what a fresh cluster pays
+// for its first requests: serving a new CRD, compiling its schema, the
+// controllers' first syncs.
+const warmUpNamespace = "warm-up"
+
+// warmUp creates the warm-up Robot with create and waits until converged
+// says it has converged.
+func (c *cluster) warmUp(ctx context.Context, create func(ctx context.Context, robot *robotv1alpha1.Robot) error,
+	converged func(ctx context.Context, name string) (bool, error)) error {
+	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmUpNamespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	robot := newBenchRobot(0)
+	robot.Namespace = warmUpNamespace
+	if err := create(ctx, robot); err != nil {
+		return fmt.Errorf("warming up: %w", err)
+	}
+	return waitFor(ctx, 2*time.Minute, 100*time.Millisecond, "the warm-up Robot to converge", func() (bool, error) {
+		ok, err := converged(ctx, robot.Name)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return ok, err
+	})
+}
+
 func measure(ctx context.Context, e *environment, n int) (*result, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.timeout)
 	defer cancel()
@@ -167,6 +195,33 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	}
 
 	available, deploymentCreated := newMilestones(n), newMilestones(n)
+	// The floor's own writes, for one Robot.
+	writeFloor := func(ctx context.Context, robot *robotv1alpha1.Robot) error {
+		robot, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		deployment := plainDeployment(robot.Name, "robot.dev/name", 1)
+		deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}
+		if _, err := c.kube.AppsV1().Deployments(robot.Namespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		if robot.Namespace == benchNamespace {
+			deploymentCreated.mark(robot.Name, time.Now())
+		}
+		robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
+			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
+		_, err = c.robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+		return err
+	}
+	err = c.warmUp(ctx, writeFloor, func(ctx context.Context, name string) (bool, error) {
+		d, err := c.kube.AppsV1().Deployments(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && d.Status.AvailableReplicas == 1, err
+	})
+	if err != nil {
+		return err
+	}
+
 	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0, kubeinformers.WithNamespace(benchNamespace))
 	onDeployment := func(obj any) {
 		if d, ok := obj.(*appsv1.Deployment); ok && d.Status.AvailableReplicas == 1 && d.Status.ObservedGeneration >= d.Generation {
@@ -190,20 +245,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	defer profiled()
 	start := time.Now()
 	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
-		robot, err := c.robots.RobotV1alpha1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		deployment := plainDeployment(robot.Name, "robot.dev/name", 1)
-		deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}
-		if _, err := c.kube.AppsV1().Deployments(benchNamespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		deploymentCreated.mark(robot.Name, time.Now())
-		robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
-			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
-		_, err = c.robots.RobotV1alpha1().Robots(benchNamespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
-		return err
+		return writeFloor(ctx, newBenchRobot(i))
 	})
 	if err != nil {
 		return err
@@ -244,6 +286,17 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 			op.cmd.Process.Kill()
 		}
 	}()
+
+	err = c.warmUp(ctx, func(ctx context.Context, robot *robotv1alpha1.Robot) error {
+		_, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
+		return err
+	}, func(ctx context.Context, name string) (bool, error) {
+		robot, err := c.robots.RobotV1alpha1().Robots(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && meta.IsStatusConditionTrue(robot.Status.Conditions, "Ready"), err
+	})
+	if err != nil {
+		return err
+	}
 
 	// Watch what the operator does, from the outside.
 	created := sync.Map{}

@@ -29,6 +29,9 @@ ServiceAccount and the RBAC of artifacts/deploy:
   Robot has its Deployment as asked and ` + "`status.observedGeneration`" + ` current, T_ready
   when every Robot is Ready=True with ` + "`availableReplicas == replicas`" + `. Then the
   operator idles, is restarted, and 10,000 unrelated Deployments are added.
+- **warm-up**: before either clock starts, one Robot is taken through the same steps in a
+  namespace of its own, so that neither side pays on the clock for a fresh cluster's first
+  requests (serving the new CRD, the controllers' first syncs).
 - **API cost** comes from the API server's audit log, filtered by the operator's user.
 - **Where the time goes**: per Robot, from its creation to its Deployment first seen, to the
   Deployment Available, to the Robot Ready (p50 / p90 / max); for the floor, Deployment created
