@@ -21,6 +21,10 @@ import (
 	robotac "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1alpha1"
 )
 
+// requestProfileLength is how long -profile records the API server at the
+// start of each kind of request.
+const requestProfileLength = 4 * time.Second
+
 // requestCost is the API server's and etcd's CPU per request of one kind.
 type requestCost struct {
 	kind            string
@@ -61,6 +65,10 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 	robots := make([]*robotv1alpha1.Robot, n)
 	var costs []requestCost
 	measure := func(kind string, floor, operator float64, fn func(ctx context.Context, i int) error) error {
+		// With -profile, what the API server does for the first seconds
+		// of each kind, to see where a request's CPU goes.
+		profiled := c.profileAPIServer(ctx, fmt.Sprintf("request-cost-%d.pprof", len(costs)+1), requestProfileLength)
+		defer profiled()
 		before := c.cpuNow(nil)
 		if err := parallel(ctx, n, e.cfg.concurrency, fn); err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
@@ -108,10 +116,22 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 			return err
 		}},
 		{"apply robots/status, three conditions (operator, at creation)", 0, 1, func(ctx context.Context, i int) error {
-			return applyOperatorLikeStatus(ctx, c, robots[i], metav1.ConditionFalse, "RolloutInProgress", 0)
+			written, err := applyOperatorLikeStatus(ctx, c, robots[i], metav1.ConditionFalse, "RolloutInProgress", 0)
+			robots[i] = written
+			return err
 		}},
 		{"apply robots/status, three conditions (operator, at Ready)", 0, 1, func(ctx context.Context, i int) error {
-			return applyOperatorLikeStatus(ctx, c, robots[i], metav1.ConditionTrue, "RolloutComplete", 1)
+			written, err := applyOperatorLikeStatus(ctx, c, robots[i], metav1.ConditionTrue, "RolloutComplete", 1)
+			robots[i] = written
+			return err
+		}},
+		{"update robots/status, the same three conditions (comparison only: the operator's status without server-side apply)", 0, 0, func(ctx context.Context, i int) error {
+			robot := robots[i].DeepCopy()
+			for j := range robot.Status.Conditions {
+				robot.Status.Conditions[j].Message += "."
+			}
+			_, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+			return err
 		}},
 		{"create events (operator: Deployment created)", 0, 1, func(ctx context.Context, i int) error {
 			robot := robots[i]
@@ -159,7 +179,7 @@ func operatorLikeDeployment(robot *robotv1alpha1.Robot) *appsv1ac.DeploymentAppl
 
 // applyOperatorLikeStatus applies a status of the shape the operator
 // writes: the replica counts and its three conditions.
-func applyOperatorLikeStatus(ctx context.Context, c *cluster, robot *robotv1alpha1.Robot, ready metav1.ConditionStatus, reason string, available int32) error {
+func applyOperatorLikeStatus(ctx context.Context, c *cluster, robot *robotv1alpha1.Robot, ready metav1.ConditionStatus, reason string, available int32) (*robotv1alpha1.Robot, error) {
 	now := metav1.Now()
 	condition := func(conditionType string, status metav1.ConditionStatus, reason, message string) *metav1ac.ConditionApplyConfiguration {
 		return metav1ac.Condition().WithType(conditionType).WithStatus(status).WithObservedGeneration(robot.Generation).
@@ -172,9 +192,8 @@ func applyOperatorLikeStatus(ctx context.Context, c *cluster, robot *robotv1alph
 			condition("Ready", ready, reason, fmt.Sprintf("%d of 1 replicas are available", available)),
 			condition("Available", ready, "MinimumReplicasAvailable", "Deployment has minimum availability."),
 			condition("Progressing", metav1.ConditionTrue, "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", robot.Name)))
-	_, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx, robotac.Robot(robot.Name, robot.Namespace).WithStatus(status),
+	return c.robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx, robotac.Robot(robot.Name, robot.Namespace).WithStatus(status),
 		metav1.ApplyOptions{FieldManager: "robot-operator", Force: true})
-	return err
 }
 
 // pause stops the named cluster processes (SIGSTOP) until the returned
