@@ -230,8 +230,8 @@ func renderRequestCosts(e *environment, n int, costs []requestCost) string {
 Written by ` + "`go run ./test/bench -request-costs -n N`" + `. On a fresh local cluster with the
 controller-manager, scheduler and kwok paused, N requests of each kind the floor and the
 operator make, at the benchmark's concurrency; the CPU the API server and etcd used (from
-/proc), per request. The last rows sum them per Robot, as each side makes them from creation
-to Ready.
+/proc), per request. A row that neither side makes (0 and 0) is there for comparison. The last
+rows sum them per Robot, as each side makes them from creation to Ready.
 
 `)
 	fmt.Fprintf(&b, "Measured %s on %d cores; Kubernetes %s, operator %s; N = %d, concurrency %d.\n\n",
