@@ -9,7 +9,16 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${ROOT}"
 
 # The code-generator pinned in go.mod, so the generated code matches client-go.
-CODEGEN_PKG=${CODEGEN_PKG:-$(go list -m -f '{{.Dir}}' k8s.io/code-generator)}
+# `go list -m` names a module's directory only once the module is in the
+# module cache, so download it first: a fresh machine has an empty cache.
+if [[ -z "${CODEGEN_PKG:-}" ]]; then
+	go mod download k8s.io/code-generator
+	CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
+fi
+if [[ ! -f "${CODEGEN_PKG}/kube_codegen.sh" ]]; then
+	echo "update-codegen: no kube_codegen.sh in '${CODEGEN_PKG}' (k8s.io/code-generator's directory)" >&2
+	exit 1
+fi
 # kube_codegen.sh installs its generators into GOBIN; keep them out of the
 # user's PATH directories.
 export GOBIN="${ROOT}/_output/bin"
