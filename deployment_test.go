@@ -209,6 +209,7 @@ func TestDeploymentDrift(t *testing.T) {
 		{name: "replicas", mutate: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) }, want: "it has 7 replicas; the Robot asks for 2"},
 		{name: "image", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "other:2" }, want: "image"},
 		{name: "args", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = []string{"x"} }, want: "args"},
+		{name: "args removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = nil }, want: "args"},
 		{name: "env value", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env[0].Value = "prod" }, want: "env MODE"},
 		{name: "env removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env = nil }, want: "env MODE"},
 		{name: "field reference", mutate: func(d *appsv1.Deployment) {
@@ -232,6 +233,7 @@ func TestDeploymentDrift(t *testing.T) {
 			robot := newRobot("test", 2)
 			robot.Spec.Env = append(robot.Spec.Env, corev1.EnvVar{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
 			robot.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")}
+			robot.Spec.Args = []string{"serve"}
 			desired, err := newDeployment(robot)
 			if err != nil {
 				t.Fatal(err)
@@ -248,6 +250,46 @@ func TestDeploymentDrift(t *testing.T) {
 				t.Errorf("drift %q, want none", got)
 			case tt.want != "" && !strings.Contains(got, tt.want):
 				t.Errorf("drift %q, want one that mentions %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestForeignFieldsAreNotDrift: what another writer adds to a field the Robot
+// leaves unset is not the operator's to change. Server-side apply would never
+// remove it, so calling it drift would mean a write on every sync, forever.
+func TestForeignFieldsAreNotDrift(t *testing.T) {
+	for name, mutate := range map[string]func(*appsv1.Deployment){
+		"args":    func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = []string{"--theirs"} },
+		"command": func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Command = []string{"/theirs"} },
+		"port": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP}}
+		},
+		"env": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "THEIRS", Value: "1"}}
+		},
+		"resources": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
+		},
+		"pod annotation": func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations = map[string]string{"example.com/theirs": "1"}
+		},
+		"security context": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(true)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// A Robot that sets none of the optional fields.
+			robot := newRobot("test", 1)
+			robot.Spec.Port, robot.Spec.Env = nil, nil
+			desired, err := newDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := liveDeployment(t, robot)
+			mutate(current)
+			if drift := deploymentDrift(desired, current); drift != "" {
+				t.Errorf("drift %q, want none: the operator does not set this field", drift)
 			}
 		})
 	}
