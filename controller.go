@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -83,6 +84,10 @@ type Controller struct {
 	// catch up with them.
 	writtenRobots      recentWrites[*robotv1alpha1.Robot]
 	writtenDeployments recentWrites[*appsv1.Deployment]
+	// specsChecked remembers, for each Deployment (by UID), the generation
+	// and spec hash whose spec last showed no drift, so that the costly
+	// comparison of specs runs once per change, not on every status update.
+	specsChecked sync.Map
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight sync.Map
@@ -189,6 +194,7 @@ func NewController(
 			}
 			if deployment, ok := obj.(*appsv1.Deployment); ok {
 				controller.writtenDeployments.forget(deployment.UID)
+				controller.specsChecked.Delete(deployment.UID)
 			}
 			controller.handleObject(obj)
 		},
@@ -380,7 +386,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 
 	drift := "the Deployment does not exist"
 	if current != nil {
-		if drift = deploymentDrift(desired, current); drift == "" {
+		if drift = c.deploymentDrift(desired, current); drift == "" {
 			return current, nil
 		}
 	}
@@ -404,6 +410,9 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 	}
 
 	c.writtenDeployments.remember(applied)
+	// What the operator just applied holds its spec: nothing to compare
+	// until the Deployment's spec or the Robot's changes.
+	c.specsChecked.Store(applied.UID, specCheck{applied.Generation, desired.Annotations[annotationSpecHash]})
 	if current == nil {
 		logger.V(2).Info("Created Deployment", "deployment", klog.KObj(applied))
 		c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentCreated, "Created Deployment %q", applied.Name)
@@ -412,6 +421,32 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentUpdated, "Updated Deployment %q: %s", applied.Name, drift)
 	}
 	return applied, nil
+}
+
+// specCheck is a Deployment's generation and the spec hash of what the Robot
+// asked for, when the two specs last matched.
+type specCheck struct {
+	generation int64
+	specHash   string
+}
+
+// deploymentDrift is deploymentDrift, with the comparison of specs skipped
+// when neither spec changed since they last matched: any change to a
+// Deployment's spec raises its generation, and any change to the Robot's its
+// spec hash. Most syncs come from Deployment status updates, which change
+// neither.
+func (c *Controller) deploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
+	if drift := ownerDrift(desired, current); drift != "" {
+		return drift
+	}
+	checked := specCheck{current.Generation, desired.Annotations[annotationSpecHash]}
+	if last, ok := c.specsChecked.Load(current.UID); !ok || last.(specCheck) != checked {
+		if drift := specDrift(desired, current); drift != "" {
+			return drift
+		}
+		c.specsChecked.Store(current.UID, checked)
+	}
+	return annotationDrift(desired, current)
 }
 
 // currentDeployment returns the Deployment named name, or nil when there is

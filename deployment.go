@@ -5,16 +5,25 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/client-go/applyconfigurations"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
@@ -120,7 +129,7 @@ func newDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfigu
 	// apply configurations mirror the API types field for field, so a JSON
 	// round trip converts them without a hand-written copy to keep in step.
 	if len(robot.Spec.Env) > 0 {
-		if err := roundTrip(robot.Spec.Env, &container.Env); err != nil {
+		if err := roundTrip(defaultedEnv(robot.Spec.Env), &container.Env); err != nil {
 			return nil, &invalidSpecError{fmt.Errorf("spec.env: %w", err)}
 		}
 	}
@@ -178,116 +187,231 @@ func roundTrip(in, out any) error {
 	return json.Unmarshal(data, out)
 }
 
-// deploymentDrift says how current differs from desired in the fields the
-// operator owns, or returns "" when it does not. The first difference found
-// is described as "what the Deployment has; what the Robot asks for", which
-// reads right whether the Robot changed or someone edited the Deployment. Fields that other writers
-// own (an annotation, a sidecar, an extra env var) are not drift. Values are
-// compared after the API server's defaulting: a port's protocol, a field
-// reference's API version, the canonical form of a quantity.
+// deploymentTypes knows the schema that server-side apply uses for built-in
+// types: which lists are keyed by which fields, which are atomic.
+var deploymentTypes = applyconfigurations.NewTypeConverter(scheme.Scheme)
+
+// deploymentDrift says how current differs from desired in the fields that
+// desired sets, or returns "" when it does not. Only those fields count:
+// what another writer adds to a field the Robot leaves unset (args, an env
+// var, a sidecar, a label) is theirs, and an apply that does not carry the
+// field would never remove it anyway. A field the Robot no longer sets shows
+// as a change of the spec hash annotation. The difference found first is
+// described as "what the Deployment has; what the Robot asks for", which
+// reads right whether the Robot changed or someone edited the Deployment.
 func deploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
-	if drift := fieldDrift(desired, current); drift != "" {
+	if drift := ownerDrift(desired, current); drift != "" {
 		return drift
 	}
-	if current.Annotations[annotationSpecHash] != desired.Annotations[annotationSpecHash] {
-		// No field the operator compares differs, but the Robot asks for
+	if drift := specDrift(desired, current); drift != "" {
+		return drift
+	}
+	return annotationDrift(desired, current)
+}
+
+// ownerDrift compares the labels and the controller reference.
+func ownerDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
+	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
+		return describeMapDrift("metadata.labels", key, desired.Labels, current.Labels)
+	}
+	want := desired.OwnerReferences[0]
+	got := metav1.GetControllerOf(current)
+	if got == nil || got.UID != *want.UID || got.APIVersion != *want.APIVersion || got.Kind != *want.Kind ||
+		got.Name != *want.Name || !ptr.Equal(got.BlockOwnerDeletion, want.BlockOwnerDeletion) {
+		return "its controller reference changed"
+	}
+	return ""
+}
+
+// annotationDrift compares the annotations, the spec hash among them.
+func annotationDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
+	key, ok := missingFrom(desired.Annotations, current.Annotations)
+	switch {
+	case ok:
+		return ""
+	case key == annotationSpecHash:
+		// No field the Robot sets differs, but the Robot asks for
 		// something else than was applied: a field was removed from it.
 		return "the Robot's spec changed"
 	}
-	return ""
+	return describeMapDrift("metadata.annotations", key, desired.Annotations, current.Annotations)
 }
 
-func fieldDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
-	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
-		return fmt.Sprintf("label %s changed", key)
+func describeMapDrift(field, key string, want, got map[string]string) string {
+	if value, ok := got[key]; ok {
+		return fmt.Sprintf("%s.%s is %q; the Robot asks for %q", field, key, value, want[key])
 	}
-	spec := desired.Spec
-	if ptr.Deref(current.Spec.Replicas, 1) != *spec.Replicas {
-		return fmt.Sprintf("it has %d replicas; the Robot asks for %d", ptr.Deref(current.Spec.Replicas, 1), *spec.Replicas)
-	}
-	if key, ok := missingFrom(spec.Template.Labels, current.Spec.Template.Labels); !ok {
-		return fmt.Sprintf("pod template label %s changed", key)
-	}
-	podSpec := &current.Spec.Template.Spec
-	if sc := podSpec.SecurityContext; sc == nil || sc.SeccompProfile == nil || sc.SeccompProfile.Type != *spec.Template.Spec.SecurityContext.SeccompProfile.Type {
-		return "pod seccomp profile changed"
-	}
-	want := &spec.Template.Spec.Containers[0]
-	i := slices.IndexFunc(podSpec.Containers, func(c corev1.Container) bool { return c.Name == *want.Name })
-	if i < 0 {
-		return fmt.Sprintf("container %q was removed", *want.Name)
-	}
-	return containerDrift(want, &podSpec.Containers[i])
+	return fmt.Sprintf("%s.%s is not set; the Robot asks for %q", field, key, want[key])
 }
 
-func containerDrift(want *corev1ac.ContainerApplyConfiguration, got *corev1.Container) string {
-	if got.Image != *want.Image {
-		return fmt.Sprintf("it runs image %q; the Robot asks for %q", got.Image, *want.Image)
+// specDrift compares the Deployment's spec the way server-side apply merges
+// it, by the schema of the Deployment type: an env var or a port is found by
+// its key, args are compared whole, and only the fields desired sets are
+// looked at. It is the costly part of a drift check.
+func specDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
+	// Only the specs: the rest is compared above, and converting it would
+	// cost as much again.
+	desiredSpec := &appsv1ac.DeploymentApplyConfiguration{TypeMetaApplyConfiguration: desired.TypeMetaApplyConfiguration, Spec: desired.Spec}
+	currentSpec := &appsv1.Deployment{
+		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
+		Spec:     current.Spec,
 	}
-	// args is an atomic list: whoever wrote it last owns all of it.
-	if !slices.Equal(got.Args, want.Args) {
-		return "args changed"
+	path, err := firstDifference(desiredSpec, currentSpec)
+	switch {
+	case err != nil:
+		// Not expected for what the API server has stored: say so, and
+		// call it drift, so that the apply's answer decides.
+		return "it cannot be compared with what the Robot asks for: " + err.Error()
+	case path == nil:
+		return ""
 	}
-	if sc := got.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation != *want.SecurityContext.AllowPrivilegeEscalation {
-		return "allowPrivilegeEscalation changed"
-	}
-	for _, port := range want.Ports {
-		if !slices.ContainsFunc(got.Ports, func(p corev1.ContainerPort) bool {
-			return p.ContainerPort == *port.ContainerPort && p.Name == *port.Name && p.Protocol == *port.Protocol
-		}) {
-			return fmt.Sprintf("port %d changed", *port.ContainerPort)
-		}
-	}
-	var wantEnv []corev1.EnvVar
-	if err := roundTrip(want.Env, &wantEnv); err != nil {
-		return "env cannot be compared: " + err.Error()
-	}
-	for _, env := range wantEnv {
-		i := slices.IndexFunc(got.Env, func(e corev1.EnvVar) bool { return e.Name == env.Name })
-		if i < 0 || !apiequality.Semantic.DeepEqual(defaultedEnvVar(env), got.Env[i]) {
-			return fmt.Sprintf("env %s changed", env.Name)
-		}
-	}
-	if want.Resources != nil {
-		var resources corev1.ResourceRequirements
-		if err := roundTrip(want.Resources, &resources); err != nil {
-			return "resources cannot be compared: " + err.Error()
-		}
-		if name, ok := quantitiesIn(resources.Requests, got.Resources.Requests); !ok {
-			return fmt.Sprintf("resource request %s changed", name)
-		}
-		if name, ok := quantitiesIn(resources.Limits, got.Resources.Limits); !ok {
-			return fmt.Sprintf("resource limit %s changed", name)
-		}
-	}
-	return ""
+	return describeDifference(path, desiredSpec, currentSpec)
 }
 
-// defaultedEnvVar returns env as the API server stores it.
-func defaultedEnvVar(env corev1.EnvVar) corev1.EnvVar {
-	if env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.APIVersion == "" {
-		env = *env.DeepCopy()
-		env.ValueFrom.FieldRef.APIVersion = "v1"
+// firstDifference returns the path of a field that desired sets and current
+// lacks or holds with another value, or nil when there is none.
+func firstDifference(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (fieldpath.Path, error) {
+	want, err := typedDeployment(desired)
+	if err != nil {
+		return nil, fmt.Errorf("the desired Deployment: %w", err)
 	}
-	return env
+	got, err := deploymentTypes.ObjectToTyped(current, typed.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("the Deployment: %w", err)
+	}
+	fields, err := want.ToFieldSet()
+	if err != nil {
+		return nil, err
+	}
+	comparison, err := want.Compare(got.ExtractItems(fields.Leaves(), typed.WithAppendKeyFields()))
+	if err != nil {
+		return nil, err
+	}
+	if comparison.IsSame() {
+		return nil, nil
+	}
+	// Modified: both have it, with other values. Removed: desired sets it,
+	// current lacks it. (Added cannot happen: only desired's fields were
+	// extracted.) The first in path order, so the message is stable.
+	var first fieldpath.Path
+	for _, set := range []*fieldpath.Set{comparison.Modified, comparison.Removed, comparison.Added} {
+		set.Leaves().Iterate(func(p fieldpath.Path) {
+			if first == nil || p.String() < first.String() {
+				first = p.Copy()
+			}
+		})
+		if first != nil {
+			break
+		}
+	}
+	return first, nil
 }
 
-// missingFrom returns the first key of want whose value got lacks.
+// typedDeployment is an apply configuration as server-side apply sees it.
+func typedDeployment(deployment *appsv1ac.DeploymentApplyConfiguration) (*typed.TypedValue, error) {
+	data, err := json.Marshal(deployment)
+	if err != nil {
+		return nil, err
+	}
+	var object map[string]any
+	// apimachinery's json keeps integers as int64, as the schema wants.
+	if err := utiljson.Unmarshal(data, &object); err != nil {
+		return nil, err
+	}
+	return deploymentTypes.ObjectToTyped(&unstructured.Unstructured{Object: object}, typed.AllowDuplicates)
+}
+
+// describeDifference tells a person what differs at path.
+func describeDifference(path fieldpath.Path, desired, current any) string {
+	field := strings.TrimPrefix(path.String(), ".")
+	// Name the outermost thing that is missing: a whole env var, not its
+	// name.
+	for i := 1; i <= len(path); i++ {
+		if _, found := valueAt(current, path[:i]); !found {
+			want, _ := valueAt(desired, path[:i])
+			return fmt.Sprintf("%s is not set; the Robot asks for %s", strings.TrimPrefix(path[:i].String(), "."), want)
+		}
+	}
+	want, _ := valueAt(desired, path)
+	got, _ := valueAt(current, path)
+	return fmt.Sprintf("%s is %s; the Robot asks for %s", field, got, want)
+}
+
+// valueAt returns the value at path in object, as short JSON.
+func valueAt(object any, path fieldpath.Path) (string, bool) {
+	data, err := json.Marshal(object)
+	if err != nil {
+		return "", false
+	}
+	var v any
+	if err := utiljson.Unmarshal(data, &v); err != nil {
+		return "", false
+	}
+	for _, element := range path {
+		switch {
+		case element.FieldName != nil:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return "", false
+			}
+			if v, ok = m[*element.FieldName]; !ok {
+				return "", false
+			}
+		case element.Key != nil:
+			items, _ := v.([]any)
+			i := slices.IndexFunc(items, func(item any) bool {
+				m, ok := item.(map[string]any)
+				if !ok {
+					return false
+				}
+				for _, key := range *element.Key {
+					if !reflect.DeepEqual(m[key.Name], key.Value.Unstructured()) {
+						return false
+					}
+				}
+				return true
+			})
+			if i < 0 {
+				return "", false
+			}
+			v = items[i]
+		default:
+			return "", false
+		}
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return "", false
+	}
+	const maxValue = 200
+	if len(out) > maxValue {
+		return string(out[:maxValue-3]) + "...", true
+	}
+	return string(out), true
+}
+
+// defaultedEnv returns env with the defaults the API server would fill in
+// inside fields that server-side apply treats as a whole (a field reference
+// is atomic): applied without them, the stored field would always differ
+// from what is applied.
+func defaultedEnv(env []corev1.EnvVar) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, e := range env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.APIVersion == "" {
+			e = *e.DeepCopy()
+			e.ValueFrom.FieldRef.APIVersion = "v1"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// missingFrom returns the first key of want, in sorted order, whose value
+// got lacks.
 func missingFrom(want, got map[string]string) (string, bool) {
-	for key, value := range want {
-		if v, ok := got[key]; !ok || v != value {
+	for _, key := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := got[key]; !ok || v != want[key] {
 			return key, false
-		}
-	}
-	return "", true
-}
-
-// quantitiesIn reports whether got holds every quantity of want, compared by
-// value ("1000m" equals "1").
-func quantitiesIn(want, got corev1.ResourceList) (corev1.ResourceName, bool) {
-	for name, quantity := range want {
-		if q, ok := got[name]; !ok || q.Cmp(quantity) != 0 {
-			return name, false
 		}
 	}
 	return "", true

@@ -206,22 +206,22 @@ func TestDeploymentDrift(t *testing.T) {
 			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar"})
 			d.Spec.Template.Spec.Containers[0].Env = append(d.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "EXTRA"})
 		}},
-		{name: "replicas", mutate: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) }, want: "it has 7 replicas; the Robot asks for 2"},
+		{name: "replicas", mutate: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) }, want: "spec.replicas is 7; the Robot asks for 2"},
 		{name: "image", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "other:2" }, want: "image"},
 		{name: "args", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = []string{"x"} }, want: "args"},
 		{name: "args removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = nil }, want: "args"},
-		{name: "env value", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env[0].Value = "prod" }, want: "env MODE"},
-		{name: "env removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env = nil }, want: "env MODE"},
+		{name: "env value", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env[0].Value = "prod" }, want: `env[name="MODE"].value is "prod"`},
+		{name: "env removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env = nil }, want: `env is not set; the Robot asks for [{"name":"MODE"`},
 		{name: "field reference", mutate: func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Containers[0].Env[1].ValueFrom.FieldRef.FieldPath = "metadata.namespace"
-		}, want: "env POD"},
-		{name: "port", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 9090 }, want: "port 8080"},
+		}, want: `env[name="POD"].valueFrom.fieldRef is`},
+		{name: "port", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 9090 }, want: `ports[containerPort=8080,protocol="TCP"] is not set`},
 		{name: "resources", mutate: func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
-		}, want: "resource request cpu"},
+		}, want: `resources.requests.cpu is "2"; the Robot asks for "1"`},
 		{name: "container renamed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "app" }, want: "container"},
 		{name: "managed-by label removed", mutate: func(d *appsv1.Deployment) { delete(d.Labels, labelManagedBy) }, want: "label"},
-		{name: "pod label removed", mutate: func(d *appsv1.Deployment) { delete(d.Spec.Template.Labels, labelRobot) }, want: "pod template label"},
+		{name: "pod label removed", mutate: func(d *appsv1.Deployment) { delete(d.Spec.Template.Labels, labelRobot) }, want: "spec.template.metadata.labels.robot.dev/name is not set"},
 		{name: "seccomp removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.SecurityContext = nil }, want: "seccomp"},
 		{name: "privilege escalation allowed", mutate: func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
@@ -292,5 +292,27 @@ func TestForeignFieldsAreNotDrift(t *testing.T) {
 				t.Errorf("drift %q, want none: the operator does not set this field", drift)
 			}
 		})
+	}
+}
+
+// BenchmarkDeploymentDrift measures the drift check that every sync of a
+// Robot with a Deployment runs.
+func BenchmarkDeploymentDrift(b *testing.B) {
+	robot := newRobot("test", 2)
+	robot.Spec.Args = []string{"serve", "--verbose"}
+	robot.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	desired, err := newDeployment(robot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var current appsv1.Deployment
+	if err := roundTrip(desired, &current); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if drift := deploymentDrift(desired, &current); drift != "" {
+			b.Fatal(drift)
+		}
 	}
 }

@@ -31,11 +31,11 @@ func TestDriftIsReverted(t *testing.T) {
 
 	mustKubectl(t, "scale", "deployment/web", "--replicas=5", "-n", ns)
 	waitForDeployment(t, ns, "web", "is back at 2 replicas", func(d *appsv1.Deployment) bool { return ptr.Deref(d.Spec.Replicas, 1) == 2 })
-	waitForEventMessage(t, ns, robot, "DeploymentUpdated", "it has 5 replicas; the Robot asks for 2")
+	waitForEventMessage(t, ns, robot, "DeploymentUpdated", "spec.replicas is 5; the Robot asks for 2")
 
 	mustKubectl(t, "set", "image", "deployment/web", containerName+"=nginx:1.27", "-n", ns)
 	d := waitForDeployment(t, ns, "web", "runs "+image1+" again", func(d *appsv1.Deployment) bool { return robotContainer(t, d).Image == image1 })
-	waitForEventMessage(t, ns, robot, "DeploymentUpdated", fmt.Sprintf("it runs image %q; the Robot asks for %q", "nginx:1.27", image1))
+	waitForEventMessage(t, ns, robot, "DeploymentUpdated", fmt.Sprintf(`containers[name=%q].image is %q; the Robot asks for %q`, containerName, "nginx:1.27", image1))
 
 	if got := d.Annotations[note]; got != "keep-me" {
 		t.Errorf("annotation %s = %q after the operator reverted the drift, want %q (annotations: %v)", note, got, "keep-me", d.Annotations)
