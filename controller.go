@@ -145,59 +145,16 @@ func NewController(
 
 	logger.V(4).Info("Setting up event handlers")
 	if _, err := robotInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: controller.handleRobot,
-		// Periodic resyncs come through here too: they recheck every Robot
-		// from the cache, which costs no API request for a converged one.
-		UpdateFunc: func(old, new interface{}) {
-			if robot, ok := new.(*robotv1alpha1.Robot); ok && controller.writtenRobots.isOwnWrite(robot) {
-				// The status this process just wrote: a sync would find
-				// nothing to do.
-				return
-			}
-			controller.handleRobot(new)
-		},
-		// The garbage collector removes the owned Deployment; only the
-		// readiness clock needs forgetting.
-		DeleteFunc: func(obj interface{}) {
-			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if robot, ok := obj.(*robotv1alpha1.Robot); ok {
-				controller.readiness.forget(robot.UID)
-				controller.writtenRobots.forget(robot.UID)
-			}
-		},
+		AddFunc:    controller.addRobot,
+		UpdateFunc: controller.updateRobot,
+		DeleteFunc: controller.deleteRobot,
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Robot event handler: %w", err)
 	}
 	if _, err := deploymentInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) {
-			if deployment, ok := obj.(*appsv1.Deployment); ok && controller.writtenDeployments.isOwnWrite(deployment) {
-				// The Deployment this process just created: the sync that
-				// created it has already reported it.
-				return
-			}
-			controller.handleObject(obj)
-		},
-		UpdateFunc: func(old, new interface{}) {
-			deployment := new.(*appsv1.Deployment)
-			if old.(*appsv1.Deployment).ResourceVersion == deployment.ResourceVersion || controller.writtenDeployments.isOwnWrite(deployment) {
-				// A periodic resync, or this process's own write: nothing
-				// the sync that wrote it has not seen.
-				return
-			}
-			controller.handleObject(new)
-		},
-		DeleteFunc: func(obj interface{}) {
-			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if deployment, ok := obj.(*appsv1.Deployment); ok {
-				controller.writtenDeployments.forget(deployment.UID)
-				controller.specsChecked.Delete(deployment.UID)
-			}
-			controller.handleObject(obj)
-		},
+		AddFunc:    controller.addDeployment,
+		UpdateFunc: controller.updateDeployment,
+		DeleteFunc: controller.deleteDeployment,
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Deployment event handler: %w", err)
 	}
@@ -528,6 +485,69 @@ func (c *Controller) observeReadiness(robot *robotv1alpha1.Robot, status *robotv
 	if took, ok := c.readiness.ready(robot.UID, robot.Generation, now); ok {
 		c.metrics.timeToReady.Observe(took.Seconds())
 	}
+}
+
+// addRobot queues a Robot the informer has just seen.
+func (c *Controller) addRobot(obj interface{}) {
+	c.handleRobot(obj)
+}
+
+// updateRobot queues a changed Robot. Periodic resyncs come through here
+// too: they recheck every Robot from the cache, which costs no API request
+// for a converged one.
+func (c *Controller) updateRobot(_, new interface{}) {
+	if robot, ok := new.(*robotv1alpha1.Robot); ok && c.writtenRobots.isOwnWrite(robot) {
+		// The status this process just wrote: a sync would find nothing
+		// to do.
+		return
+	}
+	c.handleRobot(new)
+}
+
+// deleteRobot forgets what the controller kept about a deleted Robot. The
+// garbage collector removes its Deployment.
+func (c *Controller) deleteRobot(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if robot, ok := obj.(*robotv1alpha1.Robot); ok {
+		c.readiness.forget(robot.UID)
+		c.writtenRobots.forget(robot.UID)
+	}
+}
+
+// addDeployment queues the Robot of a Deployment the informer has just seen.
+func (c *Controller) addDeployment(obj interface{}) {
+	if deployment, ok := obj.(*appsv1.Deployment); ok && c.writtenDeployments.isOwnWrite(deployment) {
+		// The Deployment this process just created: the sync that created
+		// it has already reported it.
+		return
+	}
+	c.handleObject(obj)
+}
+
+// updateDeployment queues the Robot of a changed Deployment.
+func (c *Controller) updateDeployment(old, new interface{}) {
+	deployment := new.(*appsv1.Deployment)
+	if old.(*appsv1.Deployment).ResourceVersion == deployment.ResourceVersion || c.writtenDeployments.isOwnWrite(deployment) {
+		// A periodic resync, or this process's own write: nothing the sync
+		// that wrote it has not seen.
+		return
+	}
+	c.handleObject(new)
+}
+
+// deleteDeployment forgets what the controller kept about a deleted
+// Deployment, and queues its Robot.
+func (c *Controller) deleteDeployment(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if deployment, ok := obj.(*appsv1.Deployment); ok {
+		c.writtenDeployments.forget(deployment.UID)
+		c.specsChecked.Delete(deployment.UID)
+	}
+	c.handleObject(obj)
 }
 
 // handleRobot notes when a Robot's generation was first seen, and queues it.
