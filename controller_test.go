@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -376,8 +377,8 @@ func TestRevertsDrift(t *testing.T) {
 func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 	for name, foreign := range map[string]func(*appsv1.Deployment){
 		"no owner": func(d *appsv1.Deployment) { d.OwnerReferences = nil },
-		"another Robot of the same name": func(d *appsv1.Deployment) {
-			d.OwnerReferences[0].UID = "an-earlier-robot"
+		"another controller": func(d *appsv1.Deployment) {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Widget", Name: "test", UID: "widget-uid", Controller: ptr.To(true)}}
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -517,6 +518,15 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 		t.Errorf("a tombstone: queued %v, want the Robot", keys)
 	}
 
+	// The Deployment of an earlier Robot of the same name: its deletion
+	// frees the name, so it concerns the Robot that has the name now.
+	earlier := ours.DeepCopy()
+	earlier.OwnerReferences[0].UID = "an-earlier-robot"
+	c.deleteDeployment(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: earlier})
+	if keys := drain(); len(keys) != 1 || keys[0] != cache.MetaObjectToName(robot) {
+		t.Errorf("the deletion of an earlier Robot's Deployment: queued %v, want [%v]", keys, cache.MetaObjectToName(robot))
+	}
+
 	for name, mutate := range map[string]func(*appsv1.Deployment){
 		"other UID":   func(d *appsv1.Deployment) { d.OwnerReferences[0].UID = "other" },
 		"other kind":  func(d *appsv1.Deployment) { d.OwnerReferences[0].Kind = "Widget" },
@@ -645,5 +655,39 @@ func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
 	}
 	if actions := filterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
 		t.Errorf("wrote the status of a Robot whose namespace is going away: %v", actions)
+	}
+}
+
+// TestEarlierRobotsDeploymentIsWaitedFor: a Robot deleted and created again
+// under the same name finds the first one's Deployment until the garbage
+// collector has deleted it. That is no one else's Deployment in the way: no
+// warning, and the Robot says what it waits for.
+func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	deployment.OwnerReferences[0].UID = "an-earlier-robot"
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	if events := f.events(); len(events) != 0 {
+		t.Errorf("events %q, want none", events)
+	}
+	actions := filterInformerActions(f.robotClient.Actions())
+	if len(actions) != 1 {
+		t.Fatalf("expected one status write, got %d", len(actions))
+	}
+	var applied robotv1alpha1.Robot
+	if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
+		t.Fatal(err)
+	}
+	ready := findCondition(applied.Status, robotv1alpha1.ConditionReady)
+	if ready.Reason != robotv1alpha1.ReasonRolloutInProgress || !strings.Contains(ready.Message, "earlier Robot") {
+		t.Errorf("Ready %s %q, want %s saying it waits for the earlier Robot's Deployment to go", ready.Reason, ready.Message, robotv1alpha1.ReasonRolloutInProgress)
 	}
 }

@@ -296,3 +296,50 @@ func TestDeletedRobotDeletesDeployment(t *testing.T) {
 		return len(pods.Items) == 0, summarizePods(pods.Items), nil
 	})
 }
+
+// TestRecreatedRobotConverges: a Robot deleted and created again under the
+// same name finds the first one's Deployment until the garbage collector has
+// deleted it. A finalizer holds that Deployment here, so the new Robot is
+// sure to see it. The new Robot says it waits, records no warning (no one
+// else's Deployment is in the way), and converges as soon as the old
+// Deployment is gone, not at a periodic recheck.
+func TestRecreatedRobotConverges(t *testing.T) {
+	ns := newNamespace(t)
+	const finalizer = "e2e.robot.dev/hold"
+	first := createRobot(t, newRobot(ns, "web", 1))
+	waitForRobotReady(t, ns, "web")
+	mustKubectl(t, "patch", "deployment/web", "-n", ns, "--type=merge", "-p", `{"metadata":{"finalizers":["`+finalizer+`"]}}`)
+	release := func() {
+		// Ignore a Deployment already gone.
+		_, _, _ = kubectl(context.Background(), "", "patch", "deployment/web", "-n", ns, "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`)
+	}
+	t.Cleanup(release)
+
+	if err := env.robots.RobotV1alpha1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting Robot %s/web: %v", ns, err)
+	}
+	waitForDeployment(t, ns, "web", "is being deleted by the garbage collector", func(d *appsv1.Deployment) bool { return d.DeletionTimestamp != nil })
+	second := createRobot(t, newRobot(ns, "web", 1))
+	if second.UID == first.UID {
+		t.Fatalf("the Robot was not recreated: UID %s", second.UID)
+	}
+	robot := waitForRobot(t, ns, "web", convergeTimeout, "says it waits for the earlier Robot's Deployment", func(r *robotv1alpha1.Robot) bool {
+		c := readyCondition(r)
+		return c != nil && c.ObservedGeneration == r.Generation && c.Reason == robotv1alpha1.ReasonRolloutInProgress && strings.Contains(c.Message, "earlier Robot")
+	})
+
+	released := time.Now()
+	release()
+	robot = waitForRobotReady(t, ns, "web")
+	if took := time.Since(released); took > 15*time.Second {
+		t.Errorf("the Robot took %v to be Ready once the old Deployment could go, want well under the %v recheck", took.Round(time.Second), 30*time.Second)
+	}
+	checkControlledBy(t, getDeployment(t, ns, "web"), robot)
+	events, err := robotEvents(t.Context(), ns, second.UID, robotv1alpha1.ReasonDeploymentNameTaken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 0 {
+		t.Errorf("the new Robot was warned that its name is taken: %s", summarizeEvents(events))
+	}
+}
