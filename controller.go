@@ -310,8 +310,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	}
 
 	var nameTaken *nameTakenError
+	var earlier *earlierRobotError
 	var invalid *invalidSpecError
 	switch {
+	case errors.As(syncErr, &earlier):
+		// Its delete event will queue the Robot; look again later all the
+		// same, should that event be missed.
+		return nameTakenRecheck, nil
 	case errors.As(syncErr, &nameTaken):
 		// Not an error of ours: look again later, without backing off, so
 		// that the Robot converges soon after the name is free.
@@ -338,6 +343,12 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return nil, err
 	}
 	if current != nil && !metav1.IsControlledBy(current, robot) {
+		if ref := metav1.GetControllerOf(current); isRobotRef(ref) && ref.Name == robot.Name {
+			// A Robot of this name was deleted and created again: the
+			// first one's Deployment goes once the garbage collector gets
+			// to it, and its delete event queues this Robot.
+			return nil, &earlierRobotError{name: current.Name}
+		}
 		return nil, notControlledError(current)
 	}
 
@@ -547,7 +558,11 @@ func (c *Controller) deleteDeployment(obj interface{}) {
 		c.writtenDeployments.forget(deployment.UID)
 		c.specsChecked.Delete(deployment.UID)
 	}
-	c.handleObject(obj)
+	// By name, whatever the owner's UID: the deletion of an earlier Robot's
+	// Deployment frees the name for the Robot that has it now.
+	if robot, _ := c.owningRobot(obj); robot != nil {
+		c.enqueueRobot(robot)
+	}
 }
 
 // handleRobot notes when a Robot's generation was first seen, and queues it.
@@ -572,24 +587,39 @@ func (c *Controller) enqueueRobot(obj interface{}) {
 // owner must match by API group, kind and UID: a Robot deleted and recreated
 // under the same name is another Robot.
 func (c *Controller) handleObject(obj interface{}) {
+	if robot, ref := c.owningRobot(obj); robot != nil && robot.UID == ref.UID {
+		c.enqueueRobot(robot)
+	}
+}
+
+// owningRobot returns the Robot named by a Deployment's controller
+// reference, and that reference; nil when there is no such Robot. The
+// Robot's UID may differ from the reference's.
+func (c *Controller) owningRobot(obj interface{}) (*robotv1alpha1.Robot, *metav1.OwnerReference) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
 	object, ok := obj.(metav1.Object)
 	if !ok {
 		utilruntime.HandleError(fmt.Errorf("unexpected object of type %T in the Deployment informer", obj))
-		return
+		return nil, nil
 	}
 	ref := metav1.GetControllerOf(object)
-	if ref == nil || ref.Kind != "Robot" {
-		return
-	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != robotv1alpha1.SchemeGroupVersion.Group {
-		return
+	if !isRobotRef(ref) {
+		return nil, nil
 	}
 	robot, err := c.robotsLister.Robots(object.GetNamespace()).Get(ref.Name)
-	if err != nil || robot.UID != ref.UID {
-		return
+	if err != nil {
+		return nil, nil
 	}
-	c.enqueueRobot(robot)
+	return robot, ref
+}
+
+// isRobotRef reports whether an owner reference names a Robot.
+func isRobotRef(ref *metav1.OwnerReference) bool {
+	if ref == nil || ref.Kind != "Robot" {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == robotv1alpha1.SchemeGroupVersion.Group
 }

@@ -30,6 +30,15 @@ func (e *nameTakenError) Error() string {
 	return msg + "; the operator leaves it alone: delete it, or recreate the Robot with another spec.deploymentName"
 }
 
+// earlierRobotError is a Deployment with the Robot's deployment name that an
+// earlier Robot of the same name controls: that Robot was deleted, and the
+// garbage collector has not deleted its Deployment yet.
+type earlierRobotError struct{ name string }
+
+func (e *earlierRobotError) Error() string {
+	return fmt.Sprintf("waiting for the garbage collector to delete Deployment %q of an earlier Robot of the same name", e.name)
+}
+
 // maxMessageLength bounds condition messages well inside the API's limit, so
 // a long error never makes the status write itself fail.
 const maxMessageLength = 1024
@@ -86,8 +95,11 @@ func readyCondition(deployment *appsv1.Deployment, syncErr error) metav1.Conditi
 		return metav1.Condition{Type: robotv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: fmt.Sprintf(format, args...)}
 	}
 	var nameTaken *nameTakenError
+	var earlier *earlierRobotError
 	var invalid *invalidSpecError
 	switch {
+	case errors.As(syncErr, &earlier):
+		return notReady(robotv1alpha1.ReasonRolloutInProgress, "%s", earlier.Error())
 	case errors.As(syncErr, &nameTaken):
 		return notReady(robotv1alpha1.ReasonDeploymentNameTaken, "%s", nameTaken.Error())
 	case errors.As(syncErr, &invalid):
