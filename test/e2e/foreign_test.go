@@ -124,24 +124,35 @@ var foreignEdits = []foreignEdit{
 }
 
 // randomRobot returns a Robot that the CRD admits, with a random choice of
-// the optional fields set.
-func randomRobot(rng *rand.Rand, ns, name string) *robotv1alpha1.Robot {
+// the optional fields set: none of them in round 0, all of them in round 1,
+// any in the rounds after, so that every edit meets both a Robot that sets
+// the field it touches and one that does not.
+func randomRobot(rng *rand.Rand, round int, ns, name string) *robotv1alpha1.Robot {
 	robot := newRobot(ns, name, int32(1+rng.IntN(2)))
-	if rng.IntN(2) == 0 {
+	set := func() bool {
+		switch round {
+		case 0:
+			return false
+		case 1:
+			return true
+		}
+		return rng.IntN(2) == 0
+	}
+	if set() {
 		robot.Spec.Args = []string{"--robot", fmt.Sprint(rng.IntN(100))}
 	}
-	if rng.IntN(2) == 0 {
+	if set() {
 		robot.Spec.Port = ptr.To(int32(8000 + rng.IntN(1000)))
 	}
-	if rng.IntN(2) == 0 {
+	if set() {
 		robot.Spec.Env = []corev1.EnvVar{
 			{Name: "MODE", Value: "e2e"},
 			{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 		}
 	}
-	if rng.IntN(2) == 0 {
+	if set() {
 		robot.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
-		if rng.IntN(2) == 0 {
+		if set() {
 			robot.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")}
 		}
 	}
@@ -164,9 +175,9 @@ func TestForeignEditsConverge(t *testing.T) {
 		robot *robotv1alpha1.Robot
 	}
 	var trials []trial
-	for round := range 2 {
+	for round := range 3 {
 		for i, edit := range foreignEdits {
-			robot := createRobot(t, randomRobot(rng, ns, fmt.Sprintf("r%d-%d", round, i)))
+			robot := createRobot(t, randomRobot(rng, round, ns, fmt.Sprintf("r%d-%d", round, i)))
 			trials = append(trials, trial{edit: edit, robot: robot})
 		}
 	}
