@@ -691,3 +691,45 @@ func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
 		t.Errorf("Ready %s %q, want %s saying it waits for the earlier Robot's Deployment to go", ready.Reason, ready.Message, robotv1alpha1.ReasonRolloutInProgress)
 	}
 }
+
+// TestSpecChangeInOwnStatusWriteIsNotAnEcho: a spec change that lands
+// between the sync's cache read and its status apply comes back in the
+// apply's answer, with the new generation. When the informer then delivers
+// only that state (after a relist, say), it is the operator's own write by
+// resourceVersion, but it carries a change no sync has seen.
+func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	for c.workqueue.Len() > 0 { // whatever the informer setup queued
+		key, _ := c.workqueue.Get()
+		c.workqueue.Done(key)
+	}
+
+	written := robot.DeepCopy()
+	written.ResourceVersion = "12"
+	written.Generation = 2                // the user's change
+	written.Status.ObservedGeneration = 1 // what the sync saw and wrote
+	c.writtenRobots.remember(written)
+	c.updateRobot(robot, written.DeepCopy())
+	if c.workqueue.Len() != 1 {
+		t.Errorf("the Robot was not queued: its generation %d is not the one its status reports (%d)", written.Generation, written.Status.ObservedGeneration)
+	}
+
+	// The echo of a status write that saw the current generation is
+	// still nothing to sync.
+	echo := written.DeepCopy()
+	echo.ResourceVersion = "13"
+	echo.Status.ObservedGeneration = 2
+	c.writtenRobots.remember(echo)
+	for c.workqueue.Len() > 0 {
+		key, _ := c.workqueue.Get()
+		c.workqueue.Done(key)
+	}
+	c.updateRobot(written, echo.DeepCopy())
+	if c.workqueue.Len() != 0 {
+		t.Errorf("the echo of the operator's own status write was queued")
+	}
+}
