@@ -507,9 +507,10 @@ func (c *Controller) addRobot(obj interface{}) {
 // too: they recheck every Robot from the cache, which costs no API request
 // for a converged one.
 func (c *Controller) updateRobot(_, new interface{}) {
-	if robot, ok := new.(*robotv1alpha1.Robot); ok && c.writtenRobots.isOwnWrite(robot) {
-		// The status this process just wrote: a sync would find nothing
-		// to do.
+	// The status this process just wrote tells a sync nothing new, unless
+	// it carries a spec change that landed before the write: then its
+	// generation is not the one the written status reports.
+	if robot, ok := new.(*robotv1alpha1.Robot); ok && robot.Generation == robot.Status.ObservedGeneration && c.writtenRobots.isOwnWrite(robot) {
 		return
 	}
 	c.handleRobot(new)

@@ -12,6 +12,12 @@ import (
 // the informer cache catches up with them. Without it, a sync that runs
 // before the watch event of the previous write arrives would compare with
 // the stale cached object and write the same thing again.
+//
+// client-go's MutationCache does the first half of this (the newer of the
+// cache and a written object), but it keys objects by namespace and name,
+// so a Robot deleted and created again could be answered with its
+// predecessor, and it keeps every write for a fixed time rather than until
+// the cache has caught up. It does not tell an echo from a change either.
 type recentWrites[T metav1.Object] struct {
 	objects sync.Map // types.UID → T
 }
