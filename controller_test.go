@@ -733,3 +733,16 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 		t.Errorf("the echo of the operator's own status write was queued")
 	}
 }
+
+// TestRunShutdownBeforeCachesSync: a signal while the informer caches are
+// still syncing is a clean stop, not a failure (the process exits 0).
+func TestRunShutdownBeforeCachesSync(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	c := newFixture(t).newController(ctx)
+	c.robotsSynced = func() bool { return false }
+	cancel()
+	if err := c.Run(ctx, 1); err != nil {
+		t.Errorf("Run after a signal during the cache sync returned %v, want nil", err)
+	}
+}

@@ -23,6 +23,17 @@ type leaderElection struct {
 	leaseDuration time.Duration
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
+	// exit ends the process when the Lease is lost; os.Exit unless a test
+	// needs to see the call.
+	exit func(code int)
+}
+
+func (le leaderElection) exitProcess(code int) {
+	if le.exit != nil {
+		le.exit(code)
+		return
+	}
+	os.Exit(code)
 }
 
 // serviceAccountNamespace is where a pod finds its own namespace.
@@ -99,7 +110,7 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, le leaderElec
 				// Lost the Lease while writing: stop every write now.
 				logger.Error(nil, "Lost the leader election Lease; exiting so that another replica takes over", "lease", klog.KRef(le.namespace, le.id))
 				klog.Flush()
-				os.Exit(1)
+				le.exitProcess(1)
 			},
 			OnNewLeader: func(leader string) {
 				if leader != identity {
@@ -144,7 +155,7 @@ func watchLease(ctx context.Context, logger klog.Logger, le leaderElection, mayW
 				logger.Error(nil, "Lost the leader election Lease: it was not renewed within the renew deadline; exiting so that another replica takes over",
 					"lease", klog.KRef(le.namespace, le.id), "renewDeadline", le.renewDeadline)
 				klog.Flush()
-				os.Exit(1)
+				le.exitProcess(1)
 			}
 		}
 	}
