@@ -174,6 +174,11 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	logger.Info("Starting Robot controller", "workers", workers)
 	logger.V(2).Info("Waiting for informer caches to sync")
 	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.robotsSynced); !ok {
+		if ctx.Err() != nil {
+			// A signal before the caches synced: nothing was started, so
+			// this is a clean stop, not a failure.
+			return nil
+		}
 		return errors.New("failed to wait for caches to sync")
 	}
 
