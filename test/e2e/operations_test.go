@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -980,6 +981,119 @@ func TestJSONLogging(t *testing.T) {
 	for _, msg := range []string{"Created Deployment", "Updated Deployment", "Robot readiness changed"} {
 		if !messages[msg] {
 			t.Errorf("no line %q with \"robot\":{\"name\":\"web\",\"namespace\":%q}; the lines about the Robot: %v", msg, ns, slices.Sorted(maps.Keys(messages)))
+		}
+	}
+}
+
+// TestLeaderShutdownWhileFollowing: an operator with -leader-elect stopped
+// with SIGTERM while another replica holds the Lease exits 0, soon, without
+// ever having led or written anything, the Lease included.
+func TestLeaderShutdownWhileFollowing(t *testing.T) {
+	requireAuditLog(t)
+	pauseSharedOperator(t)
+	leaseID := newLease(t)
+	const other = "e2e-other-replica"
+	holdLease(t, leaseID, other)
+	begin := time.Now()
+	f := &replica{name: "F", o: extraOperator(t, "follower-term", sharedArgs(leaderElectArgs(leaseID)...))}
+	f.off = launch(t, f.o)
+	f.id = mustIdentity(t, f.o, f.off)
+	mustFollow(t, f, other)
+	// Its caches have synced: only the Lease keeps it from working.
+	waitForStatus(t, "http://"+mustServingAddress(t, f.o, f.off, "health probes")+"/readyz", 200)
+
+	termed := terminate(t, f.o)
+	exited := waitExitedCleanly(t, f.o, 20*time.Second)
+	t.Logf("the follower exited 0 %v after SIGTERM", exited.Sub(termed).Round(time.Millisecond))
+	mustLog(t, f.o, f.off, `"Stopped"`, time.Second)
+	for _, s := range []string{`"Became the leader"`, `"Started workers"`} {
+		if containsLog(f.o, f.off, s) {
+			t.Errorf("the follower logged %s though %s held the Lease", s, other)
+		}
+	}
+	if holder, err := leaseHolder(t.Context(), leaseID); err != nil || holder != other {
+		t.Errorf("after the follower exited the Lease is held by %q (%v), want %s still", holder, err, other)
+	}
+	checkNoWritesBy(t, f.id, begin)
+}
+
+// TestLeaderShutdownWhileAcquiring: an operator with -leader-elect stopped
+// with SIGTERM while its request for the free Lease is on its way (the API
+// server answers through a slow link) exits 0, without leading, and does
+// not leave the Lease held in its name.
+func TestLeaderShutdownWhileAcquiring(t *testing.T) {
+	pauseSharedOperator(t)
+	leaseID := newLease(t)
+	const delay = 2 * time.Second
+	o := extraOperator(t, "acquiring-term", slowAPIServerArgs(t, sharedArgs(leaderElectArgs(leaseID)...), delay))
+	off := launch(t, o)
+	id := mustIdentity(t, o, off)
+	mustLog(t, o, off, `"Attempting to acquire leader lease`, operatorStartTimeout)
+
+	termed := terminate(t, o)
+	exited := waitExitedCleanly(t, o, 40*time.Second)
+	t.Logf("the operator exited 0 %v after SIGTERM", exited.Sub(termed).Round(time.Millisecond))
+	mustLog(t, o, off, `"Stopped"`, time.Second)
+	if containsLog(o, off, `"Started workers"`) {
+		t.Errorf("the operator started workers after SIGTERM, which came before it held the Lease")
+	}
+	if holder, err := leaseHolder(t.Context(), leaseID); err != nil || holder == id {
+		t.Errorf("after the operator exited the Lease is held by %q (%v): it must not be left in the name of an operator that has gone", holder, err)
+	}
+}
+
+// TestShutdownWhileCachesSync: an operator stopped with SIGTERM before its
+// informer caches have synced (the API server answers through a slow link)
+// exits 0: a shutdown before any work began is no failure.
+func TestShutdownWhileCachesSync(t *testing.T) {
+	pauseSharedOperator(t)
+	const delay = 2 * time.Second
+	o := extraOperator(t, "sync-term", slowAPIServerArgs(t, sharedArgs(), delay))
+	off := launch(t, o)
+	mustLog(t, o, off, `"Waiting for informer caches to sync"`, operatorStartTimeout)
+
+	termed := terminate(t, o)
+	exited := waitExitedCleanly(t, o, 40*time.Second)
+	t.Logf("the operator exited 0 %v after SIGTERM", exited.Sub(termed).Round(time.Millisecond))
+	mustLog(t, o, off, `"Stopped"`, time.Second)
+	if containsLog(o, off, `"Started workers"`) {
+		t.Fatalf("the operator started workers: the SIGTERM came after its caches synced, %v through the slow link was not enough to test a shutdown during the sync", delay)
+	}
+	if containsLog(o, off, "failed to wait for caches to sync") {
+		t.Errorf("the operator reported a failure to sync its caches after SIGTERM")
+	}
+}
+
+// holdLease makes holder the holder of the Lease id, freshly renewed and
+// for an hour, as another replica would hold it.
+func holdLease(t *testing.T, id, holder string) {
+	t.Helper()
+	now := metav1.NewMicroTime(time.Now())
+	_, err := env.kube.CoordinationV1().Leases(leaseNamespace).Create(t.Context(), &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: leaseNamespace, Name: id},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(holder),
+			LeaseDurationSeconds: ptr.To[int32](3600),
+			AcquireTime:          &now,
+			RenewTime:            &now,
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating Lease %s/%s held by %s: %v", leaseNamespace, id, holder, err)
+	}
+}
+
+// checkNoWritesBy fails the test if the audit log has a write since begin
+// by the operator whose identity is id.
+func checkNoWritesBy(t *testing.T, id string, begin time.Time) {
+	t.Helper()
+	writes, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: begin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		if userAgentIdentity(w.UserAgent) == id {
+			t.Errorf("write by the operator, which never held the Lease: %s", &w)
 		}
 	}
 }
