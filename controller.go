@@ -44,6 +44,10 @@ const (
 	// looks again. The other Deployment is not in the operator's cache
 	// (it lacks the managed-by label), so no event says when it is gone.
 	nameTakenRecheck = 30 * time.Second
+
+	// defaultSyncTimeout bounds one sync unless -sync-timeout says
+	// otherwise.
+	defaultSyncTimeout = 30 * time.Second
 )
 
 // Event reasons. Condition reasons, also used as event reasons, live with the
@@ -94,6 +98,8 @@ type Controller struct {
 	// shutdownTimeout bounds how long Run lets in-flight syncs finish once
 	// its context is done.
 	shutdownTimeout time.Duration
+	// syncTimeout bounds one sync, all its API requests included.
+	syncTimeout time.Duration
 	// mayWrite, when set, is asked before every write; with leader election
 	// it fails once this process may no longer be the leader.
 	mayWrite func() error
@@ -141,6 +147,7 @@ func NewController(
 		metrics:         newControllerMetrics(),
 		readiness:       newReadinessTracker(),
 		shutdownTimeout: 20 * time.Second,
+		syncTimeout:     defaultSyncTimeout,
 	}
 
 	logger.V(4).Info("Setting up event handlers")

@@ -53,6 +53,7 @@ type options struct {
 	burst           int
 	resyncPeriod    time.Duration
 	shutdownTimeout time.Duration
+	syncTimeout     time.Duration
 	leaderElection  leaderElection
 	metricsAddr     string
 	healthAddr      string
@@ -124,6 +125,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.IntVar(&opts.burst, "kube-api-burst", 2000, "Requests the operator may send at once above -kube-api-qps.")
 	fs.DurationVar(&opts.resyncPeriod, "resync-period", 10*time.Minute, "How often every Robot is rechecked against the cache even when nothing changed (0 turns it off). A converged Robot costs no API request.")
 	fs.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 20*time.Second, "On SIGTERM or SIGINT, how long the syncs in flight may take to finish before they are cancelled.")
+	fs.DurationVar(&opts.syncTimeout, "sync-timeout", defaultSyncTimeout, "How long one sync of a Robot, all its API requests included, may take before it is cancelled and retried with backoff.")
 
 	le := &opts.leaderElection
 	fs.BoolVar(&le.enabled, "leader-elect", false, "Run only while holding a Lease, so that one of several replicas writes at a time. The shipped manifests turn it on.")
@@ -229,6 +231,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		return err
 	}
 	controller.shutdownTimeout = opts.shutdownTimeout
+	controller.syncTimeout = opts.syncTimeout
 	if err := controller.RegisterMetrics(registry); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}

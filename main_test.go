@@ -11,6 +11,8 @@ func TestRunRejectsBadFlagsInOneLine(t *testing.T) {
 		{"-no-such-flag"},
 		{"-workers", "0"},
 		{"-kube-api-qps", "-1"},
+		{"-sync-timeout", "0"},
+		{"-sync-timeout=-1s"},
 		{"-logging-format", "yaml"},
 		{"-leader-elect", "-leader-elect-renew-deadline", "20s"},
 		{"extra-argument"},
@@ -43,7 +45,7 @@ func TestHelp(t *testing.T) {
 	if code := run([]string{"-help"}, &stdout, &stderr); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
-	for _, flag := range []string{"-kubeconfig", "-workers", "-leader-elect", "-metrics-bind-address", "-logging-format"} {
+	for _, flag := range []string{"-kubeconfig", "-workers", "-sync-timeout", "-leader-elect", "-metrics-bind-address", "-logging-format"} {
 		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("usage does not mention %s", flag)
 		}
