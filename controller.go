@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,7 +99,8 @@ type Controller struct {
 	// shutdownTimeout bounds how long Run lets in-flight syncs finish once
 	// its context is done.
 	shutdownTimeout time.Duration
-	// syncTimeout bounds one sync, all its API requests included.
+	// syncTimeout bounds one sync, all its API requests included: the
+	// sync's context ends then, and so does whatever request is in flight.
 	syncTimeout time.Duration
 	// mayWrite, when set, is asked before every write; with leader election
 	// it fails once this process may no longer be the leader.
@@ -268,7 +270,18 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 
 	start := c.clock.Now()
 	c.inflight.Store(key, start)
-	requeueAfter, err := c.syncHandler(ctx, key)
+	// Each sync has a deadline, so that a request that never gets an
+	// answer (a dead connection, a stuck API server) costs a retry with
+	// backoff, not a worker. The clients have no timeout of their own: an
+	// http.Client timeout would cut the informers' watches as well.
+	syncCtx, cancel := context.WithTimeoutCause(ctx, c.syncTimeout, &syncTimeoutError{key: key, timeout: c.syncTimeout})
+	requeueAfter, err := c.syncHandler(syncCtx, key)
+	var timedOut *syncTimeoutError
+	if err != nil && errors.As(context.Cause(syncCtx), &timedOut) {
+		// Whichever request the deadline cut short, one error says why.
+		err = timedOut
+	}
+	cancel()
 	c.inflight.Delete(key)
 	c.metrics.syncDuration.Observe(c.clock.Since(start).Seconds())
 
@@ -316,6 +329,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		// Nothing to report, and nobody to report it to.
 		logger.V(4).Info("Namespace is terminating")
 		return 0, nil
+	}
+	if ctx.Err() != nil {
+		// Out of time (or shutting down): a status write would fail too,
+		// and its error hide why. The retry writes the status.
+		return 0, cmp.Or(syncErr, context.Cause(ctx))
 	}
 	if err := c.updateStatus(ctx, robot, deployment, syncErr); err != nil {
 		return 0, errors.Join(syncErr, err)
@@ -450,6 +468,19 @@ func (c *Controller) currentDeployment(ctx context.Context, namespace, name stri
 	}
 	return deployment, nil
 }
+
+// syncTimeoutError: the sync of the Robot key did not finish within its
+// deadline.
+type syncTimeoutError struct {
+	key     cache.ObjectName
+	timeout time.Duration
+}
+
+func (e *syncTimeoutError) Error() string {
+	return fmt.Sprintf("sync of Robot %s did not finish within %v", e.key, e.timeout)
+}
+
+func (e *syncTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
 // notControlledError describes a Deployment that is in the way.
 func notControlledError(deployment *appsv1.Deployment) error {

@@ -125,7 +125,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.IntVar(&opts.burst, "kube-api-burst", 2000, "Requests the operator may send at once above -kube-api-qps.")
 	fs.DurationVar(&opts.resyncPeriod, "resync-period", 10*time.Minute, "How often every Robot is rechecked against the cache even when nothing changed (0 turns it off). A converged Robot costs no API request.")
 	fs.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 20*time.Second, "On SIGTERM or SIGINT, how long the syncs in flight may take to finish before they are cancelled.")
-	fs.DurationVar(&opts.syncTimeout, "sync-timeout", defaultSyncTimeout, "How long one sync of a Robot, all its API requests included, may take before it is cancelled and retried with backoff.")
+	fs.DurationVar(&opts.syncTimeout, "sync-timeout", defaultSyncTimeout, "How long one sync of a Robot, all its API requests included, may take before it is cancelled and retried with backoff. The liveness check fails for a sync running ten times as long (at least a minute).")
 
 	le := &opts.leaderElection
 	fs.BoolVar(&le.enabled, "leader-elect", false, "Run only while holding a Lease, so that one of several replicas writes at a time. The shipped manifests turn it on.")
@@ -168,6 +168,8 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-resync-period must not be negative, not %v", opts.resyncPeriod)
 	case opts.shutdownTimeout < 0:
 		return nil, fmt.Errorf("-shutdown-timeout must not be negative, not %v", opts.shutdownTimeout)
+	case opts.syncTimeout <= 0:
+		return nil, fmt.Errorf("-sync-timeout must be positive, not %v", opts.syncTimeout)
 	case opts.loggingFormat != "text" && opts.loggingFormat != "json":
 		return nil, fmt.Errorf("-logging-format must be text or json, not %q", opts.loggingFormat)
 	case le.enabled && le.renewDeadline >= le.leaseDuration:

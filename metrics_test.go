@@ -83,7 +83,7 @@ func TestHealthHandler(t *testing.T) {
 	if code, _ := get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz with a sync running for a minute: %d, want 200", code)
 	}
-	clock.Step(stuckSyncThreshold)
+	clock.Step(stuckSyncThreshold(c.syncTimeout))
 	if code, body := get("/healthz"); code != http.StatusInternalServerError || !strings.Contains(body, "default/slow") {
 		t.Errorf("/healthz with a stuck sync: %d %q, want 500 naming the Robot", code, body)
 	}
