@@ -17,7 +17,7 @@ import (
 
 func TestComputeStatus(t *testing.T) {
 	now := metav1.NewTime(fixtureNow)
-	type conditions struct{ ready, readyReason, available, progressing string }
+	type conditions struct{ ready, readyReason, available, progressing, synced, syncedReason string }
 	tests := []struct {
 		name       string
 		deployment func(*appsv1.Deployment) *appsv1.Deployment
@@ -27,19 +27,19 @@ func TestComputeStatus(t *testing.T) {
 	}{{
 		name:       "complete",
 		deployment: func(d *appsv1.Deployment) *appsv1.Deployment { return d },
-		want:       conditions{"True", robotv1alpha1.ReasonRolloutComplete, "True", "True"},
+		want:       conditions{"True", robotv1alpha1.ReasonRolloutComplete, "True", "True", "True", robotv1alpha1.ReasonSynced},
 		message:    "2 of 2 replicas are available",
 	}, {
 		name:       "no Deployment yet",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
-		want:       conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown"},
+		want:       conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown", "True", robotv1alpha1.ReasonSynced},
 	}, {
 		name: "spec not observed yet",
 		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
 			d.Generation = 2
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown"},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown", "True", robotv1alpha1.ReasonSynced},
 		message: "observe generation 2",
 	}, {
 		name: "rolling out",
@@ -47,7 +47,7 @@ func TestComputeStatus(t *testing.T) {
 			d.Status.UpdatedReplicas = 1
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True"},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True", "True", robotv1alpha1.ReasonSynced},
 		message: "1 of 2 replicas run the current spec",
 	}, {
 		name: "old replicas terminating",
@@ -55,7 +55,7 @@ func TestComputeStatus(t *testing.T) {
 			d.Status.Replicas = 3
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True"},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True", "True", robotv1alpha1.ReasonSynced},
 		message: "1 old replicas are pending termination",
 	}, {
 		name: "scaling down",
@@ -63,7 +63,7 @@ func TestComputeStatus(t *testing.T) {
 			d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 4, 4, 4, 4
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True"},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True", "True", robotv1alpha1.ReasonSynced},
 		message: "scaling down from 4 to 2 replicas",
 	}, {
 		name: "not available",
@@ -72,7 +72,7 @@ func TestComputeStatus(t *testing.T) {
 			d.Status.Conditions[0].Status, d.Status.Conditions[0].Reason = corev1.ConditionFalse, "MinimumReplicasUnavailable"
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "False", "True"},
+		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "False", "True", "True", robotv1alpha1.ReasonSynced},
 		message: "0 of 2 updated replicas are available",
 	}, {
 		name: "progress deadline exceeded",
@@ -82,31 +82,53 @@ func TestComputeStatus(t *testing.T) {
 				Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "test-abc" has timed out progressing.`}
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonProgressDeadlineExceeded, "True", "False"},
+		want:    conditions{"False", robotv1alpha1.ReasonProgressDeadlineExceeded, "True", "False", "True", robotv1alpha1.ReasonSynced},
 		message: "timed out progressing",
 	}, {
 		name:       "name taken",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
 		syncErr:    &nameTakenError{name: "test", owner: "ReplicaSet/x"},
-		want:       conditions{"False", robotv1alpha1.ReasonDeploymentNameTaken, "Unknown", "Unknown"},
+		want:       conditions{"False", robotv1alpha1.ReasonDeploymentNameTaken, "Unknown", "Unknown", "False", robotv1alpha1.ReasonDeploymentNameTaken},
 		message:    `Deployment "test" already exists and is not controlled by this Robot (it is controlled by ReplicaSet/x)`,
 	}, {
 		name:       "invalid spec",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
 		syncErr:    &invalidSpecError{errors.New("spec.image must not be empty")},
-		want:       conditions{"False", robotv1alpha1.ReasonInvalidSpec, "Unknown", "Unknown"},
+		want:       conditions{"False", robotv1alpha1.ReasonInvalidSpec, "Unknown", "Unknown", "False", robotv1alpha1.ReasonInvalidSpec},
 		message:    "spec.image must not be empty",
 	}, {
-		name:       "API error with a Deployment",
+		// A brownout: the Deployment runs the Robot's spec, every replica
+		// is available, and an API request failed. Ready stays about the
+		// workload; Synced says the sync failed.
+		name:       "API error with the spec applied",
 		deployment: func(d *appsv1.Deployment) *appsv1.Deployment { return d },
 		syncErr:    errors.New("the server is currently unable to handle the request"),
-		want:       conditions{"False", robotv1alpha1.ReasonSyncFailed, "True", "True"},
-		message:    "unable to handle the request (retrying)",
+		want:       conditions{"True", robotv1alpha1.ReasonRolloutComplete, "True", "True", "False", robotv1alpha1.ReasonSyncFailed},
+		message:    "2 of 2 replicas are available",
+	}, {
+		// The Robot changed and the change could not be applied: the
+		// Deployment does not run what the Robot now asks for.
+		name: "API error with a spec change pending",
+		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
+			d.Annotations[annotationSpecHash] = "an-older-spec"
+			return d
+		},
+		syncErr: errors.New("the server is currently unable to handle the request"),
+		want:    conditions{"False", robotv1alpha1.ReasonSyncFailed, "True", "True", "False", robotv1alpha1.ReasonSyncFailed},
+		message: "unable to handle the request (retrying)",
+	}, {
+		// An earlier Robot's Deployment is not in the way of anyone: the
+		// sync waits, and says so.
+		name:       "earlier Robot's Deployment",
+		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
+		syncErr:    &earlierRobotError{name: "test"},
+		want:       conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown", "False", robotv1alpha1.ReasonWaitingForGarbageCollection},
+		message:    "earlier Robot",
 	}, {
 		name:       "long error",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
 		syncErr:    errors.New(strings.Repeat("x", 5000)),
-		want:       conditions{"False", robotv1alpha1.ReasonSyncFailed, "Unknown", "Unknown"},
+		want:       conditions{"False", robotv1alpha1.ReasonSyncFailed, "Unknown", "Unknown", "False", robotv1alpha1.ReasonSyncFailed},
 		message:    "xxx...",
 	}}
 	for _, tt := range tests {
@@ -132,9 +154,11 @@ func TestComputeStatus(t *testing.T) {
 				findCondition(status, robotv1alpha1.ConditionReady).Reason,
 				string(findCondition(status, robotv1alpha1.ConditionAvailable).Status),
 				string(findCondition(status, robotv1alpha1.ConditionProgressing).Status),
+				string(findCondition(status, robotv1alpha1.ConditionSynced).Status),
+				findCondition(status, robotv1alpha1.ConditionSynced).Reason,
 			}
 			if got != tt.want {
-				t.Errorf("conditions (Ready, reason, Available, Progressing) = %v, want %v", got, tt.want)
+				t.Errorf("conditions (Ready, reason, Available, Progressing, Synced, reason) = %v, want %v", got, tt.want)
 			}
 			ready := findCondition(status, robotv1alpha1.ConditionReady)
 			if !strings.Contains(ready.Message, tt.message) {
@@ -195,8 +219,8 @@ func TestStatusApplyConfigurationHoldsOnlyOwnConditions(t *testing.T) {
 	for _, c := range ac.Status.Conditions {
 		types = append(types, *c.Type)
 	}
-	if strings.Join(types, ",") != "Ready,Available,Progressing" {
-		t.Errorf("applied condition types %v, want the operator's own three", types)
+	if strings.Join(types, ",") != "Ready,Available,Progressing,Synced" {
+		t.Errorf("applied condition types %v, want the operator's own four", types)
 	}
 	if ptr.Deref(ac.Status.AvailableReplicas, -1) != 1 || ptr.Deref(ac.Status.ObservedGeneration, -1) != 1 {
 		t.Errorf("apply configuration status %+v does not carry the counts", ac.Status)

@@ -175,6 +175,13 @@ const (
 	ConditionAvailable = "Available"
 	// ConditionProgressing mirrors the Deployment's Progressing condition.
 	ConditionProgressing = "Progressing"
+	// ConditionSynced is True when the operator's last sync of the Robot
+	// succeeded: the Deployment holds what the Robot asks for. When it is
+	// False, its reason says why, and the operator retries unless the
+	// reason says a change to the Robot or to something else is needed.
+	// Ready stays about the workload: a failed request does not make a
+	// running Robot not Ready.
+	ConditionSynced = "Synced"
 )
 
 // Reasons of a Robot's conditions. The operator also uses them as the reasons
@@ -198,6 +205,12 @@ const (
 	// ReasonSyncFailed: the operator could not read or write the Deployment;
 	// it retries with backoff.
 	ReasonSyncFailed = "SyncFailed"
+	// ReasonSynced: the operator's last sync succeeded.
+	ReasonSynced = "Synced"
+	// ReasonWaitingForGarbageCollection: a Deployment of an earlier Robot of
+	// the same name, deleted, has the Robot's deployment name until the
+	// garbage collector deletes it.
+	ReasonWaitingForGarbageCollection = "WaitingForGarbageCollection"
 	// ReasonDeploymentNotObserved: the Deployment controller has not yet
 	// observed the Deployment's latest spec, so its conditions are not
 	// trusted.
