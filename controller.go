@@ -62,10 +62,6 @@ const (
 	EventDeploymentUpdated = "DeploymentUpdated"
 )
 
-// errNamespaceTerminating: the Robot's namespace is being deleted, so its
-// Deployment cannot be created again, and the Robot is about to go too.
-var errNamespaceTerminating = errors.New("the namespace is terminating")
-
 // Controller keeps each Robot's Deployment as the Robot asks and reports the
 // Deployment's state in the Robot's status.
 type Controller struct {
@@ -339,19 +335,16 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return 0, errors.Join(syncErr, err)
 	}
 
-	var nameTaken *nameTakenError
-	var earlier *earlierRobotError
-	var invalid *invalidSpecError
-	switch {
-	case errors.As(syncErr, &earlier):
-		// Its delete event will queue the Robot; look again later all the
-		// same, should that event be missed.
+	if syncErr == nil {
+		return 0, nil
+	}
+	switch classify(syncErr).retry {
+	case recheckLater:
+		// Someone else must act, and no event may say when: look again
+		// later, without backing off, so that the Robot converges soon
+		// after.
 		return nameTakenRecheck, nil
-	case errors.As(syncErr, &nameTaken):
-		// Not an error of ours: look again later, without backing off, so
-		// that the Robot converges soon after the name is free.
-		return nameTakenRecheck, nil
-	case errors.As(syncErr, &invalid):
+	case retryOnChange:
 		// Retrying cannot help; the next change to the Robot will.
 		return 0, nil
 	}
@@ -469,28 +462,6 @@ func (c *Controller) currentDeployment(ctx context.Context, namespace, name stri
 	return deployment, nil
 }
 
-// syncTimeoutError: the sync of the Robot key did not finish within its
-// deadline.
-type syncTimeoutError struct {
-	key     cache.ObjectName
-	timeout time.Duration
-}
-
-func (e *syncTimeoutError) Error() string {
-	return fmt.Sprintf("sync of Robot %s did not finish within %v", e.key, e.timeout)
-}
-
-func (e *syncTimeoutError) Unwrap() error { return context.DeadlineExceeded }
-
-// notControlledError describes a Deployment that is in the way.
-func notControlledError(deployment *appsv1.Deployment) error {
-	err := &nameTakenError{name: deployment.Name}
-	if owner := metav1.GetControllerOf(deployment); owner != nil {
-		err.owner = owner.Kind + "/" + owner.Name
-	}
-	return err
-}
-
 // updateStatus writes robot's status when what it should say differs from
 // what it says, and records a Warning event when the Robot newly needs a
 // person's attention.
@@ -524,8 +495,8 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 	if before == nil || before.Status != after.Status || before.Reason != after.Reason {
 		logger.Info("Robot readiness changed", "ready", after.Status, "reason", after.Reason, "message", after.Message)
 	}
-	if needsAttention(after.Reason) && (before == nil || before.Reason != after.Reason || before.Message != after.Message) {
-		c.recorder.Event(robot, corev1.EventTypeWarning, after.Reason, after.Message)
+	if warning := newWarning(robot.Status, status); warning != nil {
+		c.recorder.Event(robot, corev1.EventTypeWarning, warning.Reason, warning.Message)
 	}
 	return nil
 }

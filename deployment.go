@@ -83,13 +83,6 @@ func objectLabels(robot *robotv1alpha1.Robot) map[string]string {
 	return l
 }
 
-// invalidSpecError is a Robot spec that cannot become a Deployment. Retrying
-// does not help; a change to the Robot does.
-type invalidSpecError struct{ err error }
-
-func (e *invalidSpecError) Error() string { return "invalid spec: " + e.err.Error() }
-func (e *invalidSpecError) Unwrap() error { return e.err }
-
 // validateSpec repeats the CRD's validation, for Robots stored before a rule
 // existed or written around it.
 func validateSpec(spec *robotv1alpha1.RobotSpec) error {

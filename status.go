@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"regexp"
 
@@ -14,30 +14,6 @@ import (
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	robotac "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1alpha1"
 )
-
-// nameTakenError is a Deployment with the Robot's deployment name that the
-// Robot does not control. The operator never modifies or adopts it.
-type nameTakenError struct {
-	name  string
-	owner string // the Deployment's controller, if any, as "Kind/name"
-}
-
-func (e *nameTakenError) Error() string {
-	msg := fmt.Sprintf("Deployment %q already exists and is not controlled by this Robot", e.name)
-	if e.owner != "" {
-		msg += " (it is controlled by " + e.owner + ")"
-	}
-	return msg + "; the operator leaves it alone: delete it, or recreate the Robot with another spec.deploymentName"
-}
-
-// earlierRobotError is a Deployment with the Robot's deployment name that an
-// earlier Robot of the same name controls: that Robot was deleted, and the
-// garbage collector has not deleted its Deployment yet.
-type earlierRobotError struct{ name string }
-
-func (e *earlierRobotError) Error() string {
-	return fmt.Sprintf("waiting for the garbage collector to delete Deployment %q of an earlier Robot of the same name", e.name)
-}
 
 // maxMessageLength bounds condition messages well inside the API's limit, so
 // a long error never makes the status write itself fail.
@@ -65,14 +41,14 @@ func computeStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, sy
 		status.AvailableReplicas = deployment.Status.AvailableReplicas
 	}
 
-	ready := readyCondition(deployment, syncErr)
+	ready := readyCondition(deployment, syncErr, specApplied(robot, deployment, syncErr))
 	available, progressing := mirroredCondition(deployment, appsv1.DeploymentAvailable), mirroredCondition(deployment, appsv1.DeploymentProgressing)
 	if deployment == nil {
 		// Nothing to mirror: say why, in the Ready condition's words.
 		available.Reason, available.Message = ready.Reason, ready.Message
 		progressing.Reason, progressing.Message = ready.Reason, ready.Message
 	}
-	for _, condition := range []metav1.Condition{ready, available, progressing} {
+	for _, condition := range []metav1.Condition{ready, available, progressing, syncedCondition(syncErr)} {
 		condition.ObservedGeneration = robot.Generation
 		condition.LastTransitionTime = now
 		if len(condition.Message) > maxMessageLength {
@@ -89,23 +65,47 @@ func observed(deployment *appsv1.Deployment) bool {
 	return deployment.Status.ObservedGeneration >= deployment.Generation
 }
 
+// specApplied reports whether deployment holds the spec robot asks for now:
+// after a successful sync it does; after a failed one, only if it was
+// applied before (its spec hash is the Robot's).
+func specApplied(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, syncErr error) bool {
+	if deployment == nil || syncErr == nil {
+		return deployment != nil
+	}
+	desired, err := newDeployment(robot)
+	return err == nil && deployment.Annotations[annotationSpecHash] == desired.Annotations[annotationSpecHash]
+}
+
+// failureMessage is what a condition says about a failed sync.
+func failureMessage(syncErr error, f failure) string {
+	if f.retry == retryWithBackoff {
+		return syncErr.Error() + " (retrying)"
+	}
+	return syncErr.Error()
+}
+
+// syncedCondition says whether the sync that just ran did its job.
+func syncedCondition(syncErr error) metav1.Condition {
+	if syncErr == nil {
+		return metav1.Condition{Type: robotv1alpha1.ConditionSynced, Status: metav1.ConditionTrue, Reason: robotv1alpha1.ReasonSynced,
+			Message: "the Deployment holds what the Robot asks for"}
+	}
+	f := classify(syncErr)
+	return metav1.Condition{Type: robotv1alpha1.ConditionSynced, Status: metav1.ConditionFalse, Reason: f.reason, Message: failureMessage(syncErr, f)}
+}
+
 // readyCondition summarizes, for a person, whether the Robot runs as asked.
-func readyCondition(deployment *appsv1.Deployment, syncErr error) metav1.Condition {
+// It is about the workload: a failed sync makes it False only while the
+// Deployment does not hold the Robot's current spec (applied is false), so
+// that a failed request never makes a running Robot not Ready.
+func readyCondition(deployment *appsv1.Deployment, syncErr error, applied bool) metav1.Condition {
 	notReady := func(reason, format string, args ...any) metav1.Condition {
 		return metav1.Condition{Type: robotv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: fmt.Sprintf(format, args...)}
 	}
-	var nameTaken *nameTakenError
-	var earlier *earlierRobotError
-	var invalid *invalidSpecError
 	switch {
-	case errors.As(syncErr, &earlier):
-		return notReady(robotv1alpha1.ReasonRolloutInProgress, "%s", earlier.Error())
-	case errors.As(syncErr, &nameTaken):
-		return notReady(robotv1alpha1.ReasonDeploymentNameTaken, "%s", nameTaken.Error())
-	case errors.As(syncErr, &invalid):
-		return notReady(robotv1alpha1.ReasonInvalidSpec, "%s", invalid.Error())
-	case syncErr != nil:
-		return notReady(robotv1alpha1.ReasonSyncFailed, "%s (retrying)", syncErr.Error())
+	case syncErr != nil && !applied:
+		f := classify(syncErr)
+		return notReady(cmp.Or(f.readyReason, f.reason), "%s", failureMessage(syncErr, f))
 	case deployment == nil:
 		return notReady(robotv1alpha1.ReasonRolloutInProgress, "waiting for the Deployment to be created")
 	case !observed(deployment):
@@ -197,17 +197,7 @@ func statusApplyConfiguration(robot *robotv1alpha1.Robot, status *robotv1alpha1.
 
 func ownCondition(conditionType string) bool {
 	switch conditionType {
-	case robotv1alpha1.ConditionReady, robotv1alpha1.ConditionAvailable, robotv1alpha1.ConditionProgressing:
-		return true
-	}
-	return false
-}
-
-// needsAttention reports whether a Ready reason is one a person must act on;
-// the operator records a Warning event when a Robot enters it.
-func needsAttention(reason string) bool {
-	switch reason {
-	case robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonProgressDeadlineExceeded:
+	case robotv1alpha1.ConditionReady, robotv1alpha1.ConditionAvailable, robotv1alpha1.ConditionProgressing, robotv1alpha1.ConditionSynced:
 		return true
 	}
 	return false

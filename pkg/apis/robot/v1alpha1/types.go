@@ -30,6 +30,7 @@ import (
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`,description="Pods that are ready"
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Pods that have been ready for at least minReadySeconds"
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the Robot is or is not Ready"
+// +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.status.conditions[?(@.type=="Synced")].status`,description="Whether the operator's last sync of the Robot succeeded; its reason says why not"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=0
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="the Robot's name must be at most 63 characters: it is used as a label value on the Deployment and its pods",fieldPath=".metadata"
@@ -144,9 +145,10 @@ type RobotStatus struct {
 	Selector string `json:"selector,omitempty"`
 
 	// Conditions are the latest observations of the Robot's state. Ready
-	// summarizes the others; Available and Progressing mirror the
-	// Deployment's own conditions once the Deployment controller has observed
-	// its latest spec.
+	// says whether the Deployment runs the Robot's current spec with every
+	// replica available; Available and Progressing mirror the Deployment's
+	// own conditions once the Deployment controller has observed its latest
+	// spec; Synced says whether the operator's last sync succeeded.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

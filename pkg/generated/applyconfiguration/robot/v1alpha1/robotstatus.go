@@ -48,9 +48,10 @@ type RobotStatusApplyConfiguration struct {
 	// pods.
 	Selector *string `json:"selector,omitempty"`
 	// Conditions are the latest observations of the Robot's state. Ready
-	// summarizes the others; Available and Progressing mirror the
-	// Deployment's own conditions once the Deployment controller has observed
-	// its latest spec.
+	// says whether the Deployment runs the Robot's current spec with every
+	// replica available; Available and Progressing mirror the Deployment's
+	// own conditions once the Deployment controller has observed its latest
+	// spec; Synced says whether the operator's last sync succeeded.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 

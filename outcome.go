@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// This file holds the ways a sync can fail, in one place: for each kind of
+// error, the reason the Robot's conditions give, whether the controller
+// tries again and when, and whether a person is warned.
+
+// retry is what the controller does after a failed sync.
+type retry int
+
+const (
+	// retryWithBackoff: the Robot is queued again after its per-Robot
+	// backoff (5 ms doubling up to 5 minutes), and the sync counts as an
+	// error. For what may pass by itself: an API error, a timeout.
+	retryWithBackoff retry = iota
+	// recheckLater: the Robot is looked at again after nameTakenRecheck,
+	// without backoff and without counting as an error. For what someone
+	// else must change, and no watched event may say when.
+	recheckLater
+	// retryOnChange: nothing is retried; the next change to the Robot
+	// queues it.
+	retryOnChange
+)
+
+// failure is how the controller treats one kind of sync error.
+type failure struct {
+	// reason is the Synced condition's reason, and Ready's while the
+	// Deployment does not hold the Robot's current spec.
+	reason string
+	// readyReason, when set, is Ready's reason instead of reason.
+	readyReason string
+	retry       retry
+}
+
+// classify tells how a sync error is treated. Errors it does not know are
+// API or network errors: retried with backoff, reported as SyncFailed.
+func classify(err error) failure {
+	var (
+		nameTaken *nameTakenError
+		earlier   *earlierRobotError
+		invalid   *invalidSpecError
+	)
+	switch {
+	case errors.As(err, &invalid):
+		return failure{reason: robotv1alpha1.ReasonInvalidSpec, retry: retryOnChange}
+	case errors.As(err, &nameTaken):
+		return failure{reason: robotv1alpha1.ReasonDeploymentNameTaken, retry: recheckLater}
+	case errors.As(err, &earlier):
+		// The garbage collector deletes it, and its delete event queues
+		// the Robot; the recheck is for an event that was missed.
+		return failure{reason: robotv1alpha1.ReasonWaitingForGarbageCollection, readyReason: robotv1alpha1.ReasonRolloutInProgress, retry: recheckLater}
+	}
+	return failure{reason: robotv1alpha1.ReasonSyncFailed, retry: retryWithBackoff}
+}
+
+// warnsOnEntry reports whether a Synced reason is one a person must act on:
+// a Warning event is recorded when a Robot enters it. A SyncFailed is
+// retried and usually passes by itself; its retries show in the metrics.
+func warnsOnEntry(reason string) bool {
+	switch reason {
+	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken:
+		return true
+	}
+	return false
+}
+
+// errNamespaceTerminating: the Robot's namespace is being deleted, so its
+// Deployment cannot be created again, and the Robot is about to go too.
+// Nothing is reported and nothing retried.
+var errNamespaceTerminating = errors.New("the namespace is terminating")
+
+// invalidSpecError is a Robot spec that cannot become a Deployment. Retrying
+// does not help; a change to the Robot does.
+type invalidSpecError struct{ err error }
+
+func (e *invalidSpecError) Error() string { return "invalid spec: " + e.err.Error() }
+func (e *invalidSpecError) Unwrap() error { return e.err }
+
+// nameTakenError is a Deployment with the Robot's deployment name that the
+// Robot does not control. The operator never modifies or adopts it.
+type nameTakenError struct {
+	name  string
+	owner string // the Deployment's controller, if any, as "Kind/name"
+}
+
+func (e *nameTakenError) Error() string {
+	msg := fmt.Sprintf("Deployment %q already exists and is not controlled by this Robot", e.name)
+	if e.owner != "" {
+		msg += " (it is controlled by " + e.owner + ")"
+	}
+	return msg + "; the operator leaves it alone: delete it, or recreate the Robot with another spec.deploymentName"
+}
+
+// notControlledError describes a Deployment that is in the way.
+func notControlledError(deployment *appsv1.Deployment) error {
+	err := &nameTakenError{name: deployment.Name}
+	if owner := metav1.GetControllerOf(deployment); owner != nil {
+		err.owner = owner.Kind + "/" + owner.Name
+	}
+	return err
+}
+
+// earlierRobotError is a Deployment with the Robot's deployment name that an
+// earlier Robot of the same name controls: that Robot was deleted, and the
+// garbage collector has not deleted its Deployment yet.
+type earlierRobotError struct{ name string }
+
+func (e *earlierRobotError) Error() string {
+	return fmt.Sprintf("waiting for the garbage collector to delete Deployment %q of an earlier Robot of the same name", e.name)
+}
+
+// syncTimeoutError: the sync of the Robot key did not finish within its
+// deadline.
+type syncTimeoutError struct {
+	key     cache.ObjectName
+	timeout time.Duration
+}
+
+func (e *syncTimeoutError) Error() string {
+	return fmt.Sprintf("sync of Robot %s did not finish within %v", e.key, e.timeout)
+}
+
+func (e *syncTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// newWarning returns the condition a Warning event should repeat when a
+// Robot's status goes from before to after, or nil: a sync failure a person
+// must act on, or a rollout past its progress deadline, each once per new
+// reason or message.
+func newWarning(before, after robotv1alpha1.RobotStatus) *metav1.Condition {
+	entered := func(conditionType string, warns func(string) bool) *metav1.Condition {
+		now := meta.FindStatusCondition(after.Conditions, conditionType)
+		if now == nil || now.Status == metav1.ConditionTrue || !warns(now.Reason) {
+			return nil
+		}
+		if was := meta.FindStatusCondition(before.Conditions, conditionType); was != nil && was.Reason == now.Reason && was.Message == now.Message {
+			return nil
+		}
+		return now
+	}
+	if synced := entered(robotv1alpha1.ConditionSynced, warnsOnEntry); synced != nil {
+		return synced
+	}
+	return entered(robotv1alpha1.ConditionReady, func(reason string) bool { return reason == robotv1alpha1.ReasonProgressDeadlineExceeded })
+}
