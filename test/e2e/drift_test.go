@@ -12,7 +12,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
@@ -140,4 +142,88 @@ func TestDeploymentNameTaken(t *testing.T) {
 	}
 	waitForRobot(t, ns, "web", 60*time.Second, "is Ready once the name is free", robotConverged)
 	checkControlledBy(t, getDeployment(t, ns, "web"), robot)
+}
+
+// TestForeignFieldConflict: another writer sets privileged: true on the
+// Robot's container (and allowPrivilegeEscalation: true, which privileged
+// requires). The operator's apply puts allowPrivilegeEscalation: false
+// back, which the API server refuses next to privileged: true. That is not
+// the Robot's spec being invalid: the Robot says which field, set by whom,
+// warns once, retries with backoff, and converges by itself once the other
+// writer takes its field back.
+func TestForeignFieldConflict(t *testing.T) {
+	requireAuditLog(t)
+	ns := newNamespace(t)
+	robot := createRobot(t, newRobot(ns, "web", 1))
+	waitForRobot(t, ns, "web", convergeTimeout, "is settled", robotSettled)
+
+	const otherWriter = "e2e-privileged-writer"
+	setPrivileged := func(privileged bool) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d, err := env.kube.AppsV1().Deployments(ns).Get(t.Context(), "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			c := robotContainer(t, d)
+			if c.SecurityContext == nil {
+				c.SecurityContext = &corev1.SecurityContext{}
+			}
+			if privileged {
+				c.SecurityContext.Privileged = ptr.To(true)
+				c.SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
+			} else {
+				c.SecurityContext.Privileged = nil
+			}
+			_, err = env.kube.AppsV1().Deployments(ns).Update(t.Context(), d, metav1.UpdateOptions{FieldManager: otherWriter})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("setting privileged=%v on Deployment %s/web as %s: %v", privileged, ns, otherWriter, err)
+		}
+	}
+
+	start := time.Now()
+	setPrivileged(true)
+	robot = waitForRobot(t, ns, "web", convergeTimeout, "reports the conflict with the other writer's field", func(r *robotv1alpha1.Robot) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == robotv1alpha1.ReasonFieldConflict
+	})
+	synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionSynced)
+	for _, want := range []string{otherWriter, "privileged"} {
+		if !strings.Contains(synced.Message, want) {
+			t.Errorf("the Synced message does not name %q: %q", want, synced.Message)
+		}
+	}
+	if ready := readyCondition(robot); ready == nil || ready.Reason == robotv1alpha1.ReasonInvalidSpec {
+		t.Errorf("Ready blames the Robot's spec: %s", summarizeRobot(robot))
+	}
+
+	// It keeps trying, with backoff: a few attempts, not a storm.
+	time.Sleep(15 * time.Second)
+	attempts, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: start, Namespace: ns, Resource: "deployments", Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the operator tried %d times in %v", len(attempts), time.Since(start).Round(time.Second))
+	if len(attempts) < 2 || len(attempts) > 20 {
+		t.Errorf("%d attempts to apply in %v, want a few retries with backoff (2 to 20)", len(attempts), time.Since(start).Round(time.Second))
+	}
+	events, err := robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonFieldConflict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := eventCount(events); n != 1 || events[0].Type != corev1.EventTypeWarning {
+		t.Errorf("want exactly one Warning %s, got %s", robotv1alpha1.ReasonFieldConflict, summarizeEvents(events))
+	}
+
+	// The other writer takes its field back: the Robot converges.
+	setPrivileged(false)
+	robot = waitForRobot(t, ns, "web", convergeTimeout, "is synced and settled again", func(r *robotv1alpha1.Robot) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
+		return robotSettled(r) && c != nil && c.Status == metav1.ConditionTrue
+	})
+	if sc := robotContainer(t, getDeployment(t, ns, "web")).SecurityContext; sc == nil || !ptr.Equal(sc.AllowPrivilegeEscalation, ptr.To(false)) {
+		t.Errorf("allowPrivilegeEscalation was not put back to false: %+v", sc)
+	}
 }

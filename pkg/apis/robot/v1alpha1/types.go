@@ -213,6 +213,11 @@ const (
 	// the same name, deleted, has the Robot's deployment name until the
 	// garbage collector deletes it.
 	ReasonWaitingForGarbageCollection = "WaitingForGarbageCollection"
+	// ReasonFieldConflict: the Deployment cannot take the Robot's spec
+	// because of fields another writer set on it (privileged: true next to
+	// the operator's allowPrivilegeEscalation: false, say). The message
+	// names the field and the writer; the operator retries with backoff.
+	ReasonFieldConflict = "FieldConflict"
 	// ReasonDeploymentNotObserved: the Deployment controller has not yet
 	// observed the Deployment's latest spec, so its conditions are not
 	// trusted.
