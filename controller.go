@@ -392,8 +392,12 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return current, errNamespaceTerminating
 	}
 	if apierrors.IsInvalid(err) {
-		// The API server refused what the spec asks for: a Robot stored
-		// before a validation rule existed, say. Retrying cannot help.
+		// Refused: either by what another writer set next to the
+		// operator's fields, which may pass, or by what the spec asks for
+		// (a Robot stored before a validation rule existed), which cannot.
+		if conflict := c.foreignFieldConflict(ctx, robot.Namespace, *desired.Name, err); conflict != nil {
+			return current, conflict
+		}
 		return current, &invalidSpecError{err}
 	}
 	if err != nil {
@@ -438,6 +442,30 @@ func (c *Controller) deploymentDrift(desired *appsv1ac.DeploymentApplyConfigurat
 		c.specsChecked.Store(current.UID, checked)
 	}
 	return annotationDrift(desired, current)
+}
+
+// foreignFieldConflict returns a *fieldConflictError when the API server
+// refused an apply (invalid) over a field of the Deployment that another
+// writer owns, per its managedFields; nil when no other writer's field is
+// involved, or the Deployment cannot be read.
+func (c *Controller) foreignFieldConflict(ctx context.Context, namespace, name string, invalid error) error {
+	var status apierrors.APIStatus
+	if !errors.As(invalid, &status) || status.Status().Details == nil {
+		return nil
+	}
+	live, err := c.kubeclientset.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Field == "" {
+			continue
+		}
+		if field, manager := foreignOwner(live.ManagedFields, cause.Field); manager != "" {
+			return &fieldConflictError{deployment: name, field: field, manager: manager, err: invalid}
+		}
+	}
+	return nil
 }
 
 // currentDeployment returns the Deployment named name, or nil when there is

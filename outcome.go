@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
@@ -52,12 +55,17 @@ func classify(err error) failure {
 		nameTaken *nameTakenError
 		earlier   *earlierRobotError
 		invalid   *invalidSpecError
+		conflict  *fieldConflictError
 	)
 	switch {
 	case errors.As(err, &invalid):
 		return failure{reason: robotv1alpha1.ReasonInvalidSpec, retry: retryOnChange}
 	case errors.As(err, &nameTaken):
 		return failure{reason: robotv1alpha1.ReasonDeploymentNameTaken, retry: recheckLater}
+	case errors.As(err, &conflict):
+		// The other writer may take its field back; the Deployment's
+		// update event then queues the Robot at once.
+		return failure{reason: robotv1alpha1.ReasonFieldConflict, retry: retryWithBackoff}
 	case errors.As(err, &earlier):
 		// The garbage collector deletes it, and its delete event queues
 		// the Robot; the recheck is for an event that was missed.
@@ -71,7 +79,7 @@ func classify(err error) failure {
 // retried and usually passes by itself; its retries show in the metrics.
 func warnsOnEntry(reason string) bool {
 	switch reason {
-	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken:
+	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonFieldConflict:
 		return true
 	}
 	return false
@@ -111,6 +119,67 @@ func notControlledError(deployment *appsv1.Deployment) error {
 		err.owner = owner.Kind + "/" + owner.Name
 	}
 	return err
+}
+
+// fieldConflictError is an apply the API server refused because of a field
+// another writer set on the Deployment, next to the operator's own.
+type fieldConflictError struct {
+	deployment string
+	field      string // the other writer's field, as a field path
+	manager    string // the other writer, by its field manager
+	err        error  // the API server's answer
+}
+
+func (e *fieldConflictError) Error() string {
+	return fmt.Sprintf("Deployment %q cannot take the Robot's spec because of %s, set by %q: %v", e.deployment, e.field, e.manager, e.err)
+}
+
+func (e *fieldConflictError) Unwrap() error { return e.err }
+
+// foreignOwner returns a field at or under (or above) the path invalidField
+// (as the API server's validation names it, "spec.template.spec.containers[0].securityContext")
+// that a writer other than the operator owns in managedFields, and that
+// writer; "" when there is none. List indexes and keys are ignored in the
+// comparison, which is enough to name the writer.
+func foreignOwner(managedFields []metav1.ManagedFieldsEntry, invalidField string) (string, string) {
+	want := stripListSelectors(invalidField)
+	for _, entry := range managedFields {
+		if entry.Manager == fieldManager || entry.Subresource != "" || entry.FieldsV1 == nil {
+			continue
+		}
+		var owned fieldpath.Set
+		if err := owned.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+			continue
+		}
+		var found string
+		owned.Leaves().Iterate(func(path fieldpath.Path) {
+			got := stripListSelectors(path.String())
+			if found == "" && (got == want || strings.HasPrefix(got, want+".") || strings.HasPrefix(want, got+".")) {
+				found = strings.TrimPrefix(path.String(), ".")
+			}
+		})
+		if found != "" {
+			return found, entry.Manager
+		}
+	}
+	return "", ""
+}
+
+// stripListSelectors turns "a.b[0].c" and ".a.b[name=\"x\"].c" into "a.b.c".
+func stripListSelectors(path string) string {
+	var out strings.Builder
+	depth := 0
+	for _, r := range strings.TrimPrefix(path, ".") {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0:
+			out.WriteRune(r)
+		}
+	}
+	return out.String()
 }
 
 // earlierRobotError is a Deployment with the Robot's deployment name that an
