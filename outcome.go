@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,10 +137,10 @@ func (e *fieldConflictError) Error() string {
 
 func (e *fieldConflictError) Unwrap() error { return e.err }
 
-// foreignOwner returns a field at or under (or above) the path invalidField
+// foreignOwner returns the fields at or under (or above) the path invalidField
 // (as the API server's validation names it, "spec.template.spec.containers[0].securityContext")
-// that a writer other than the operator owns in managedFields, and that
-// writer; "" when there is none. List indexes and keys are ignored in the
+// that a writer other than the operator owns in managedFields, joined with
+// "and", and that writer; "" when there is none. List indexes and keys are ignored in the
 // comparison, which is enough to name the writer.
 func foreignOwner(managedFields []metav1.ManagedFieldsEntry, invalidField string) (string, string) {
 	want := stripListSelectors(invalidField)
@@ -151,15 +152,16 @@ func foreignOwner(managedFields []metav1.ManagedFieldsEntry, invalidField string
 		if err := owned.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
 			continue
 		}
-		var found string
+		var found []string
 		owned.Leaves().Iterate(func(path fieldpath.Path) {
 			got := stripListSelectors(path.String())
-			if found == "" && (got == want || strings.HasPrefix(got, want+".") || strings.HasPrefix(want, got+".")) {
-				found = strings.TrimPrefix(path.String(), ".")
+			if got == want || strings.HasPrefix(got, want+".") || strings.HasPrefix(want, got+".") {
+				found = append(found, strings.TrimPrefix(path.String(), "."))
 			}
 		})
-		if found != "" {
-			return found, entry.Manager
+		if len(found) > 0 {
+			slices.Sort(found)
+			return strings.Join(found, " and "), entry.Manager
 		}
 	}
 	return "", ""

@@ -190,7 +190,7 @@ func TestForeignFieldConflict(t *testing.T) {
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == robotv1alpha1.ReasonFieldConflict
 	})
 	synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionSynced)
-	for _, want := range []string{otherWriter, "privileged"} {
+	for _, want := range []string{otherWriter, "securityContext.privileged"} {
 		if !strings.Contains(synced.Message, want) {
 			t.Errorf("the Synced message does not name %q: %q", want, synced.Message)
 		}
