@@ -52,6 +52,9 @@ type fixture struct {
 	// Objects in the informer caches.
 	robotLister      []*robotv1alpha1.Robot
 	deploymentLister []*appsv1.Deployment
+	// The informer caches, for a test that changes them between syncs.
+	robotIndexer      cache.Indexer
+	deploymentIndexer cache.Indexer
 	// Objects in the fake API servers.
 	robotObjects []runtime.Object
 	kubeObjects  []runtime.Object
@@ -101,13 +104,15 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	c.robotsSynced = alwaysReady
 	c.deploymentsSynced = alwaysReady
 
+	f.robotIndexer = robotInformers.Robot().V1alpha1().Robots().Informer().GetIndexer()
+	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
 	for _, robot := range f.robotLister {
-		if err := robotInformers.Robot().V1alpha1().Robots().Informer().GetIndexer().Add(robot); err != nil {
+		if err := f.robotIndexer.Add(robot); err != nil {
 			f.t.Fatal(err)
 		}
 	}
 	for _, deployment := range f.deploymentLister {
-		if err := kubeInformers.Apps().V1().Deployments().Informer().GetIndexer().Add(deployment); err != nil {
+		if err := f.deploymentIndexer.Add(deployment); err != nil {
 			f.t.Fatal(err)
 		}
 	}

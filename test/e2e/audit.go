@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +61,14 @@ func (e *auditEvent) code() int {
 		return 0
 	}
 	return e.ResponseStatus.Code
+}
+
+// refusedCreate reports whether e is a create that the API server refused
+// because the object exists already: it wrote nothing. The operator creates
+// a Deployment that is not in its cache, and that is how it learns that the
+// name is taken, or that its own Deployment is out of its cache.
+func (e *auditEvent) refusedCreate() bool {
+	return e.Verb == "create" && e.code() == http.StatusConflict
 }
 
 // hasCause reports whether the API server gave reason as a cause of its

@@ -268,6 +268,7 @@ type holdingProxy struct {
 	match    func(*http.Request) bool // the requests to hold; nil: none
 	released chan struct{}            // closed when the requests held so far may pass
 	held     []heldRequest
+	seen     []string // every request, as "METHOD path"
 }
 
 // heldRequest is a request the proxy held.
@@ -316,8 +317,17 @@ func (p *holdingProxy) heldRequests() []heldRequest {
 	return slices.Clone(p.held)
 }
 
+// requests returns every request the proxy has seen so far, held or not, as
+// "METHOD path".
+func (p *holdingProxy) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.seen)
+}
+
 func (p *holdingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
+	p.seen = append(p.seen, r.Method+" "+r.URL.Path)
 	match, released, i := p.match, p.released, len(p.held)
 	hold := match != nil && match(r)
 	if hold {
