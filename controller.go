@@ -355,17 +355,28 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 // differs from what the Robot asks for, and returns the Deployment as it now
 // is. It never touches a Deployment that the Robot does not control.
 func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Robot) (*appsv1.Deployment, error) {
-	logger := klog.FromContext(ctx)
 	desired, err := newDeployment(robot)
 	if err != nil {
 		return nil, err
 	}
 
-	current, err := c.currentDeployment(ctx, robot.Namespace, *desired.Name)
+	current, err := c.cachedDeployment(robot.Namespace, *desired.Name)
 	if err != nil {
 		return nil, err
 	}
-	if current != nil && !metav1.IsControlledBy(current, robot) {
+	if current == nil {
+		created, err := c.createDeployment(ctx, robot, desired)
+		if !apierrors.IsAlreadyExists(err) {
+			return created, err
+		}
+		// The cache holds only the Deployments labelled as managed by the
+		// operator: this one is someone else's, or the Robot's own with
+		// that label removed. Only the Deployment can tell which.
+		if current, err = c.getDeployment(ctx, robot.Namespace, *desired.Name); err != nil {
+			return nil, err
+		}
+	}
+	if !metav1.IsControlledBy(current, robot) {
 		if ref := metav1.GetControllerOf(current); isRobotRef(ref) && ref.Name == robot.Name {
 			// A Robot of this name was deleted and created again: the
 			// first one's Deployment goes once the garbage collector gets
@@ -375,47 +386,89 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return nil, notControlledError(current)
 	}
 
-	drift := "the Deployment does not exist"
-	if current != nil {
-		if drift = c.deploymentDrift(desired, current); drift == "" {
-			return current, nil
-		}
+	drift := c.deploymentDrift(desired, current)
+	if drift == "" {
+		return current, nil
+	}
+	return c.applyDeployment(ctx, robot, desired, current, drift)
+}
+
+// createDeployment creates robot's Deployment, desired, with a plain create
+// rather than an apply: a create fails with AlreadyExists when a Deployment of
+// that name exists, so one that someone else created after the cache was
+// filled is never written, and no read is needed first to make sure.
+func (c *Controller) createDeployment(ctx context.Context, robot *robotv1alpha1.Robot, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
+	var deployment appsv1.Deployment
+	if err := roundTrip(desired, &deployment); err != nil {
+		return nil, &invalidSpecError{err}
+	}
+	if err := c.checkMayWrite(); err != nil {
+		return nil, err
+	}
+	created, err := c.kubeclientset.AppsV1().Deployments(robot.Namespace).Create(ctx, &deployment,
+		metav1.CreateOptions{FieldManager: fieldManager})
+	if err != nil {
+		return nil, writeError("creating", robot.Namespace, deployment.Name, err)
 	}
 
+	c.writtenDeployments.remember(created)
+	// What the operator just created holds its spec: nothing to compare
+	// until the Deployment's spec or the Robot's changes.
+	c.specsChecked.Store(created.UID, specCheck{created.Generation, desired.Annotations[annotationSpecHash]})
+	klog.FromContext(ctx).V(2).Info("Created Deployment", "deployment", klog.KObj(created))
+	c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentCreated, "Created Deployment %q", created.Name)
+	return created, nil
+}
+
+// applyDeployment applies desired, what robot asks for, to its Deployment,
+// current, which differs from it as drift says, and returns the Deployment
+// as it then is. The apply is forced: what the Robot sets is the Robot's,
+// whoever changed it since.
+func (c *Controller) applyDeployment(ctx context.Context, robot *robotv1alpha1.Robot, desired *appsv1ac.DeploymentApplyConfiguration,
+	current *appsv1.Deployment, drift string) (*appsv1.Deployment, error) {
+	current, err := c.claimCreatedFields(ctx, desired, current)
+	if err != nil {
+		return current, err
+	}
 	if err := c.checkMayWrite(); err != nil {
 		return current, err
 	}
 	applied, err := c.kubeclientset.AppsV1().Deployments(robot.Namespace).Apply(ctx, desired,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
-	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-		// The namespace is going away, and the Robot with it.
-		return current, errNamespaceTerminating
-	}
-	if apierrors.IsInvalid(err) {
+	if apierrors.IsInvalid(err) && !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		// Refused: either by what another writer set next to the
 		// operator's fields, which may pass, or by what the spec asks for
 		// (a Robot stored before a validation rule existed), which cannot.
 		if conflict := c.foreignFieldConflict(ctx, robot.Namespace, *desired.Name, err); conflict != nil {
 			return current, conflict
 		}
-		return current, &invalidSpecError{err}
 	}
 	if err != nil {
-		return current, fmt.Errorf("applying Deployment %s/%s: %w", robot.Namespace, *desired.Name, err)
+		return current, writeError("applying", robot.Namespace, *desired.Name, err)
 	}
 
 	c.writtenDeployments.remember(applied)
 	// What the operator just applied holds its spec: nothing to compare
 	// until the Deployment's spec or the Robot's changes.
 	c.specsChecked.Store(applied.UID, specCheck{applied.Generation, desired.Annotations[annotationSpecHash]})
-	if current == nil {
-		logger.V(2).Info("Created Deployment", "deployment", klog.KObj(applied))
-		c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentCreated, "Created Deployment %q", applied.Name)
-	} else {
-		logger.V(2).Info("Updated Deployment", "deployment", klog.KObj(applied), "reason", drift)
-		c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentUpdated, "Updated Deployment %q: %s", applied.Name, drift)
-	}
+	klog.FromContext(ctx).V(2).Info("Updated Deployment", "deployment", klog.KObj(applied), "reason", drift)
+	c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentUpdated, "Updated Deployment %q: %s", applied.Name, drift)
 	return applied, nil
+}
+
+// writeError says what the failure of a create or an apply of Deployment
+// namespace/name means for the sync.
+func writeError(verb, namespace, name string, err error) error {
+	switch {
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// The namespace is going away, and the Robot with it.
+		return errNamespaceTerminating
+	case apierrors.IsInvalid(err):
+		// The API server refused what the spec asks for: a Robot stored
+		// before a validation rule existed, say. Retrying cannot help.
+		return &invalidSpecError{err}
+	}
+	return fmt.Errorf("%s Deployment %s/%s: %w", verb, namespace, name, err)
 }
 
 // specCheck is a Deployment's generation and the spec hash of what the Robot
@@ -468,23 +521,27 @@ func (c *Controller) foreignFieldConflict(ctx context.Context, namespace, name s
 	return nil
 }
 
-// currentDeployment returns the Deployment named name, or nil when there is
-// none. The cache holds only Deployments labelled as managed by the
-// operator, so a miss is confirmed with the API server: an unlabelled
-// Deployment of that name may exist, and it must not be applied over.
-func (c *Controller) currentDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
+// cachedDeployment returns the Deployment named name from the cache, or the
+// one this process wrote last if the cache has not caught up with it yet;
+// nil when the cache has none. The cache holds only Deployments labelled as
+// managed by the operator: a Deployment of that name may exist all the same.
+func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deployment, error) {
 	deployment, err := c.deploymentsLister.Deployments(namespace).Get(name)
-	if err == nil {
-		return c.writtenDeployments.freshest(deployment), nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	deployment, err = c.kubeclientset.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	return c.writtenDeployments.freshest(deployment), nil
+}
+
+// getDeployment reads the Deployment named name from the API server.
+func (c *Controller) getDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
+	deployment, err := c.kubeclientset.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		// NotFound too: deleted since the create found it; the retry
+		// creates it.
 		return nil, fmt.Errorf("getting Deployment %s/%s: %w", namespace, name, err)
 	}
 	return deployment, nil

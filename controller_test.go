@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -155,6 +156,12 @@ func checkAction(t *testing.T, expected, actual core.Action) {
 		t.Errorf("expected request %s, got %s", describe(expected), describe(actual))
 		return
 	}
+	if e, ok := expected.(core.CreateAction); ok {
+		if d := diff.Diff(e.GetObject(), actual.(core.CreateAction).GetObject()); d != "" {
+			t.Errorf("%s: object differs (-want +got):\n%s", describe(actual), d)
+		}
+		return
+	}
 	e, ok := expected.(core.PatchAction)
 	if !ok {
 		return
@@ -163,7 +170,7 @@ func checkAction(t *testing.T, expected, actual core.Action) {
 	if e.GetPatchType() != a.GetPatchType() {
 		t.Errorf("%s: expected patch type %s, got %s", describe(actual), e.GetPatchType(), a.GetPatchType())
 	}
-	var want, got map[string]any
+	var want, got any
 	if err := json.Unmarshal(e.GetPatch(), &want); err != nil {
 		t.Fatalf("expected patch of %s: %v", describe(expected), err)
 	}
@@ -186,6 +193,10 @@ func describe(action core.Action) string {
 		s += "/" + a.GetName()
 	case core.PatchAction:
 		s += "/" + a.GetName()
+	case core.CreateAction:
+		if object, err := meta.Accessor(a.GetObject()); err == nil {
+			s += "/" + object.GetName()
+		}
 	}
 	return s
 }
@@ -209,6 +220,30 @@ func filterInformerActions(actions []core.Action) []core.Action {
 
 func (f *fixture) expectGetDeployment(namespace, name string) {
 	f.kubeActions = append(f.kubeActions, core.NewGetAction(deploymentsResource, namespace, name))
+}
+
+func (f *fixture) expectCreateDeployment(robot *robotv1alpha1.Robot) {
+	desired, err := newDeployment(robot)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var deployment appsv1.Deployment
+	if err := roundTrip(desired, &deployment); err != nil {
+		f.t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewCreateAction(deploymentsResource, robot.Namespace, &deployment))
+}
+
+func (f *fixture) expectClaimCreatedFields(deployment *appsv1.Deployment) {
+	i := createdFieldsEntry(deployment.ManagedFields)
+	if i < 0 {
+		f.t.Fatalf("Deployment %s has no entry of the operator's create", deployment.Name)
+	}
+	patch, err := claimPatch(deployment, i)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(deploymentsResource, deployment.Namespace, deployment.Name, types.JSONPatchType, patch))
 }
 
 func (f *fixture) expectApplyDeployment(robot *robotv1alpha1.Robot) {
@@ -307,9 +342,8 @@ func TestCreatesDeployment(t *testing.T) {
 	robot := newRobot("test", 2)
 	f.addRobot(robot)
 
-	// Not in the cache: confirmed with the API server, then created.
-	f.expectGetDeployment(robot.Namespace, robot.Name)
-	f.expectApplyDeployment(robot)
+	// Not in the cache: created, with no read first.
+	f.expectCreateDeployment(robot)
 	// The fake API server sets neither generation nor status: the Robot
 	// reports that no replica runs yet.
 	created := liveDeployment(t, robot)
@@ -421,6 +455,8 @@ func TestNameTakenOutsideTheCache(t *testing.T) {
 	f.addRobot(robot)
 	f.kubeObjects = append(f.kubeObjects, foreign)
 
+	// The create finds it there: whose is it?
+	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
 	f.expectApplyStatus(robot, computeStatus(robot, nil, notControlledError(foreign), metav1.NewTime(fixtureNow)))
 	f.run(ctx, cache.MetaObjectToName(robot))
@@ -469,30 +505,53 @@ func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	}
 }
 
-func TestFailedApplyIsRetriedAndReported(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	robot := newRobot("test", 1)
-	f.addRobot(robot)
-	c := f.newController(ctx)
-	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "test", errors.New("denied by policy"))
-	})
+// TestFailedWriteIsRetriedAndReported: a create or an apply of the Deployment
+// that the API server refuses is retried with backoff, and the Robot says so.
+func TestFailedWriteIsRetriedAndReported(t *testing.T) {
+	for verb, cached := range map[string]func(*testing.T, *robotv1alpha1.Robot) *appsv1.Deployment{
+		// A new Robot: its Deployment is created.
+		"create": func(*testing.T, *robotv1alpha1.Robot) *appsv1.Deployment { return nil },
+		// A Robot whose Deployment someone scaled: it is applied.
+		"patch": func(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+			deployment := liveDeployment(t, robot)
+			deployment.Spec.Replicas = ptr.To[int32](5)
+			return deployment
+		},
+	} {
+		t.Run(verb, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newRobot("test", 1)
+			f.addRobot(robot)
+			if deployment := cached(t, robot); deployment != nil {
+				f.addDeployment(deployment)
+			}
+			c := f.newController(ctx)
+			f.kubeClient.PrependReactor(verb, "deployments", func(core.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "test", errors.New("denied by policy"))
+			})
 
-	_, err := c.syncHandler(ctx, cache.MetaObjectToName(robot))
-	if !apierrors.IsForbidden(err) {
-		t.Fatalf("expected the Forbidden error back, for a retry with backoff; got %v", err)
-	}
-	actions := filterInformerActions(f.robotClient.Actions())
-	if len(actions) != 1 {
-		t.Fatalf("expected one status write, got %d", len(actions))
-	}
-	var applied robotv1alpha1.Robot
-	if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
-		t.Fatal(err)
-	}
-	if ready := findCondition(applied.Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
-		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonSyncFailed)
+			_, err := c.syncHandler(ctx, cache.MetaObjectToName(robot))
+			if !apierrors.IsForbidden(err) {
+				t.Fatalf("expected the Forbidden error back, for a retry with backoff; got %v", err)
+			}
+			actions := filterInformerActions(f.robotClient.Actions())
+			if len(actions) != 1 {
+				t.Fatalf("expected one status write, got %d", len(actions))
+			}
+			var applied robotv1alpha1.Robot
+			if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
+				t.Fatal(err)
+			}
+			if synced := findCondition(applied.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonSyncFailed {
+				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonSyncFailed)
+			}
+			// Ready is about the workload: only a Robot without a Deployment
+			// is not Ready because of the failed write.
+			if ready := findCondition(applied.Status, robotv1alpha1.ConditionReady); (verb == "create") != (ready.Reason == robotv1alpha1.ReasonSyncFailed) {
+				t.Errorf("%s: Ready reason %q", verb, ready.Reason)
+			}
+		})
 	}
 }
 
@@ -648,7 +707,7 @@ func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
 	robot := newRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
-	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
 		err := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "test", errors.New("namespace default is being terminated"))
 		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
 		return true, nil, err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,8 +12,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -272,7 +276,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 					t.Fatal(err)
 				}
 				// The Deployment informer's transform.
-				cached, err := stripManagedFields(obj)
+				cached, err := trimManagedFields(obj)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -362,4 +366,215 @@ func mustString(v any) string {
 		return err.Error()
 	}
 	return string(data)
+}
+
+// managedFieldsEntry is a managedFields entry as the API server stores it.
+func managedFieldsEntry(manager string, operation metav1.ManagedFieldsOperationType, subresource string) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{
+		Manager: manager, Operation: operation, Subresource: subresource, APIVersion: "apps/v1",
+		Time: ptr.To(metav1.NewTime(fixtureNow)), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)},
+	}
+}
+
+var (
+	created         = managedFieldsEntry(fieldManager, metav1.ManagedFieldsOperationUpdate, "")
+	applied         = managedFieldsEntry(fieldManager, metav1.ManagedFieldsOperationApply, "")
+	statusByOthers  = managedFieldsEntry("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "status")
+	createdInCache  = metav1.ManagedFieldsEntry{Manager: fieldManager, Operation: metav1.ManagedFieldsOperationUpdate}
+	appliedInCache  = metav1.ManagedFieldsEntry{Manager: fieldManager, Operation: metav1.ManagedFieldsOperationApply}
+	othersInCache   = metav1.ManagedFieldsEntry{}
+	updatedByOthers = managedFieldsEntry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, "")
+)
+
+func TestTrimManagedFields(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []metav1.ManagedFieldsEntry
+		want []metav1.ManagedFieldsEntry
+	}{
+		{"none", nil, nil},
+		{"created", []metav1.ManagedFieldsEntry{statusByOthers, created}, []metav1.ManagedFieldsEntry{othersInCache, createdInCache}},
+		{"created, then applied", []metav1.ManagedFieldsEntry{applied, statusByOthers, created}, []metav1.ManagedFieldsEntry{appliedInCache, othersInCache, createdInCache}},
+		{"created, then edited by others", []metav1.ManagedFieldsEntry{created, updatedByOthers}, []metav1.ManagedFieldsEntry{createdInCache}},
+		{"applied only", []metav1.ManagedFieldsEntry{applied, statusByOthers}, nil},
+		{"the operator's update of a subresource", []metav1.ManagedFieldsEntry{managedFieldsEntry(fieldManager, metav1.ManagedFieldsOperationUpdate, "scale")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "test", ManagedFields: slices.Clone(tc.in)}}
+			obj, err := trimManagedFields(deployment)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := obj.(*appsv1.Deployment).ManagedFields; !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+				t.Errorf("trimmed to %s, want %s", mustString(got), mustString(tc.want))
+			}
+			if got, want := createdFieldsEntry(obj.(*appsv1.Deployment).ManagedFields), createdFieldsEntry(tc.in); got != want {
+				t.Errorf("the create's entry is at %d once trimmed, at %d before", got, want)
+			}
+			if got, want := hasAppliedEntry(obj.(*appsv1.Deployment).ManagedFields), hasAppliedEntry(tc.in) && createdFieldsEntry(tc.in) >= 0; got != want {
+				t.Errorf("an Apply entry once trimmed: %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestCreatedFieldsAreClaimedOnce: the first apply after the create that may
+// drop a field of the create, because the Robot changed, first makes the
+// create's fields the apply's; no other apply does.
+func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
+	changeImage := func(r *robotv1alpha1.Robot) { r.Spec.Image = "registry.example/robot:2.0" }
+	for _, tc := range []struct {
+		name          string
+		managedFields []metav1.ManagedFieldsEntry
+		robotChange   func(*robotv1alpha1.Robot)
+		otherChange   func(*appsv1.Deployment)
+		wantClaim     bool
+	}{
+		{"the Robot changed after the create", []metav1.ManagedFieldsEntry{statusByOthers, created}, changeImage, nil, true},
+		{"the Robot changed after an apply that undid another writer's change", []metav1.ManagedFieldsEntry{applied, statusByOthers, created}, changeImage, nil, true},
+		{"another writer changed the Deployment after the create", []metav1.ManagedFieldsEntry{statusByOthers, created},
+			nil, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) }, false},
+		{"the Robot changed, its Deployment was created by an apply", []metav1.ManagedFieldsEntry{applied, statusByOthers}, changeImage, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newRobot("test", 1)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			deployment.ManagedFields = tc.managedFields
+			if tc.otherChange != nil {
+				tc.otherChange(deployment)
+			}
+			if tc.robotChange != nil {
+				tc.robotChange(robot)
+				robot.Generation++
+			}
+			f.addRobot(robot)
+			f.kubeObjects = append(f.kubeObjects, deployment)
+			cached, err := trimManagedFields(deployment.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.deploymentLister = append(f.deploymentLister, cached.(*appsv1.Deployment))
+			c := f.newController(ctx)
+
+			if tc.wantClaim {
+				f.expectClaimCreatedFields(cached.(*appsv1.Deployment))
+			}
+			f.expectApplyDeployment(robot)
+			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
+			if !tc.wantClaim {
+				return
+			}
+			obj, err := f.kubeClient.Tracker().Get(deploymentsResource, robot.Namespace, robot.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := obj.(*appsv1.Deployment).ManagedFields
+			if createdFieldsEntry(entries) >= 0 || !hasAppliedEntry(entries) {
+				t.Errorf("managedFields after the sync: %s; want the operator's Apply entry and no Update entry of its own", mustString(entries))
+			}
+		})
+	}
+}
+
+// TestClaimPatch: the patch applies only to the Deployment as it was read.
+func TestClaimPatch(t *testing.T) {
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "42", ManagedFields: []metav1.ManagedFieldsEntry{othersInCache, createdInCache}}}
+	patch, err := claimPatch(deployment, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
+		`{"op":"test","path":"/metadata/managedFields/1/manager","value":"robot-operator"},` +
+		`{"op":"test","path":"/metadata/managedFields/1/operation","value":"Update"},` +
+		`{"op":"replace","path":"/metadata/managedFields/1/operation","value":"Apply"}]`
+	if string(patch) != want {
+		t.Errorf("patch\n%s\nwant\n%s", patch, want)
+	}
+	deployment.ManagedFields = []metav1.ManagedFieldsEntry{appliedInCache, othersInCache, createdInCache}
+	if patch, err = claimPatch(deployment, 2); err != nil {
+		t.Fatal(err)
+	}
+	want = `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
+		`{"op":"test","path":"/metadata/managedFields/2/manager","value":"robot-operator"},` +
+		`{"op":"test","path":"/metadata/managedFields/2/operation","value":"Update"},` +
+		`{"op":"remove","path":"/metadata/managedFields/2"}]`
+	if string(patch) != want {
+		t.Errorf("with an Apply entry already: patch\n%s\nwant\n%s", patch, want)
+	}
+}
+
+// TestOwnDeploymentOutsideTheCacheIsApplied: a Robot's Deployment whose
+// managed-by label someone removed is out of the cache. The create finds it;
+// it is the Robot's, so the apply puts the label back.
+func TestOwnDeploymentOutsideTheCacheIsApplied(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	delete(deployment.Labels, labelManagedBy)
+	f.addRobot(robot)
+	f.kubeObjects = append(f.kubeObjects, deployment)
+
+	f.expectCreateDeployment(robot)
+	f.expectGetDeployment(robot.Namespace, robot.Name)
+	f.expectApplyDeployment(robot)
+	f.run(ctx, cache.MetaObjectToName(robot))
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+EventDeploymentUpdated) {
+		t.Errorf("expected one %s event, got %q", EventDeploymentUpdated, events)
+	}
+}
+
+// TestFailedClaimIsRetried: the claim's patch fails its test when the
+// Deployment changed since it was read; the API server says 422, as for an
+// invalid object, but this is no invalid spec: an ordinary failure, retried.
+func TestFailedClaimIsRetried(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	deployment.ManagedFields = []metav1.ManagedFieldsEntry{statusByOthers, created}
+	robot.Spec.Image = "registry.example/robot:2.0"
+	robot.Generation++
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("patch", "deployments", func(action core.Action) (bool, runtime.Object, error) {
+		if action.(core.PatchAction).GetPatchType() != types.JSONPatchType {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "",
+			"testing value /metadata/resourceVersion failed: test failed", 0, false)
+	})
+
+	_, err := c.syncHandler(ctx, cache.MetaObjectToName(robot))
+	var invalid *invalidSpecError
+	if err == nil || errors.As(err, &invalid) {
+		t.Fatalf("sync returned %v; want an error to retry with backoff", err)
+	}
+	var requests []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		requests = append(requests, describe(action))
+	}
+	if want := []string{"patch deployments default/test"}; !slices.Equal(requests, want) {
+		t.Errorf("requests %q, want %q: no apply once the claim failed", requests, want)
+	}
+	actions := filterInformerActions(f.robotClient.Actions())
+	if len(actions) != 1 {
+		t.Fatalf("expected one status write, got %d", len(actions))
+	}
+	var applied robotv1alpha1.Robot
+	if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
+		t.Fatal(err)
+	}
+	if ready := findCondition(applied.Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
+		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonSyncFailed)
+	}
 }

@@ -3,23 +3,18 @@ package main
 import (
 	"context"
 	"errors"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	"k8s.io/client-go/kubernetes"
-	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 )
 
-// TestSyncDeadlineFreesTheWorker: a sync whose Deployment apply never gets an
+// TestSyncDeadlineFreesTheWorker: a sync whose Deployment write never gets an
 // answer fails at the sync deadline with one error that says so, is retried
 // with backoff, and leaves the worker free for the next Robot at once.
 func TestSyncDeadlineFreesTheWorker(t *testing.T) {
@@ -34,8 +29,9 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 	c := f.newController(ctx)
 	const deadline = 250 * time.Millisecond
 	c.syncTimeout = deadline
-	applies := &hangingApplies{Interface: f.kubeClient, hang: stuck.Name}
-	c.kubeclientset = applies
+	var hung atomic.Int32
+	writes := hangWrites(f, stuck.Name, &hung)
+	c.kubeclientset = writes
 	stuckKey, nextKey := cache.MetaObjectToName(stuck), cache.MetaObjectToName(next)
 	c.workqueue.Add(stuckKey)
 	c.workqueue.Add(nextKey)
@@ -55,18 +51,18 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 		case <-done:
 			return time.Since(start)
 		case <-time.After(turnLimit):
-			t.Fatalf("%s: processNextWorkItem still runs %v after it began, though the sync deadline is %v: the hung apply holds the worker", what, turnLimit, deadline)
+			t.Fatalf("%s: processNextWorkItem still runs %v after it began, though the sync deadline is %v: the hung write holds the worker", what, turnLimit, deadline)
 			return 0
 		}
 	}
 
-	took := turn("the Robot whose apply hangs")
+	took := turn("the Robot whose write hangs")
 	t.Logf("the sync of %v returned after %v", stuckKey, took.Round(time.Millisecond))
-	if n := applies.hung.Load(); n != 1 {
-		t.Fatalf("%d hung applies, want 1: the sync did not get as far as the Deployment apply", n)
+	if n := hung.Load(); n != 1 {
+		t.Fatalf("%d hung writes, want 1: the sync did not get as far as the Deployment write", n)
 	}
 	if took < deadline || took > deadline+2*time.Second {
-		t.Errorf("the sync whose apply hangs returned after %v, want its deadline, %v, and little more", took, deadline)
+		t.Errorf("the sync whose write hangs returned after %v, want its deadline, %v, and little more", took, deadline)
 	}
 	if n := c.workqueue.NumRequeues(stuckKey); n != 1 {
 		t.Errorf("%v was requeued with backoff %d times, want once", stuckKey, n)
@@ -94,14 +90,14 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 	if n := c.workqueue.NumRequeues(nextKey); n != 0 {
 		t.Errorf("%v was requeued with backoff %d times, want never", nextKey, n)
 	}
-	var applied []string
+	var written []string
 	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
-		if action.GetVerb() == "patch" {
-			applied = append(applied, describe(action))
+		if action.GetVerb() == "create" || action.GetVerb() == "patch" {
+			written = append(written, describe(action))
 		}
 	}
-	if want := "patch deployments default/next"; len(applied) != 1 || applied[0] != want {
-		t.Errorf("Deployment writes %q, want [%q]", applied, want)
+	if want := "create deployments default/next"; len(written) != 1 || written[0] != want {
+		t.Errorf("Deployment writes %q, want [%q]", written, want)
 	}
 	// No status write with the expired context of the stuck sync: the
 	// next Robot's is the only one.
@@ -126,47 +122,21 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 	}
 }
 
-// hangingApplies is a clientset whose apply of the Deployment named hang
-// never gets an answer, as when the connection to the API server went dead:
-// it returns only once the request's context is done. The fake clientset's
-// reactors never see the context, hence this wrapper.
-type hangingApplies struct {
-	kubernetes.Interface
-	hang string
-	hung atomic.Int32 // applies that hung
-}
-
-func (c *hangingApplies) AppsV1() typedappsv1.AppsV1Interface {
-	return hangingApps{c.Interface.AppsV1(), c}
-}
-
-type hangingApps struct {
-	typedappsv1.AppsV1Interface
-	c *hangingApplies
-}
-
-func (a hangingApps) Deployments(namespace string) typedappsv1.DeploymentInterface {
-	return hangingDeployments{a.AppsV1Interface.Deployments(namespace), a.c}
-}
-
-type hangingDeployments struct {
-	typedappsv1.DeploymentInterface
-	c *hangingApplies
-}
-
-func (d hangingDeployments) Apply(ctx context.Context, deployment *appsv1ac.DeploymentApplyConfiguration, opts metav1.ApplyOptions) (*appsv1.Deployment, error) {
-	if deployment.Name == nil || *deployment.Name != d.c.hang {
-		return d.DeploymentInterface.Apply(ctx, deployment, opts)
-	}
-	d.c.hung.Add(1)
-	// A request sent without a deadline would hang for good: a minute
-	// stands for that, so that even then the test ends.
-	err := errors.New("no answer within a minute")
-	select {
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-time.After(time.Minute):
-	}
-	// What client-go returns for a request whose context ended.
-	return nil, &url.Error{Op: "Patch", URL: "https://api.example/apis/apps/v1/namespaces/" + *deployment.Namespace + "/deployments/" + d.c.hang, Err: err}
+// hangWrites makes the creates and applies of the Deployment named name
+// never get an answer, as when the connection to the API server went dead:
+// each returns only once the request's context is done. hung counts them.
+func hangWrites(f *fixture, name string, hung *atomic.Int32) *interceptedWrites {
+	return &interceptedWrites{Interface: f.kubeClient, name: name,
+		intercept: func(ctx context.Context, op, address string, _ func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error) {
+			hung.Add(1)
+			// A request sent without a deadline would hang for good: a
+			// minute stands for that, so that even then the test ends.
+			err := errors.New("no answer within a minute")
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(time.Minute):
+			}
+			return nil, contextError(op, address, err)
+		}}
 }

@@ -214,14 +214,15 @@ func runOperator(ctx context.Context, opts *options) error {
 	}
 
 	// Only the Deployments the operator manages are cached, so memory follows
-	// the Robots, not the cluster. managedFields are never read, so they are
-	// dropped before they reach the cache.
+	// the Robots, not the cluster. Of their managedFields the cache keeps
+	// only the little the controller reads (trimManagedFields); a Robot's
+	// are never read, and dropped.
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.resyncPeriod,
 		kubeinformers.WithNamespace(opts.namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = labels.SelectorFromSet(labels.Set{labelManagedBy: labelManagedByValue}).String()
 		}),
-		kubeinformers.WithTransform(stripManagedFields))
+		kubeinformers.WithTransform(trimManagedFields))
 	robotInformerFactory := informers.NewSharedInformerFactoryWithOptions(robotClient, opts.resyncPeriod,
 		informers.WithNamespace(opts.namespace),
 		informers.WithTransform(stripManagedFields))
@@ -387,7 +388,7 @@ func checkCluster(cfg *rest.Config) error {
 	}
 }
 
-// stripManagedFields drops managedFields from objects before they are cached:
+// stripManagedFields drops managedFields from Robots before they are cached:
 // the operator never reads them, and they are often the largest part of an
 // object.
 func stripManagedFields(obj interface{}) (interface{}, error) {

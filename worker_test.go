@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	"k8s.io/client-go/kubernetes"
-	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -330,7 +326,7 @@ func TestProcessNextWorkItemErrorBacksOff(t *testing.T) {
 	robot := newRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
-	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewInternalError(errors.New("etcd leader changed"))
 	})
 	key := cache.MetaObjectToName(robot)
@@ -453,7 +449,7 @@ func TestRunDrainsTheSyncInFlight(t *testing.T) {
 		robotRequests = append(robotRequests, describe(action))
 	}
 	// Nothing at all about the queued Robot: its sync never started.
-	if got, want := fmt.Sprint(kubeRequests), fmt.Sprint([]string{"get deployments default/in-flight", "patch deployments default/in-flight"}); got != want {
+	if got, want := fmt.Sprint(kubeRequests), fmt.Sprint([]string{"create deployments default/in-flight"}); got != want {
 		t.Errorf("Deployment requests %s, want %s", got, want)
 	}
 	if got, want := fmt.Sprint(robotRequests), fmt.Sprint([]string{"patch robots/status default/in-flight"}); got != want {
@@ -535,85 +531,56 @@ func waitForChannel(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// heldApplies is a clientset whose apply of the Deployment named hold waits
-// until the test lets it through (then it is made) or its context ends. The
-// fake clientset's reactors never see the request's context, hence this
-// wrapper, as in deadline_test.go.
+// heldApplies holds the create or apply of the Deployment named hold until
+// the test lets it through (then it is made) or its context ends.
 type heldApplies struct {
-	kubernetes.Interface
-	hold                string
-	entered             chan struct{} // closed once the held apply has begun
-	release             chan struct{} // close to let the held apply through
-	done                chan error    // what the held apply returned
+	entered             chan struct{} // closed once the held write has begun
+	release             chan struct{} // close to let the held write through
+	done                chan error    // what the held write returned
 	entering, releasing sync.Once
 }
 
-// holdApplies makes c's applies of the Deployment named hold wait until
-// letThrough. A test defers letThrough, so that a Run stuck on the held
-// apply after a failure still returns.
+// holdApplies makes c's creates and applies of the Deployment named hold
+// wait until letThrough. A test defers letThrough, so that a Run stuck on
+// the held write after a failure still returns.
 func holdApplies(f *fixture, c *Controller, hold string) *heldApplies {
-	applies := &heldApplies{
-		Interface: f.kubeClient,
-		hold:      hold,
-		entered:   make(chan struct{}),
-		release:   make(chan struct{}),
-		done:      make(chan error, 1),
+	h := &heldApplies{
+		entered: make(chan struct{}),
+		release: make(chan struct{}),
+		done:    make(chan error, 1),
 	}
-	c.kubeclientset = applies
-	return applies
+	c.kubeclientset = &interceptedWrites{Interface: f.kubeClient, name: hold,
+		intercept: func(ctx context.Context, op, address string, write func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error) {
+			h.entering.Do(func() { close(h.entered) })
+			select {
+			case <-h.release:
+				// Let through: made as the API server would, unless the
+				// context ended meanwhile.
+				if err := ctx.Err(); err != nil {
+					h.finished(err)
+					return nil, err
+				}
+				written, err := write()
+				h.finished(err)
+				return written, err
+			case <-ctx.Done():
+				h.finished(ctx.Err())
+				return nil, contextError(op, address, ctx.Err())
+			}
+		}}
+	return h
 }
 
-// letThrough lets the held apply, and any later one, through.
+// letThrough lets the held write, and any later one, through.
 func (c *heldApplies) letThrough() {
 	c.releasing.Do(func() { close(c.release) })
 }
 
-// finished reports what the held apply returned, once: a retry of it is
+// finished reports what the held write returned, once: a retry of it is
 // not waited for.
 func (c *heldApplies) finished(err error) {
 	select {
 	case c.done <- err:
 	default:
-	}
-}
-
-func (c *heldApplies) AppsV1() typedappsv1.AppsV1Interface {
-	return heldApps{c.Interface.AppsV1(), c}
-}
-
-type heldApps struct {
-	typedappsv1.AppsV1Interface
-	c *heldApplies
-}
-
-func (a heldApps) Deployments(namespace string) typedappsv1.DeploymentInterface {
-	return heldDeployments{a.AppsV1Interface.Deployments(namespace), a.c}
-}
-
-type heldDeployments struct {
-	typedappsv1.DeploymentInterface
-	c *heldApplies
-}
-
-func (d heldDeployments) Apply(ctx context.Context, deployment *appsv1ac.DeploymentApplyConfiguration, opts metav1.ApplyOptions) (*appsv1.Deployment, error) {
-	if deployment.Name == nil || *deployment.Name != d.c.hold {
-		return d.DeploymentInterface.Apply(ctx, deployment, opts)
-	}
-	d.c.entering.Do(func() { close(d.c.entered) })
-	select {
-	case <-d.c.release:
-		// Let through: made as the API server would, unless the context
-		// ended meanwhile.
-		if err := ctx.Err(); err != nil {
-			d.c.finished(err)
-			return nil, err
-		}
-		applied, err := d.DeploymentInterface.Apply(ctx, deployment, opts)
-		d.c.finished(err)
-		return applied, err
-	case <-ctx.Done():
-		d.c.finished(ctx.Err())
-		// What client-go returns for a request whose context ended.
-		return nil, &url.Error{Op: "Patch", URL: "https://api.example/apis/apps/v1/namespaces/" + *deployment.Namespace + "/deployments/" + d.c.hold, Err: ctx.Err()}
 	}
 }
