@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestSyncDeadline: a sync whose Deployment apply gets no answer (a proxy
+// TestSyncDeadline: a sync whose Deployment write (create or apply) gets no answer (a proxy
 // between the operator and the API server holds it) fails at -sync-timeout
 // with an error that says so; the operator's only worker goes on to the next
 // Robot meanwhile; and once the API server answers again the Robot
@@ -39,9 +41,20 @@ func TestSyncDeadline(t *testing.T) {
 	health := "http://" + mustServingAddress(t, o, 0, "health probes")
 	ns := newNamespace(t)
 
-	// From now on every apply of Deployment "stuck" hangs.
-	stuckPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/stuck"
-	proxy.hold(func(r *http.Request) bool { return r.Method == http.MethodPatch && r.URL.Path == stuckPath })
+	// From now on every write of Deployment "stuck" hangs: its create (a
+	// POST to the collection, named in the body) and any apply (a PATCH).
+	deployments := "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	proxy.hold(func(r *http.Request) bool {
+		switch {
+		case r.Method == http.MethodPatch:
+			return r.URL.Path == deployments+"/stuck"
+		case r.Method != http.MethodPost || r.URL.Path != deployments:
+			return false
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return err == nil && bytes.Contains(body, []byte("stuck"))
+	})
 	createRobot(t, newRobot(ns, "stuck", 1))
 	created := time.Now()
 	createRobot(t, newRobot(ns, "next", 1))
