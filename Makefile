@@ -12,6 +12,7 @@ E2E_KUBECONFIG := $(CURDIR)/_output/e2e-kubeconfig
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 GO_TEST_FLAGS ?=
 BENCH_N       ?= 100,1000,5000
+FUZZTIME      ?= 60s
 
 .PHONY: help
 help: ## List the targets.
@@ -27,6 +28,17 @@ test: unit e2e bench-smoke ## Run the unit tests, the end-to-end tests, and the 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
 	go test -race -count=1 $(GO_TEST_FLAGS) ./...
+
+# go test fuzzes one target at a time. An input that fails is written to
+# testdata/fuzz/<target>/; commit it, and every go test runs it from then on.
+# Minimizing each new input for the default minute would leave a short run
+# little time to fuzz.
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 60s).
+	@for target in $$(go test -list '^Fuzz' . | grep '^Fuzz'); do \
+		echo "fuzz: $$target for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s $(GO_TEST_FLAGS) . ; \
+	done
 
 .PHONY: e2e
 e2e: ## Run the end-to-end tests against a local cluster of their own.
