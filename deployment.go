@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -128,7 +129,7 @@ func newDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfigu
 	}
 	if len(robot.Spec.Resources.Limits) > 0 || len(robot.Spec.Resources.Requests) > 0 || len(robot.Spec.Resources.Claims) > 0 {
 		container.Resources = &corev1ac.ResourceRequirementsApplyConfiguration{}
-		if err := roundTrip(robot.Spec.Resources, container.Resources); err != nil {
+		if err := roundTrip(defaultedResources(robot.Spec.Resources), container.Resources); err != nil {
 			return nil, &invalidSpecError{fmt.Errorf("spec.resources: %w", err)}
 		}
 	}
@@ -395,6 +396,22 @@ func defaultedEnv(env []corev1.EnvVar) []corev1.EnvVar {
 			e.ValueFrom.FieldRef.APIVersion = "v1"
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// defaultedResources returns resources with every quantity rounded up to
+// thousandths, as the API server stores a pod template's quantities (a CPU
+// request of 100u becomes 1m): applied as the Robot gives them, the stored
+// value would differ from the applied one forever, and every sync would apply
+// again.
+func defaultedResources(resources corev1.ResourceRequirements) corev1.ResourceRequirements {
+	out := *resources.DeepCopy()
+	for _, list := range []corev1.ResourceList{out.Limits, out.Requests} {
+		for name, q := range list {
+			q.RoundUp(resource.Milli)
+			list[name] = q
+		}
 	}
 	return out
 }

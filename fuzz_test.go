@@ -396,7 +396,7 @@ func (s robotSeed) resourceBytes() []byte {
 	return out
 }
 
-// robotSeeds are typical Robots.
+// robotSeeds are typical Robots, and a few that once found bugs.
 func robotSeeds() []robotSeed {
 	return []robotSeed{
 		{image: "registry.example/robot:1.0", replicas: 2, hasReplicas: true, port: 8080, hasPort: true,
@@ -420,6 +420,8 @@ func robotSeeds() []robotSeed {
 		{image: "robot:1", resources: "lc=1000m,lm=1.5Gi,rc=0.5,rm=0.5Gi,re=1e3,le=2e3"},
 		// Limits alone, and an extended resource.
 		{image: "robot:1", resources: "lc=2,lm=1G,lx=1,rx=1"},
+		// Quantities finer than the thousandths the API server keeps.
+		{image: "robot:1", resources: "rc=100u,lc=1.2336,rm=0.5m,lm=1e-9"},
 	}
 }
 
