@@ -174,6 +174,8 @@ func FuzzComputeStatus(f *testing.F) {
 		{1, 1, false, 0, 0, 0, false, 0, 0, 0, 0, nil, nil, 2, "spec.port must be between 1 and 65535, not 0", false},
 		{1, 1, false, 0, 0, 0, false, 0, 0, 0, 0, nil, previous, 3, "test", false},
 		{1, 1, true, 1, 1, 1, true, 1, 1, 1, 1, odd, previous, 2, invalidEnvNames, false},
+		// A message that a cut at a fixed byte splits inside a character.
+		{1, 1, false, 0, 0, 0, false, 0, 0, 0, 0, nil, nil, 4, strings.Repeat("\u00fc", 600), false},
 		{5, 0, true, 4, 4, 0, true, 0, 0, 0, 0, odd, nil, 5, "test", true},
 		{1, 1, true, 1, 1, 1, false, 1, 1, 1, 1, deploymentConditions, nil, 6, "", true},
 		{1, 1000, true, 7, 7, 1000, true, 1000, 1000, 999, 999, deploymentConditions, nil, 7, "x", false},

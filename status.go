@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -52,11 +53,23 @@ func computeStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, sy
 		condition.ObservedGeneration = robot.Generation
 		condition.LastTransitionTime = now
 		if len(condition.Message) > maxMessageLength {
-			condition.Message = condition.Message[:maxMessageLength-3] + "..."
+			condition.Message = truncate(condition.Message, maxMessageLength-3) + "..."
 		}
 		meta.SetStatusCondition(&status.Conditions, condition)
 	}
 	return status
+}
+
+// truncate cuts s, longer than n bytes, to at most n bytes at the start of a
+// character, so that it stays UTF-8. Cut inside a character, the message
+// would reach the API server with the broken character replaced: the stored
+// message would never equal the one computed, and every sync would write the
+// status again.
+func truncate(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // observed reports whether the Deployment controller has caught up with
