@@ -144,10 +144,11 @@ func FuzzComputeStatus(f *testing.F) {
 	deadline := fuzzEncode(
 		byte(0), byte(1), "MinimumReplicasUnavailable", byte(1), "Deployment does not have minimum availability.", byte(1),
 		byte(1), byte(1), "ProgressDeadlineExceeded", byte(1), `ReplicaSet "test-5d4f" has timed out progressing.`, byte(1))
+	// What apps/v1 does not validate: any status, any reason.
 	odd := fuzzEncode(
-		byte(0), byte(2), "not a reason", byte(1), "\u00e9\u00e8", byte(200),
+		byte(0), byte(4), "Maybe", "not a reason", byte(1), "\u00e9\u00e8", byte(200),
 		byte(3), "Custom", byte(2), "Reason:With,Punctuation_", byte(1), strings.Repeat("m", 255), byte(9),
-		byte(1), byte(0), "A", byte(255), strings.Repeat("m", 100), byte(20))
+		byte(1), byte(0), "Ready", byte(255), strings.Repeat("m", 100), byte(20))
 	// A 422 that quotes what it refuses, at length.
 	invalidEnvNames := strings.Repeat(`spec.template.spec.containers[0].env[0].name: Invalid value: "größe": `+
 		`a valid environment variable name must consist only of printable ASCII characters other than '='; `, 8)

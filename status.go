@@ -20,6 +20,9 @@ import (
 // a long error never makes the status write itself fail.
 const maxMessageLength = 1024
 
+// maxReasonLength is the longest reason metav1.Condition accepts.
+const maxReasonLength = 1024
+
 // conditionReason matches what metav1.Condition accepts as a reason.
 var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 
@@ -158,9 +161,16 @@ func mirroredCondition(deployment *appsv1.Deployment, conditionType appsv1.Deplo
 	case c == nil:
 		condition.Message = fmt.Sprintf("Deployment %q has no %s condition yet", deployment.Name, conditionType)
 	default:
-		condition.Status = metav1.ConditionStatus(c.Status)
+		// Whoever may write the Deployment's status may write any
+		// string in its conditions. What the Robot's CRD would refuse
+		// is not copied (the status stays Unknown, the reason is the
+		// condition's type), or no status write could succeed.
+		switch status := metav1.ConditionStatus(c.Status); status {
+		case metav1.ConditionTrue, metav1.ConditionFalse:
+			condition.Status = status
+		}
 		condition.Message = c.Message
-		if conditionReason.MatchString(c.Reason) {
+		if conditionReason.MatchString(c.Reason) && len(c.Reason) <= maxReasonLength {
 			condition.Reason = c.Reason
 		} else {
 			condition.Reason = string(conditionType)
