@@ -535,14 +535,7 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 			if !apierrors.IsForbidden(err) {
 				t.Fatalf("expected the Forbidden error back, for a retry with backoff; got %v", err)
 			}
-			actions := filterInformerActions(f.robotClient.Actions())
-			if len(actions) != 1 {
-				t.Fatalf("expected one status write, got %d", len(actions))
-			}
-			var applied robotv1alpha1.Robot
-			if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
-				t.Fatal(err)
-			}
+			applied := f.onlyStatusWrite()
 			if synced := findCondition(applied.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonSyncFailed {
 				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonSyncFailed)
 			}
@@ -604,6 +597,21 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 			t.Errorf("%s: queued %v, want nothing", name, keys)
 		}
 	}
+}
+
+// onlyStatusWrite returns the Robot whose status the sync applied, failing
+// the test unless that was the one request to the Robot client.
+func (f *fixture) onlyStatusWrite() robotv1alpha1.Robot {
+	f.t.Helper()
+	actions := filterInformerActions(f.robotClient.Actions())
+	if len(actions) != 1 {
+		f.t.Fatalf("expected one status write, got %d", len(actions))
+	}
+	var applied robotv1alpha1.Robot
+	if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
+		f.t.Fatal(err)
+	}
+	return applied
 }
 
 func (f *fixture) events() []string {
@@ -742,14 +750,7 @@ func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
 	if events := f.events(); len(events) != 0 {
 		t.Errorf("events %q, want none", events)
 	}
-	actions := filterInformerActions(f.robotClient.Actions())
-	if len(actions) != 1 {
-		t.Fatalf("expected one status write, got %d", len(actions))
-	}
-	var applied robotv1alpha1.Robot
-	if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
-		t.Fatal(err)
-	}
+	applied := f.onlyStatusWrite()
 	ready := findCondition(applied.Status, robotv1alpha1.ConditionReady)
 	if ready.Reason != robotv1alpha1.ReasonRolloutInProgress || !strings.Contains(ready.Message, "earlier Robot") {
 		t.Errorf("Ready %s %q, want %s saying it waits for the earlier Robot's Deployment to go", ready.Reason, ready.Message, robotv1alpha1.ReasonRolloutInProgress)

@@ -566,14 +566,7 @@ func TestFailedClaimIsRetried(t *testing.T) {
 	if want := []string{"patch deployments default/test"}; !slices.Equal(requests, want) {
 		t.Errorf("requests %q, want %q: no apply once the claim failed", requests, want)
 	}
-	actions := filterInformerActions(f.robotClient.Actions())
-	if len(actions) != 1 {
-		t.Fatalf("expected one status write, got %d", len(actions))
-	}
-	var applied robotv1alpha1.Robot
-	if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
-		t.Fatal(err)
-	}
+	applied := f.onlyStatusWrite()
 	if ready := findCondition(applied.Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
 		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonSyncFailed)
 	}
