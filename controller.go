@@ -484,17 +484,13 @@ type specCheck struct {
 // spec hash. Most syncs come from Deployment status updates, which change
 // neither.
 func (c *Controller) deploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
-	if drift := ownerDrift(desired, current); drift != "" {
-		return drift
-	}
 	checked := specCheck{current.Generation, desired.Annotations[annotationSpecHash]}
-	if last, ok := c.specsChecked.Load(current.UID); !ok || last.(specCheck) != checked {
-		if drift := specDrift(desired, current); drift != "" {
-			return drift
-		}
+	last, ok := c.specsChecked.Load(current.UID)
+	drift := driftSkippingSpecs(desired, current, ok && last.(specCheck) == checked)
+	if drift == "" {
 		c.specsChecked.Store(current.UID, checked)
 	}
-	return annotationDrift(desired, current)
+	return drift
 }
 
 // foreignFieldConflict returns a *fieldConflictError when the API server

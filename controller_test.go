@@ -811,3 +811,30 @@ func TestRunShutdownBeforeCachesSync(t *testing.T) {
 		t.Errorf("Run after a signal during the cache sync returned %v, want nil", err)
 	}
 }
+
+// TestSpecComparisonSkippedOnlyWhileSpecsAreUnchanged: once the specs have
+// matched, status-only updates skip the comparison of specs, but another
+// writer's change to the spec (which raises the Deployment's generation) is
+// still seen.
+func TestSpecComparisonSkippedOnlyWhileSpecsAreUnchanged(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := newRobot("test", 2)
+	desired, err := newDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newFixture(t).newController(ctx)
+	deployment := liveDeployment(t, robot)
+	if drift := c.deploymentDrift(desired, deployment); drift != "" {
+		t.Fatalf("drift %q for the Deployment as applied", drift)
+	}
+	if _, ok := c.specsChecked.Load(deployment.UID); !ok {
+		t.Fatal("a matching spec was not remembered: every status update would compare specs again")
+	}
+	scaled := deployment.DeepCopy()
+	scaled.Spec.Replicas = ptr.To[int32](5)
+	scaled.Generation++
+	if drift := c.deploymentDrift(desired, scaled); !strings.Contains(drift, "spec.replicas is 5") {
+		t.Errorf("drift %q after another writer scaled the Deployment, want spec.replicas named", drift)
+	}
+}

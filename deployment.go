@@ -194,11 +194,19 @@ var deploymentTypes = applyconfigurations.NewTypeConverter(scheme.Scheme)
 // described as "what the Deployment has; what the Robot asks for", which
 // reads right whether the Robot changed or someone edited the Deployment.
 func deploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
+	return driftSkippingSpecs(desired, current, false)
+}
+
+// driftSkippingSpecs is deploymentDrift, without the costly comparison of
+// specs when the caller knows them to match.
+func driftSkippingSpecs(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment, specsMatch bool) string {
 	if drift := ownerDrift(desired, current); drift != "" {
 		return drift
 	}
-	if drift := specDrift(desired, current); drift != "" {
-		return drift
+	if !specsMatch {
+		if drift := specDrift(desired, current); drift != "" {
+			return drift
+		}
 	}
 	return annotationDrift(desired, current)
 }
