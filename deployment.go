@@ -102,6 +102,9 @@ func validateSpec(spec *robotv1alpha1.RobotSpec) error {
 // configuration that the operator applies: exactly the fields it owns. It
 // returns an *invalidSpecError when the spec cannot become a Deployment.
 func newDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	if err := undecodableSpec(robot); err != nil {
+		return nil, &invalidSpecError{err}
+	}
 	if err := validateSpec(&robot.Spec); err != nil {
 		return nil, &invalidSpecError{err}
 	}

@@ -36,7 +36,6 @@ import (
 	"k8s.io/klog/v2"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
-	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 )
 
@@ -208,7 +207,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
 	}
-	robotClient, err := clientset.NewForConfig(cfg)
+	robotClient, err := newRobotClientset(cfg)
 	if err != nil {
 		return fmt.Errorf("building the Robot client: %w", err)
 	}
