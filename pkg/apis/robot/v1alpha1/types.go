@@ -218,6 +218,10 @@ const (
 	// the operator's allowPrivilegeEscalation: false, say). The message
 	// names the field and the writer; the operator retries with backoff.
 	ReasonFieldConflict = "FieldConflict"
+	// ReasonDeploymentContested: another writer keeps changing what the
+	// Robot sets on its Deployment. The operator keeps putting it back, but
+	// waits longer each time; the message names the writer's field manager.
+	ReasonDeploymentContested = "DeploymentContested"
 	// ReasonDeploymentNotObserved: the Deployment controller has not yet
 	// observed the Deployment's latest spec, so its conditions are not
 	// trusted.
