@@ -89,6 +89,9 @@ type Controller struct {
 	// and spec hash whose spec last showed no drift, so that the costly
 	// comparison of specs runs once per change, not on every status update.
 	specsChecked sync.Map
+	// fights counts the reverts of each Deployment, to back off from
+	// another writer that keeps changing it (fight.go).
+	fights *fights
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight sync.Map
@@ -142,6 +145,7 @@ func NewController(
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
 		recorder:        recorder,
 		clock:           clock.RealClock{},
+		fights:          newFights(),
 		metrics:         newControllerMetrics(),
 		readiness:       newReadinessTracker(),
 		shutdownTimeout: 20 * time.Second,
@@ -339,6 +343,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return 0, nil
 	}
 	switch classify(syncErr).retry {
+	case recheckAfterFight:
+		var contested *contestedError
+		errors.As(syncErr, &contested)
+		return contested.recheck, nil
 	case recheckLater:
 		// Someone else must act, and no event may say when: look again
 		// later, without backing off, so that the Robot converges soon
@@ -387,10 +395,41 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 	}
 
 	drift := c.deploymentDrift(desired, current)
+	now := c.clock.Now()
 	if drift == "" {
+		if fight, endsIn := c.fights.held(current.UID, now); fight.inFight {
+			return current, &contestedError{deployment: current.Name, drift: fight.drift, writer: fight.writer, recheck: endsIn}
+		}
 		return current, nil
 	}
-	return c.applyDeployment(ctx, robot, desired, current, drift)
+	if current.Annotations[annotationSpecHash] != desired.Annotations[annotationSpecHash] {
+		// The Robot changed: this is no revert.
+		return c.applyDeployment(ctx, robot, desired, current, drift)
+	}
+	// The Robot asks for what it asked for at the operator's last write:
+	// another writer changed the Deployment.
+	fight := c.fights.admit(current.UID, now)
+	if fight.wait > 0 {
+		return current, &contestedError{deployment: current.Name, drift: fight.drift, writer: fight.writer, recheck: fight.wait}
+	}
+	writer := fight.writer
+	if fight.startsNow {
+		// Once per fight: the cache keeps no managedFields to say who.
+		if live, err := c.getDeployment(ctx, current.Namespace, current.Name); err == nil {
+			writer = lastForeignWriter(live)
+		}
+	}
+	applied, err := c.applyDeployment(ctx, robot, desired, current, drift)
+	if err != nil {
+		return applied, err
+	}
+	if inFight, next := c.fights.reverted(applied.UID, now, drift, writer); inFight {
+		fight, _ := c.fights.held(applied.UID, now)
+		// The other writer's next change queues the Robot; if none comes,
+		// the fight can end after fightCalm.
+		return applied, &contestedError{deployment: applied.Name, drift: fight.drift, writer: fight.writer, recheck: min(next, fightCalm)}
+	}
+	return applied, nil
 }
 
 // createDeployment creates robot's Deployment, desired, with a plain create
@@ -653,6 +692,7 @@ func (c *Controller) deleteDeployment(obj interface{}) {
 	if deployment, ok := obj.(*appsv1.Deployment); ok {
 		c.writtenDeployments.forget(deployment.UID)
 		c.specsChecked.Delete(deployment.UID)
+		c.fights.forget(deployment.UID)
 	}
 	// By name, whatever the owner's UID: the deletion of an earlier Robot's
 	// Deployment frees the name for the Robot that has it now.

@@ -37,6 +37,10 @@ const (
 	// retryOnChange: nothing is retried; the next change to the Robot
 	// queues it.
 	retryOnChange
+	// recheckAfterFight: the Robot is looked at again when its next revert
+	// is due or its fight can end (contestedError.recheck), without
+	// counting as an error.
+	recheckAfterFight
 )
 
 // failure is how the controller treats one kind of sync error.
@@ -57,6 +61,7 @@ func classify(err error) failure {
 		earlier   *earlierRobotError
 		invalid   *invalidSpecError
 		conflict  *fieldConflictError
+		contested *contestedError
 	)
 	switch {
 	case errors.As(err, &invalid):
@@ -67,6 +72,8 @@ func classify(err error) failure {
 		// The other writer may take its field back; the Deployment's
 		// update event then queues the Robot at once.
 		return failure{reason: robotv1alpha1.ReasonFieldConflict, retry: retryWithBackoff}
+	case errors.As(err, &contested):
+		return failure{reason: robotv1alpha1.ReasonDeploymentContested, retry: recheckAfterFight}
 	case errors.As(err, &earlier):
 		// The garbage collector deletes it, and its delete event queues
 		// the Robot; the recheck is for an event that was missed.
@@ -80,7 +87,8 @@ func classify(err error) failure {
 // retried and usually passes by itself; its retries show in the metrics.
 func warnsOnEntry(reason string) bool {
 	switch reason {
-	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonFieldConflict:
+	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonFieldConflict,
+		robotv1alpha1.ReasonDeploymentContested:
 		return true
 	}
 	return false
