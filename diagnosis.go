@@ -76,7 +76,7 @@ func diagnosedStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, 
 // telling cause. A positive duration is when a cause may appear with no
 // change to any object.
 func diagnose(deployment *appsv1.Deployment, pods []*podSummary, now time.Time) (*podCause, time.Duration) {
-	if !observed(deployment) || allAvailable(deployment) {
+	if !observed(deployment) {
 		return nil, 0
 	}
 	if failure := deploymentCondition(deployment, appsv1.DeploymentReplicaFailure); failure != nil && failure.Status == corev1.ConditionTrue {
@@ -119,13 +119,6 @@ var causeRanks = []string{
 	robotv1alpha1.ReasonUnschedulable,
 	robotv1alpha1.ReasonCrashLoop,
 	robotv1alpha1.ReasonReadinessProbeFailing,
-}
-
-// allAvailable reports whether every desired replica is updated and
-// available: then no pod can be what keeps the Robot from Ready.
-func allAvailable(deployment *appsv1.Deployment) bool {
-	desired, s := ptr.Deref(deployment.Spec.Replicas, 1), deployment.Status
-	return s.UpdatedReplicas >= desired && s.AvailableReplicas >= desired
 }
 
 // replicaFailureCause tells, from the Deployment's ReplicaFailure condition,
