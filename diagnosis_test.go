@@ -440,3 +440,40 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// A pod's change queues its Robot only when what the cache keeps of it
+// changed, and only if the Robot exists.
+func TestPodEventsQueueTheirRobot(t *testing.T) {
+	f := newFixture(t)
+	robot := newRobot("test", 1)
+	f.addRobot(robot)
+	ctrl := f.newController(t.Context())
+
+	running := testPod(robot, "test-a", runningSince(time.Minute))
+	running.ResourceVersion = "1"
+	resynced := running.DeepCopy()
+	resynced.ResourceVersion = "2"
+	resynced.Annotations = map[string]string{"not": "cached"}
+	crashing := running.DeepCopy()
+	crashing.Status.ContainerStatuses[0].State = waiting("CrashLoopBackOff", "")
+	pods := summaries(t, running, resynced, crashing)
+	if !pods[0].sameAs(pods[1]) {
+		t.Errorf("a change to what the cache does not keep makes another summary")
+	}
+	if pods[0].sameAs(pods[2]) {
+		t.Errorf("a change of the container's state makes the same summary")
+	}
+
+	orphan := summaries(t, testPod(newRobot("gone", 1), "gone-a", runningSince(time.Minute)))[0]
+	ctrl.handlePod(orphan)
+	if n := ctrl.workqueue.Len(); n != 0 {
+		t.Errorf("a pod of a Robot that does not exist queued %d items", n)
+	}
+	ctrl.handlePod(cache.DeletedFinalStateUnknown{Key: "default/test-a", Obj: pods[2]})
+	if n := ctrl.workqueue.Len(); n != 1 {
+		t.Fatalf("a deleted pod of Robot test queued %d items, want 1", n)
+	}
+	if key, _ := ctrl.workqueue.Get(); key != cache.MetaObjectToName(robot) {
+		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(robot))
+	}
+}
