@@ -72,6 +72,10 @@ type Controller struct {
 	deploymentsSynced cache.InformerSynced
 	robotsLister      listers.RobotLister
 	robotsSynced      cache.InformerSynced
+	// pods is nil unless watchPods was called; then the Ready condition
+	// says why the pods do not run (diagnosis.go).
+	pods       cache.Indexer
+	podsSynced cache.InformerSynced
 
 	// workqueue holds the Robots to sync. A Robot is in it at most once,
 	// and never synced by two workers at the same time.
@@ -141,6 +145,7 @@ func NewController(
 		deploymentsSynced: deploymentInformer.Informer().HasSynced,
 		robotsLister:      robotInformer.Lister(),
 		robotsSynced:      robotInformer.Informer().HasSynced,
+		podsSynced:        func() bool { return true },
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
 		recorder:        recorder,
@@ -182,7 +187,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Robot controller", "workers", workers)
 	logger.V(2).Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.robotsSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.robotsSynced, c.podsSynced); !ok {
 		if ctx.Err() != nil {
 			// A signal before the caches synced: nothing was started, so
 			// this is a clean stop, not a failure.
@@ -226,7 +231,7 @@ func (c *Controller) checkMayWrite() error {
 
 // HasSynced reports whether the informer caches have synced.
 func (c *Controller) HasSynced() bool {
-	return c.robotsSynced() && c.deploymentsSynced()
+	return c.robotsSynced() && c.deploymentsSynced() && c.podsSynced()
 }
 
 // LongestSync returns the Robot whose sync has been running the longest, and
@@ -587,7 +592,11 @@ func (c *Controller) getDeployment(ctx context.Context, namespace, name string) 
 // person's attention.
 func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, syncErr error) error {
 	now := c.clock.Now()
-	status := computeStatus(robot, deployment, syncErr, metav1.NewTime(now))
+	status, recheck := diagnosedStatus(robot, deployment, c.robotPods(ctx, robot), syncErr, metav1.NewTime(now))
+	if recheck > 0 {
+		// A pod not ready yet may become a cause with no event to say so.
+		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)
+	}
 	if apiequality.Semantic.DeepEqual(status, robot.Status) {
 		c.observeReadiness(robot, &status, now)
 		return nil

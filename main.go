@@ -222,6 +222,15 @@ func runOperator(ctx context.Context, opts *options) error {
 			o.LabelSelector = labels.SelectorFromSet(labels.Set{labelManagedBy: labelManagedByValue}).String()
 		}),
 		kubeinformers.WithTransform(trimManagedFields))
+	// The pods of those Deployments, by the same label, summarized to what
+	// says why they do not run (diagnosis.go). No resync: the Robots' own
+	// resync rechecks them.
+	podInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
+		kubeinformers.WithNamespace(opts.namespace),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = labels.SelectorFromSet(labels.Set{labelManagedBy: labelManagedByValue}).String()
+		}),
+		kubeinformers.WithTransform(summarizePod))
 	robotInformerFactory := informers.NewSharedInformerFactoryWithOptions(robotClient, opts.resyncPeriod,
 		informers.WithNamespace(opts.namespace),
 		informers.WithTransform(stripManagedFields))
@@ -230,6 +239,9 @@ func runOperator(ctx context.Context, opts *options) error {
 		kubeInformerFactory.Apps().V1().Deployments(),
 		robotInformerFactory.Robot().V1alpha1().Robots())
 	if err != nil {
+		return err
+	}
+	if err := controller.watchPods(podInformerFactory.Core().V1().Pods().Informer()); err != nil {
 		return err
 	}
 	controller.shutdownTimeout = opts.shutdownTimeout
@@ -275,9 +287,11 @@ func runOperator(ctx context.Context, opts *options) error {
 	defer func() {
 		stopInformers()
 		kubeInformerFactory.Shutdown()
+		podInformerFactory.Shutdown()
 		robotInformerFactory.Shutdown()
 	}()
 	kubeInformerFactory.Start(informersCtx.Done())
+	podInformerFactory.Start(informersCtx.Done())
 	robotInformerFactory.Start(informersCtx.Done())
 
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),

@@ -217,7 +217,8 @@ func (e *syncTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 // newWarning returns the condition a Warning event should repeat when a
 // Robot's status goes from before to after, or nil: a sync failure a person
 // must act on, or a rollout past its progress deadline, each once per new
-// reason or message.
+// reason or message; or a new reason why the pods do not run, once per
+// reason.
 func newWarning(before, after robotv1alpha1.RobotStatus) *metav1.Condition {
 	entered := func(conditionType string, warns func(string) bool) *metav1.Condition {
 		now := meta.FindStatusCondition(after.Conditions, conditionType)
@@ -231,6 +232,14 @@ func newWarning(before, after robotv1alpha1.RobotStatus) *metav1.Condition {
 	}
 	if synced := entered(robotv1alpha1.ConditionSynced, warnsOnEntry); synced != nil {
 		return synced
+	}
+	if ready := entered(robotv1alpha1.ConditionReady, warnsOnCause); ready != nil {
+		// Once per cause, not per message: a kubelet's message changes at
+		// every back-off (ErrImagePull, then ImagePullBackOff).
+		if was := meta.FindStatusCondition(before.Conditions, robotv1alpha1.ConditionReady); was == nil || was.Reason != ready.Reason {
+			return ready
+		}
+		return nil
 	}
 	return entered(robotv1alpha1.ConditionReady, func(reason string) bool { return reason == robotv1alpha1.ReasonProgressDeadlineExceeded })
 }

@@ -227,3 +227,37 @@ const (
 	// trusted.
 	ReasonDeploymentNotObserved = "DeploymentNotObserved"
 )
+
+// Reasons of the Ready condition when the Robot's pods do not run, and why.
+// Each is read from a hard signal of the kubelet, the scheduler or the
+// ReplicaSet controller, never from a pod that is merely slow, and takes the
+// place of RolloutInProgress or ProgressDeadlineExceeded while it lasts.
+const (
+	// ReasonImagePullFailed: the kubelet cannot pull the container's image
+	// (ErrImagePull, ImagePullBackOff, InvalidImageName). The message names
+	// the image and repeats the kubelet's.
+	ReasonImagePullFailed = "ImagePullFailed"
+	// ReasonCrashLoop: the container keeps exiting (CrashLoopBackOff). The
+	// message gives its last exit code and reason.
+	ReasonCrashLoop = "CrashLoop"
+	// ReasonUnschedulable: the scheduler finds no node for a pod. The
+	// message is the scheduler's.
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonConfigMissing: the kubelet cannot build the container's
+	// configuration (CreateContainerConfigError), usually because a
+	// ConfigMap or Secret it refers to is missing. The message is the
+	// kubelet's.
+	ReasonConfigMissing = "ConfigMissing"
+	// ReasonReadinessProbeFailing: the container has been running for a
+	// while and is still not ready.
+	ReasonReadinessProbeFailing = "ReadinessProbeFailing"
+	// ReasonQuotaExceeded: the namespace's ResourceQuota refuses the pods
+	// (the Deployment's ReplicaFailure condition says so).
+	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonPodSecurityRejected: the namespace's Pod Security level refuses
+	// the pods (the Deployment's ReplicaFailure condition says so).
+	ReasonPodSecurityRejected = "PodSecurityRejected"
+	// ReasonReplicaFailure: the pods cannot be created for another reason
+	// that the Deployment's ReplicaFailure condition gives.
+	ReasonReplicaFailure = "ReplicaFailure"
+)
