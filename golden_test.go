@@ -40,7 +40,7 @@ func TestGoldenApplyBodies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("newDeployment: %v", err)
 	}
-	status := computeStatus(robot, goldenDeployment(robot), nil, metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)))
+	status := computeStatus(robot, goldenDeployment(robot), nil, nil, metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)))
 
 	for file, body := range map[string]any{
 		"deployment.json": desired,
