@@ -468,3 +468,34 @@ func TestServiceNameTakenWarnsOnce(t *testing.T) {
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
 }
+
+// TestServiceStatus: the status names the Service the Robot controls, and
+// a failure of the Service alone leaves Ready about the Deployment.
+func TestServiceStatus(t *testing.T) {
+	robot := newServiceRobot("web", robotv1alpha1.ServiceTypeClusterIP)
+	deployment := liveDeployment(t, robot)
+	now := metav1.NewTime(fixtureNow)
+	if got := computeStatus(robot, deployment, liveService(t, robot), nil, now).ServiceName; got != "web" {
+		t.Errorf("with its Service: serviceName %q, want %q", got, "web")
+	}
+	if got := computeStatus(robot, deployment, nil, nil, now).ServiceName; got != "" {
+		t.Errorf("without a Service: serviceName %q, want none", got)
+	}
+	for _, syncErr := range []error{&serviceNameTakenError{name: "web"}, &earlierRobotError{name: "web", kind: "Service"}} {
+		status := computeStatus(robot, deployment, nil, syncErr, now)
+		ready, synced := findCondition(status, robotv1alpha1.ConditionReady), findCondition(status, robotv1alpha1.ConditionSynced)
+		if ready.Status != metav1.ConditionTrue {
+			t.Errorf("%v: Ready %s (%s), want True", syncErr, ready.Status, ready.Reason)
+		}
+		if synced.Status != metav1.ConditionFalse || !strings.Contains(synced.Message, `Service "web"`) {
+			t.Errorf("%v: Synced %s %q, want False naming the Service", syncErr, synced.Status, synced.Message)
+		}
+	}
+	// The status apply carries serviceName only when there is one, so that
+	// a Robot without a Service writes what it wrote before the field
+	// existed.
+	status := computeStatus(robot, deployment, nil, nil, now)
+	if body := string(mustJSON(t, statusApplyConfiguration(robot, &status))); strings.Contains(body, "serviceName") {
+		t.Errorf("status apply without a Service mentions serviceName: %s", body)
+	}
+}
