@@ -25,8 +25,8 @@ import (
 //	go test -run Golden . -update
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden with what the tests produce")
 
-// TestGoldenApplyBodies compares the two bodies the operator sends with
-// server-side apply, the Deployment and the Robot's status, byte for byte
+// TestGoldenApplyBodies compares the bodies the operator sends with
+// server-side apply, the Deployment, the Service and the Robot's status, byte for byte
 // with files under testdata/golden. Any change to what is sent, meant or not,
 // then shows in review as a change to those files.
 //
@@ -44,6 +44,7 @@ func TestGoldenApplyBodies(t *testing.T) {
 
 	for file, body := range map[string]any{
 		"deployment.json": desired,
+		"service.json":    newService(robot),
 		"status.json":     statusApplyConfiguration(robot, &status),
 	} {
 		t.Run(file, func(t *testing.T) {
@@ -92,6 +93,7 @@ func goldenRobot() *robotv1alpha1.Robot {
 			Replicas:       ptr.To[int32](3),
 			DeploymentName: "golden-runner",
 			Port:           ptr.To[int32](8080),
+			Service:        &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort},
 			Args:           []string{"serve", "--verbose"},
 			Env: []corev1.EnvVar{
 				{Name: "MODE", Value: "demo"},
