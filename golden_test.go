@@ -26,9 +26,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden with what the tests produce")
 
 // TestGoldenApplyBodies compares the bodies the operator sends with
-// server-side apply, the Deployment, the Service and the Robot's status, byte for byte
-// with files under testdata/golden. Any change to what is sent, meant or not,
-// then shows in review as a change to those files.
+// server-side apply, the Deployment, the Service and the Robot's status,
+// byte for byte with files under testdata/golden. Any change to what is
+// sent, meant or not, then shows in review as a change to those files.
 //
 // The status golden changes whenever the conditions do (a condition added,
 // a reason or message reworded), and that is the point: the reviewer sees
