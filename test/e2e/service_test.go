@@ -24,8 +24,8 @@ import (
 // TestServiceLifecycle: a Robot with a port gets an owned Service that
 // selects its pods; a hand edit is reverted; a sync with nothing to do
 // writes nothing; the type goes to NodePort and back, releasing the node
-// port; None removes the Service; deleting the Robot lets the garbage
-// collector remove it.
+// port; None removes the Service; a new port replaces the old one;
+// deleting the Robot lets the garbage collector remove it.
 func TestServiceLifecycle(t *testing.T) {
 	requireAuditLog(t)
 	ns := newNamespace(t)
@@ -115,10 +115,20 @@ func TestServiceLifecycle(t *testing.T) {
 	})
 	waitForEvents(t, ns, robot.UID, "ServiceDeleted", 1)
 
-	// Back, then the Robot goes: the garbage collector removes the Service.
+	// Back, with another port: the Service, created again, then applied,
+	// keeps no trace of the port its create set.
 	patchRobot(t, ns, "web", `{"spec":{"service":{"type":"ClusterIP"}}}`)
 	s = waitForService(t, ns, "web", "exists again", func(*corev1.Service) bool { return true })
 	checkServiceControlledBy(t, s, robot)
+	patchRobot(t, ns, "web", `{"spec":{"port":9090}}`)
+	s = waitForService(t, ns, "web", "has port 9090 and no other", func(s *corev1.Service) bool {
+		return len(s.Spec.Ports) == 1 && s.Spec.Ports[0].Port == 9090
+	})
+	if want := (corev1.ServicePort{Name: portName, Protocol: corev1.ProtocolTCP, Port: 9090, TargetPort: intstr.FromInt32(9090)}); s.Spec.Ports[0] != want {
+		t.Errorf("Service port %+v, want %+v", s.Spec.Ports[0], want)
+	}
+
+	// The Robot goes: the garbage collector removes the Service.
 	if err := env.robots.RobotV1alpha1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting Robot %s/web: %v", ns, err)
 	}
