@@ -23,8 +23,8 @@ import (
 
 // TestServiceLifecycle: a Robot with a port gets an owned Service that
 // selects its pods; a hand edit is reverted; a sync with nothing to do
-// writes nothing; the type goes to NodePort and back, releasing the node
-// port; None removes the Service; a new port replaces the old one;
+// writes nothing; the type goes to NodePort, LoadBalancer and back,
+// releasing the node port; None removes the Service; a new port replaces the old one;
 // deleting the Robot lets the garbage collector remove it.
 func TestServiceLifecycle(t *testing.T) {
 	requireAuditLog(t)
@@ -94,12 +94,26 @@ func TestServiceLifecycle(t *testing.T) {
 		return s.Spec.Type == corev1.ServiceTypeNodePort && len(s.Spec.Ports) == 1 && s.Spec.Ports[0].NodePort != 0
 	})
 	t.Logf("node port %d", s.Spec.Ports[0].NodePort)
+	// LoadBalancer: the API server defaults more (allocateLoadBalancerNodePorts),
+	// none of which is the operator's; a sync with nothing to do writes
+	// nothing. The cluster has no load balancer to give, which changes
+	// nothing for the operator.
+	patchRobot(t, ns, "web", `{"spec":{"service":{"type":"LoadBalancer"}}}`)
+	waitForService(t, ns, "web", "is a LoadBalancer with a node port", func(s *corev1.Service) bool {
+		return s.Spec.Type == corev1.ServiceTypeLoadBalancer && len(s.Spec.Ports) == 1 && s.Spec.Ports[0].NodePort != 0
+	})
+	waitForRobot(t, ns, "web", convergeTimeout, "is settled", robotSettled)
+	start = time.Now()
+	mustKubectl(t, "annotate", "robot/web", "e2e.robot.dev/poke=lb", "--overwrite", "-n", ns)
+	time.Sleep(5 * time.Second)
+	checkNoServiceWrites(t, ns, "web", start)
 	patchRobot(t, ns, "web", `{"spec":{"service":{"type":"ClusterIP"}}}`)
 	s = waitForService(t, ns, "web", "is a ClusterIP again, without a node port", func(s *corev1.Service) bool {
 		return s.Spec.Type == corev1.ServiceTypeClusterIP && len(s.Spec.Ports) == 1 && s.Spec.Ports[0].NodePort == 0
 	})
-	if s.Spec.Ports[0] != wantPort || s.Spec.ExternalTrafficPolicy != "" {
-		t.Errorf("Service ports %+v, externalTrafficPolicy %q after going back to ClusterIP; want [%+v] and none", s.Spec.Ports, s.Spec.ExternalTrafficPolicy, wantPort)
+	if s.Spec.Ports[0] != wantPort || s.Spec.ExternalTrafficPolicy != "" || s.Spec.AllocateLoadBalancerNodePorts != nil {
+		t.Errorf("Service ports %+v, externalTrafficPolicy %q, allocateLoadBalancerNodePorts %v after going back to ClusterIP; want [%+v] and neither",
+			s.Spec.Ports, s.Spec.ExternalTrafficPolicy, s.Spec.AllocateLoadBalancerNodePorts, wantPort)
 	}
 	robot = waitForRobot(t, ns, "web", convergeTimeout, "is settled", robotSettled)
 	start = time.Now()
