@@ -19,10 +19,12 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -60,6 +62,14 @@ const (
 	// match the Robot, after the Robot changed or someone changed the
 	// Deployment.
 	EventDeploymentUpdated = "DeploymentUpdated"
+	// EventServiceCreated: the operator created a Robot's Service.
+	EventServiceCreated = "ServiceCreated"
+	// EventServiceUpdated: the operator changed a Robot's Service to match
+	// the Robot.
+	EventServiceUpdated = "ServiceUpdated"
+	// EventServiceDeleted: the operator deleted a Robot's Service, which
+	// the Robot no longer asks for.
+	EventServiceDeleted = "ServiceDeleted"
 )
 
 // Controller keeps each Robot's Deployment as the Robot asks and reports the
@@ -70,6 +80,8 @@ type Controller struct {
 
 	deploymentsLister appslisters.DeploymentLister
 	deploymentsSynced cache.InformerSynced
+	servicesLister    corelisters.ServiceLister
+	servicesSynced    cache.InformerSynced
 	robotsLister      listers.RobotLister
 	robotsSynced      cache.InformerSynced
 	// pods is nil unless watchPods was called; then the Ready condition
@@ -89,6 +101,7 @@ type Controller struct {
 	// catch up with them.
 	writtenRobots      recentWrites[*robotv1alpha1.Robot]
 	writtenDeployments recentWrites[*appsv1.Deployment]
+	writtenServices    recentWrites[*corev1.Service]
 	// specsChecked remembers, for each Deployment (by UID), the generation
 	// and spec hash whose spec last showed no drift, so that the costly
 	// comparison of specs runs once per change, not on every status update.
@@ -111,13 +124,14 @@ type Controller struct {
 }
 
 // NewController returns a Controller that watches Robots and the Deployments
-// the deploymentInformer sees, which should be only those labelled as
-// managed by the operator.
+// and Services the deploymentInformer and serviceInformer see, which should
+// be only those labelled as managed by the operator.
 func NewController(
 	ctx context.Context,
 	kubeclientset kubernetes.Interface,
 	robotclientset clientset.Interface,
 	deploymentInformer appsinformers.DeploymentInformer,
+	serviceInformer coreinformers.ServiceInformer,
 	robotInformer informers.RobotInformer,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
@@ -143,6 +157,8 @@ func NewController(
 		robotclientset:    robotclientset,
 		deploymentsLister: deploymentInformer.Lister(),
 		deploymentsSynced: deploymentInformer.Informer().HasSynced,
+		servicesLister:    serviceInformer.Lister(),
+		servicesSynced:    serviceInformer.Informer().HasSynced,
 		robotsLister:      robotInformer.Lister(),
 		robotsSynced:      robotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
@@ -172,6 +188,9 @@ func NewController(
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Deployment event handler: %w", err)
 	}
+	if err := controller.addServiceEventHandler(serviceInformer); err != nil {
+		return nil, fmt.Errorf("adding the Service event handler: %w", err)
+	}
 	return controller, nil
 }
 
@@ -187,7 +206,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Robot controller", "workers", workers)
 	logger.V(2).Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.robotsSynced, c.podsSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.robotsSynced, c.podsSynced); !ok {
 		if ctx.Err() != nil {
 			// A signal before the caches synced: nothing was started, so
 			// this is a clean stop, not a failure.
@@ -231,7 +250,7 @@ func (c *Controller) checkMayWrite() error {
 
 // HasSynced reports whether the informer caches have synced.
 func (c *Controller) HasSynced() bool {
-	return c.robotsSynced() && c.deploymentsSynced() && c.podsSynced()
+	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.podsSynced()
 }
 
 // LongestSync returns the Robot whose sync has been running the longest, and
@@ -330,6 +349,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	robot = c.writtenRobots.freshest(robot)
 
 	deployment, syncErr := c.syncDeployment(ctx, robot)
+	var service *corev1.Service
+	if syncErr == nil {
+		service, syncErr = c.syncService(ctx, robot)
+	} else {
+		service = c.ownService(robot)
+	}
 	if errors.Is(syncErr, errNamespaceTerminating) {
 		// Nothing to report, and nobody to report it to.
 		logger.V(4).Info("Namespace is terminating")
@@ -340,7 +365,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		// and its error hide why. The retry writes the status.
 		return 0, cmp.Or(syncErr, context.Cause(ctx))
 	}
-	if err := c.updateStatus(ctx, robot, deployment, syncErr); err != nil {
+	if err := c.updateStatus(ctx, robot, deployment, service, syncErr); err != nil {
 		return 0, errors.Join(syncErr, err)
 	}
 
@@ -590,9 +615,9 @@ func (c *Controller) getDeployment(ctx context.Context, namespace, name string) 
 // updateStatus writes robot's status when what it should say differs from
 // what it says, and records a Warning event when the Robot newly needs a
 // person's attention.
-func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, syncErr error) error {
+func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error) error {
 	now := c.clock.Now()
-	status, recheck := diagnosedStatus(robot, deployment, c.robotPods(ctx, robot), syncErr, metav1.NewTime(now))
+	status, recheck := diagnosedStatus(robot, deployment, service, c.robotPods(ctx, robot), syncErr, metav1.NewTime(now))
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
 		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)

@@ -53,9 +53,11 @@ type fixture struct {
 	// Objects in the informer caches.
 	robotLister      []*robotv1alpha1.Robot
 	deploymentLister []*appsv1.Deployment
+	serviceLister    []*corev1.Service
 	// The informer caches, for a test that changes them between syncs.
 	robotIndexer      cache.Indexer
 	deploymentIndexer cache.Indexer
+	serviceIndexer    cache.Indexer
 	// Objects in the fake API servers.
 	robotObjects []runtime.Object
 	kubeObjects  []runtime.Object
@@ -95,7 +97,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	robotInformers := informers.NewSharedInformerFactory(f.robotClient, 0)
 	kubeInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
 	c, err := NewController(ctx, f.kubeClient, f.robotClient,
-		kubeInformers.Apps().V1().Deployments(), robotInformers.Robot().V1alpha1().Robots())
+		kubeInformers.Apps().V1().Deployments(), kubeInformers.Core().V1().Services(), robotInformers.Robot().V1alpha1().Robots())
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
@@ -104,9 +106,11 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	c.clock = clocktesting.NewFakePassiveClock(fixtureNow)
 	c.robotsSynced = alwaysReady
 	c.deploymentsSynced = alwaysReady
+	c.servicesSynced = alwaysReady
 
 	f.robotIndexer = robotInformers.Robot().V1alpha1().Robots().Informer().GetIndexer()
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
+	f.serviceIndexer = kubeInformers.Core().V1().Services().Informer().GetIndexer()
 	for _, robot := range f.robotLister {
 		if err := f.robotIndexer.Add(robot); err != nil {
 			f.t.Fatal(err)
@@ -114,6 +118,11 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	for _, deployment := range f.deploymentLister {
 		if err := f.deploymentIndexer.Add(deployment); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	for _, service := range f.serviceLister {
+		if err := f.serviceIndexer.Add(service); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -283,7 +292,10 @@ func newRobot(name string, replicas int32) *robotv1alpha1.Robot {
 			Image:    "registry.example/robot:1.0",
 			Replicas: ptr.To(replicas),
 			Port:     ptr.To[int32](8080),
-			Env:      []corev1.EnvVar{{Name: "MODE", Value: "demo"}},
+			// No Service: these Robots are about the Deployment, whose
+			// requests the tests count; service_test.go has Robots with one.
+			Service: &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNone},
+			Env:     []corev1.EnvVar{{Name: "MODE", Value: "demo"}},
 		},
 	}
 }
@@ -323,7 +335,7 @@ func liveDeployment(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment
 // converged sets robot's status to what the operator would write for
 // deployment, so that a sync has nothing left to do.
 func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
-	robot.Status = computeStatus(robot, deployment, nil, metav1.NewTime(fixtureNow.Add(-time.Hour)))
+	robot.Status = computeStatus(robot, deployment, nil, nil, metav1.NewTime(fixtureNow.Add(-time.Hour)))
 }
 
 func (f *fixture) addRobot(robot *robotv1alpha1.Robot) {
@@ -348,7 +360,7 @@ func TestCreatesDeployment(t *testing.T) {
 	// reports that no replica runs yet.
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	f.expectApplyStatus(robot, computeStatus(robot, created, nil, metav1.NewTime(fixtureNow)))
+	f.expectApplyStatus(robot, computeStatus(robot, created, nil, nil, metav1.NewTime(fixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents(corev1.EventTypeNormal + " " + EventDeploymentCreated + ` Created Deployment "test"`)
@@ -430,7 +442,7 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 			f.addDeployment(deployment)
 
 			// No write to the Deployment; the Robot says why.
-			status := computeStatus(robot, nil, notControlledError(deployment), metav1.NewTime(fixtureNow))
+			status := computeStatus(robot, nil, nil, notControlledError(deployment), metav1.NewTime(fixtureNow))
 			if ready := findCondition(status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
 				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonDeploymentNameTaken)
 			}
@@ -458,7 +470,7 @@ func TestNameTakenOutsideTheCache(t *testing.T) {
 	// The create finds it there: whose is it?
 	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
-	f.expectApplyStatus(robot, computeStatus(robot, nil, notControlledError(foreign), metav1.NewTime(fixtureNow)))
+	f.expectApplyStatus(robot, computeStatus(robot, nil, nil, notControlledError(foreign), metav1.NewTime(fixtureNow)))
 	f.run(ctx, cache.MetaObjectToName(robot))
 }
 
@@ -469,7 +481,7 @@ func TestNameTakenReportedOnce(t *testing.T) {
 	deployment := liveDeployment(t, robot)
 	deployment.OwnerReferences = nil
 	// The Robot already says so: nothing to write, nothing to record.
-	robot.Status = computeStatus(robot, nil, notControlledError(deployment), metav1.NewTime(fixtureNow.Add(-time.Minute)))
+	robot.Status = computeStatus(robot, nil, nil, notControlledError(deployment), metav1.NewTime(fixtureNow.Add(-time.Minute)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 
@@ -496,7 +508,7 @@ func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	f.addRobot(robot)
 
 	_, err := newDeployment(robot)
-	f.expectApplyStatus(robot, computeStatus(robot, nil, err, metav1.NewTime(fixtureNow)))
+	f.expectApplyStatus(robot, computeStatus(robot, nil, nil, err, metav1.NewTime(fixtureNow)))
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}

@@ -148,7 +148,7 @@ func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 	f.addRobot(robot)
 
 	_, err := newDeployment(robot)
-	status := computeStatus(robot, nil, err, metav1.NewTime(fixtureNow))
+	status := computeStatus(robot, nil, nil, err, metav1.NewTime(fixtureNow))
 	f.expectApplyStatus(robot, status)
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/applyconfigurations"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -273,16 +274,18 @@ func specDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.D
 	return describeDifference(path, desiredSpec, currentSpec)
 }
 
-// firstDifference returns the path of a field that desired sets and current
-// lacks or holds with another value, or nil when there is none.
-func firstDifference(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (fieldpath.Path, error) {
-	want, err := typedDeployment(desired)
+// firstDifference returns the path of a field that desired, an apply
+// configuration of a built-in kind, sets and current, an object of that kind
+// with its type meta, lacks or holds with another value, or nil when there
+// is none.
+func firstDifference(desired any, current runtime.Object) (fieldpath.Path, error) {
+	want, err := typedApplyConfiguration(desired)
 	if err != nil {
-		return nil, fmt.Errorf("the desired Deployment: %w", err)
+		return nil, fmt.Errorf("the desired object: %w", err)
 	}
 	got, err := deploymentTypes.ObjectToTyped(current, typed.AllowDuplicates)
 	if err != nil {
-		return nil, fmt.Errorf("the Deployment: %w", err)
+		return nil, fmt.Errorf("the live object: %w", err)
 	}
 	fields, err := want.ToFieldSet()
 	if err != nil {
@@ -312,9 +315,10 @@ func firstDifference(desired *appsv1ac.DeploymentApplyConfiguration, current *ap
 	return first, nil
 }
 
-// typedDeployment is an apply configuration as server-side apply sees it.
-func typedDeployment(deployment *appsv1ac.DeploymentApplyConfiguration) (*typed.TypedValue, error) {
-	data, err := json.Marshal(deployment)
+// typedApplyConfiguration is an apply configuration as server-side apply
+// sees it.
+func typedApplyConfiguration(applyConfiguration any) (*typed.TypedValue, error) {
+	data, err := json.Marshal(applyConfiguration)
 	if err != nil {
 		return nil, err
 	}

@@ -48,8 +48,8 @@ type podCause struct {
 // replicas and pods (or the Deployment) show a cause. The second result, when
 // positive, is when to look again: a cause that only time may reveal
 // (a readiness probe failing for long enough) has no event of its own.
-func diagnosedStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, pods []*podSummary, syncErr error, now metav1.Time) (robotv1alpha1.RobotStatus, time.Duration) {
-	status := computeStatus(robot, deployment, syncErr, now)
+func diagnosedStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, pods []*podSummary, syncErr error, now metav1.Time) (robotv1alpha1.RobotStatus, time.Duration) {
+	status := computeStatus(robot, deployment, service, syncErr, now)
 	ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionFalse || deployment == nil ||
 		(ready.Reason != robotv1alpha1.ReasonRolloutInProgress && ready.Reason != robotv1alpha1.ReasonProgressDeadlineExceeded) {

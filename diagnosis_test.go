@@ -196,7 +196,7 @@ func TestDiagnosedStatus(t *testing.T) {
 					tt.edit(p)
 				}
 			}
-			status, recheck := diagnosedStatus(robot, deployment, summaries(t, tt.pods...), nil, metav1.NewTime(fixtureNow))
+			status, recheck := diagnosedStatus(robot, deployment, nil, summaries(t, tt.pods...), nil, metav1.NewTime(fixtureNow))
 			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 			if ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
 				t.Fatalf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
@@ -224,8 +224,8 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 		"no Deployment": nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			want := computeStatus(robot, deployment, nil, metav1.NewTime(fixtureNow))
-			got, recheck := diagnosedStatus(robot, deployment, summaries(t, failing...), nil, metav1.NewTime(fixtureNow))
+			want := computeStatus(robot, deployment, nil, nil, metav1.NewTime(fixtureNow))
+			got, recheck := diagnosedStatus(robot, deployment, nil, summaries(t, failing...), nil, metav1.NewTime(fixtureNow))
 			if fmt.Sprint(got) != fmt.Sprint(want) || recheck != 0 {
 				t.Errorf("got %v (recheck %v), want %v", got, recheck, want)
 			}
@@ -234,7 +234,7 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	t.Run("spec change not applied", func(t *testing.T) {
 		deployment := unavailable(t, robot)
 		deployment.Annotations[annotationSpecHash] = "an-older-spec"
-		got, _ := diagnosedStatus(robot, deployment, summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(fixtureNow))
+		got, _ := diagnosedStatus(robot, deployment, nil, summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(fixtureNow))
 		// Ready says why the sync failed: the pods run an older spec.
 		if ready := meta.FindStatusCondition(got.Conditions, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
 			t.Errorf("Ready: got %s, want %s", ready.Reason, robotv1alpha1.ReasonSyncFailed)
@@ -250,7 +250,7 @@ func TestNewWarningOncePerCause(t *testing.T) {
 	at := func(status robotv1alpha1.RobotStatus, pods ...*corev1.Pod) robotv1alpha1.RobotStatus {
 		r := robot.DeepCopy()
 		r.Status = status
-		s, _ := diagnosedStatus(r, deployment, summaries(t, pods...), nil, metav1.NewTime(fixtureNow))
+		s, _ := diagnosedStatus(r, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(fixtureNow))
 		return s
 	}
 	slow := at(robotv1alpha1.RobotStatus{})

@@ -235,14 +235,14 @@ func FuzzComputeStatus(f *testing.F) {
 		now := metav1.NewTime(fixtureNow.Add(time.Duration(nanos % int64(24*time.Hour))))
 
 		robotBefore, deploymentBefore := robot.DeepCopy(), deployment.DeepCopy()
-		status := computeStatus(robot, deployment, syncErr, now)
+		status := computeStatus(robot, deployment, nil, syncErr, now)
 		if d := diff.Diff(robotBefore, robot); d != "" {
 			t.Fatalf("computeStatus changed the Robot:\n%s", d)
 		}
 		if d := diff.Diff(deploymentBefore, deployment); d != "" {
 			t.Fatalf("computeStatus changed the Deployment:\n%s", d)
 		}
-		if again := computeStatus(robot, deployment, syncErr, now); !reflect.DeepEqual(again, status) {
+		if again := computeStatus(robot, deployment, nil, syncErr, now); !reflect.DeepEqual(again, status) {
 			t.Fatalf("computeStatus is not deterministic:\n%s", diff.Diff(status, again))
 		}
 
@@ -256,7 +256,7 @@ func FuzzComputeStatus(f *testing.F) {
 		if err := roundTrip(status, &written.Status); err != nil {
 			t.Fatal(err)
 		}
-		next := computeStatus(written, deployment, syncErr, metav1.NewTime(now.Add(time.Hour)))
+		next := computeStatus(written, deployment, nil, syncErr, metav1.NewTime(now.Add(time.Hour)))
 		if !apiequality.Semantic.DeepEqual(next, written.Status) {
 			t.Fatalf("the status read back differs from what the next sync computes: a write on every sync\n%s", diff.Diff(written.Status, next))
 		}

@@ -25,10 +25,10 @@ import (
 //	go test -run Golden . -update
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden with what the tests produce")
 
-// TestGoldenApplyBodies compares the two bodies the operator sends with
-// server-side apply, the Deployment and the Robot's status, byte for byte
-// with files under testdata/golden. Any change to what is sent, meant or not,
-// then shows in review as a change to those files.
+// TestGoldenApplyBodies compares the bodies the operator sends with
+// server-side apply, the Deployment, the Service and the Robot's status,
+// byte for byte with files under testdata/golden. Any change to what is
+// sent, meant or not, then shows in review as a change to those files.
 //
 // The status golden changes whenever the conditions do (a condition added,
 // a reason or message reworded), and that is the point: the reviewer sees
@@ -40,10 +40,11 @@ func TestGoldenApplyBodies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("newDeployment: %v", err)
 	}
-	status := computeStatus(robot, goldenDeployment(robot), nil, metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)))
+	status := computeStatus(robot, goldenDeployment(robot), nil, nil, metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)))
 
 	for file, body := range map[string]any{
 		"deployment.json": desired,
+		"service.json":    newService(robot),
 		"status.json":     statusApplyConfiguration(robot, &status),
 	} {
 		t.Run(file, func(t *testing.T) {
@@ -92,6 +93,7 @@ func goldenRobot() *robotv1alpha1.Robot {
 			Replicas:       ptr.To[int32](3),
 			DeploymentName: "golden-runner",
 			Port:           ptr.To[int32](8080),
+			Service:        &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort},
 			Args:           []string{"serve", "--verbose"},
 			Env: []corev1.EnvVar{
 				{Name: "MODE", Value: "demo"},

@@ -212,10 +212,10 @@ func runOperator(ctx context.Context, opts *options) error {
 		return fmt.Errorf("building the Robot client: %w", err)
 	}
 
-	// Only the Deployments the operator manages are cached, so memory follows
-	// the Robots, not the cluster. Of their managedFields the cache keeps
-	// only the little the controller reads (trimManagedFields); a Robot's
-	// are never read, and dropped.
+	// Only the Deployments and Services the operator manages are cached, so
+	// memory follows the Robots, not the cluster. Of their managedFields the
+	// cache keeps only the little the controller reads (trimManagedFields);
+	// a Robot's are never read, and dropped.
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.resyncPeriod,
 		kubeinformers.WithNamespace(opts.namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -237,6 +237,7 @@ func runOperator(ctx context.Context, opts *options) error {
 
 	controller, err := NewController(ctx, kubeClient, robotClient,
 		kubeInformerFactory.Apps().V1().Deployments(),
+		kubeInformerFactory.Core().V1().Services(),
 		robotInformerFactory.Robot().V1alpha1().Robots())
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ func isOwnEntry(e metav1.ManagedFieldsEntry) bool {
 	return e.Manager == fieldManager && e.Subresource == ""
 }
 
-// trimManagedFields is the Deployment informer's transform. managedFields are
+// trimManagedFields is the Deployment and Service informers' transform. managedFields are
 // often the largest part of an object, and the controller reads from them
 // only where the entry of the operator's create is and whether an Apply
 // entry of the operator's comes before it (the API server sorts Apply entries
@@ -123,19 +123,19 @@ type jsonPatchOperation struct {
 	Value any    `json:"value,omitempty"`
 }
 
-// claimPatch is the JSON patch that turns entry i of deployment's
-// managedFields, the create's, into the operator's Apply entry, or removes it
-// when there is one already. The API server takes the managedFields that a
-// patch sets as they are. The patch applies only to the Deployment as it was
-// read: where the entry is depends on the others.
-func claimPatch(deployment *appsv1.Deployment, i int) ([]byte, error) {
+// claimPatch is the JSON patch that turns entry i of object's managedFields,
+// the create's, into the operator's Apply entry, or removes it when there is
+// one already. The API server takes the managedFields that a patch sets as
+// they are. The patch applies only to the object as it was read: where the
+// entry is depends on the others.
+func claimPatch(object metav1.Object, i int) ([]byte, error) {
 	entry := fmt.Sprintf("/metadata/managedFields/%d", i)
 	patch := []jsonPatchOperation{
-		{Op: "test", Path: "/metadata/resourceVersion", Value: deployment.ResourceVersion},
+		{Op: "test", Path: "/metadata/resourceVersion", Value: object.GetResourceVersion()},
 		{Op: "test", Path: entry + "/manager", Value: fieldManager},
 		{Op: "test", Path: entry + "/operation", Value: metav1.ManagedFieldsOperationUpdate},
 	}
-	if hasAppliedEntry(deployment.ManagedFields) {
+	if hasAppliedEntry(object.GetManagedFields()) {
 		patch = append(patch, jsonPatchOperation{Op: "remove", Path: entry})
 	} else {
 		patch = append(patch, jsonPatchOperation{Op: "replace", Path: entry + "/operation", Value: metav1.ManagedFieldsOperationApply})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,6 +59,7 @@ type failure struct {
 func classify(err error) failure {
 	var (
 		nameTaken *nameTakenError
+		svcTaken  *serviceNameTakenError
 		earlier   *earlierRobotError
 		invalid   *invalidSpecError
 		conflict  *fieldConflictError
@@ -68,6 +70,10 @@ func classify(err error) failure {
 		return failure{reason: robotv1alpha1.ReasonInvalidSpec, retry: retryOnChange}
 	case errors.As(err, &nameTaken):
 		return failure{reason: robotv1alpha1.ReasonDeploymentNameTaken, retry: recheckLater}
+	case errors.As(err, &svcTaken):
+		// Like a taken Deployment name, but the Deployment runs: Ready
+		// stays about it, and Synced says why the Service is missing.
+		return failure{reason: robotv1alpha1.ReasonServiceNameTaken, retry: recheckLater}
 	case errors.As(err, &conflict):
 		// The other writer may take its field back; the Deployment's
 		// update event then queues the Robot at once.
@@ -87,8 +93,8 @@ func classify(err error) failure {
 // retried and usually passes by itself; its retries show in the metrics.
 func warnsOnEntry(reason string) bool {
 	switch reason {
-	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonFieldConflict,
-		robotv1alpha1.ReasonDeploymentContested:
+	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonServiceNameTaken,
+		robotv1alpha1.ReasonFieldConflict, robotv1alpha1.ReasonDeploymentContested:
 		return true
 	}
 	return false
@@ -128,6 +134,22 @@ func notControlledError(deployment *appsv1.Deployment) error {
 		err.owner = owner.Kind + "/" + owner.Name
 	}
 	return err
+}
+
+// serviceNameTakenError is a Service with the name of the Robot's Service
+// that the Robot does not control. The operator never modifies, adopts or
+// deletes it.
+type serviceNameTakenError struct {
+	name  string
+	owner string // the Service's controller, if any, as "Kind/name"
+}
+
+func (e *serviceNameTakenError) Error() string {
+	msg := fmt.Sprintf("Service %q already exists and is not controlled by this Robot", e.name)
+	if e.owner != "" {
+		msg += " (it is controlled by " + e.owner + ")"
+	}
+	return msg + "; the operator leaves it alone: delete it, set spec.service.type to None, or recreate the Robot with another spec.deploymentName"
 }
 
 // fieldConflictError is an apply the API server refused because of a field
@@ -195,10 +217,13 @@ func stripListSelectors(path string) string {
 // earlierRobotError is a Deployment with the Robot's deployment name that an
 // earlier Robot of the same name controls: that Robot was deleted, and the
 // garbage collector has not deleted its Deployment yet.
-type earlierRobotError struct{ name string }
+type earlierRobotError struct {
+	name string
+	kind string // "Deployment" when empty
+}
 
 func (e *earlierRobotError) Error() string {
-	return fmt.Sprintf("waiting for the garbage collector to delete Deployment %q of an earlier Robot of the same name", e.name)
+	return fmt.Sprintf("waiting for the garbage collector to delete %s %q of an earlier Robot of the same name", cmp.Or(e.kind, "Deployment"), e.name)
 }
 
 // syncTimeoutError: the sync of the Robot key did not finish within its

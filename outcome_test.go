@@ -58,7 +58,9 @@ func TestClassify(t *testing.T) {
 		{&syncTimeoutError{}, robotv1alpha1.ReasonSyncFailed, retryWithBackoff, false},
 		{&invalidSpecError{errors.New("bad")}, robotv1alpha1.ReasonInvalidSpec, retryOnChange, true},
 		{&nameTakenError{name: "x"}, robotv1alpha1.ReasonDeploymentNameTaken, recheckLater, true},
+		{&serviceNameTakenError{name: "x"}, robotv1alpha1.ReasonServiceNameTaken, recheckLater, true},
 		{&earlierRobotError{name: "x"}, robotv1alpha1.ReasonWaitingForGarbageCollection, recheckLater, false},
+		{&earlierRobotError{name: "x", kind: "Service"}, robotv1alpha1.ReasonWaitingForGarbageCollection, recheckLater, false},
 		{&fieldConflictError{deployment: "x", field: "f", manager: "m", err: errors.New("invalid")}, robotv1alpha1.ReasonFieldConflict, retryWithBackoff, true},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -27,16 +28,20 @@ const maxReasonLength = 1024
 var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 
 // computeStatus returns the status that describes robot, given its
-// Deployment (nil when there is none the Robot controls), the error of the
+// Deployment and its Service (each nil when there is none the Robot
+// controls), the error of the
 // sync that just ran, and the current time. It is a pure function: the same
 // inputs always give the same status, and conditions keep their
 // lastTransitionTime unless their status changes.
-func computeStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, syncErr error, now metav1.Time) robotv1alpha1.RobotStatus {
+func computeStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error, now metav1.Time) robotv1alpha1.RobotStatus {
 	status := robotv1alpha1.RobotStatus{
 		ObservedGeneration: robot.Generation,
 		DeploymentName:     deploymentName(robot),
 		Selector:           selectorString(robot),
 		Conditions:         append([]metav1.Condition(nil), robot.Status.Conditions...),
+	}
+	if service != nil {
+		status.ServiceName = service.Name
 	}
 	if deployment != nil {
 		status.Replicas = deployment.Status.Replicas
@@ -203,6 +208,11 @@ func statusApplyConfiguration(robot *robotv1alpha1.Robot, status *robotv1alpha1.
 		WithReadyReplicas(status.ReadyReplicas).
 		WithAvailableReplicas(status.AvailableReplicas).
 		WithSelector(status.Selector)
+	if status.ServiceName != "" {
+		// Only when there is one, so that the status of a Robot without a
+		// Service is written exactly as before the field existed.
+		ac.WithServiceName(status.ServiceName)
+	}
 	for _, c := range status.Conditions {
 		if !ownCondition(c.Type) {
 			continue

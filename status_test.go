@@ -141,7 +141,7 @@ func TestComputeStatus(t *testing.T) {
 			deployment := tt.deployment(liveDeployment(t, robot))
 			before := robot.DeepCopy()
 
-			status := computeStatus(robot, deployment, tt.syncErr, now)
+			status := computeStatus(robot, deployment, nil, tt.syncErr, now)
 
 			if d := diff.Diff(before, robot); d != "" {
 				t.Errorf("computeStatus changed the Robot:\n%s", d)
@@ -187,11 +187,11 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 	robot := newRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	earlier := metav1.NewTime(fixtureNow.Add(-time.Hour))
-	robot.Status = computeStatus(robot, deployment, nil, earlier)
+	robot.Status = computeStatus(robot, deployment, nil, nil, earlier)
 	// Someone else's condition stays as it is.
 	robot.Status.Conditions = append(robot.Status.Conditions, metav1.Condition{Type: "Audited", Status: "True", Reason: "Checked", LastTransitionTime: earlier})
 
-	same := computeStatus(robot, deployment, nil, metav1.NewTime(fixtureNow))
+	same := computeStatus(robot, deployment, nil, nil, metav1.NewTime(fixtureNow))
 	if ready := findCondition(same, robotv1alpha1.ConditionReady); !ready.LastTransitionTime.Equal(&earlier) {
 		t.Errorf("Ready moved to %v without changing status", ready.LastTransitionTime)
 	}
@@ -200,7 +200,7 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 	}
 
 	deployment.Status.AvailableReplicas = 1
-	changed := computeStatus(robot, deployment, nil, metav1.NewTime(fixtureNow))
+	changed := computeStatus(robot, deployment, nil, nil, metav1.NewTime(fixtureNow))
 	if ready := findCondition(changed, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || !ready.LastTransitionTime.Equal(&metav1.Time{Time: fixtureNow}) {
 		t.Errorf("Ready %+v, want False since now", ready)
 	}
@@ -208,7 +208,7 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 
 func TestStatusApplyConfigurationHoldsOnlyOwnConditions(t *testing.T) {
 	robot := newRobot("test", 1)
-	status := computeStatus(robot, liveDeployment(t, robot), nil, metav1.NewTime(fixtureNow))
+	status := computeStatus(robot, liveDeployment(t, robot), nil, nil, metav1.NewTime(fixtureNow))
 	status.Conditions = append(status.Conditions, metav1.Condition{Type: "Audited", Status: "True", Reason: "Checked"})
 
 	ac := statusApplyConfiguration(robot, &status)

@@ -301,10 +301,12 @@ allowed=(
 	"update robots.robot.dev --subresource=finalizers"
 	"get deployments.apps" "list deployments.apps" "watch deployments.apps"
 	"create deployments.apps" "patch deployments.apps"
+	"get services" "list services" "watch services" "create services" "patch services" "delete services"
 	"create events" "patch events"
 )
 denied=(
 	"delete deployments.apps" "delete robots.robot.dev" "create robots.robot.dev" "update robots.robot.dev"
+	"update services" "create services --subresource=proxy"
 	"get secrets" "list configmaps" "create pods" "create pods --subresource=exec"
 	"create serviceaccounts --subresource=token" "delete events" "create events.events.k8s.io"
 )
@@ -432,7 +434,7 @@ if [[ ${forbidden} -ne 0 ]]; then
 	fail "${forbidden} of the ServiceAccount's requests were forbidden (403)" "${WORK}/audit.summary" "${WORK}/audit.403"
 fi
 # A Lease left by an earlier run is updated rather than created.
-for need in "(create|update) leases" "patch deployments" "patch robots/status" "create events"; do
+for need in "(create|update) leases" "patch deployments" "create services" "patch robots/status" "create events"; do
 	grep -qE " ${need} 20[01]\$" "${WORK}/audit.summary" ||
 		fail "the audit log has no successful '${need}' by the ServiceAccount: is ${AUDIT_LOG} this cluster's?" "${WORK}/audit.summary"
 done

@@ -92,11 +92,11 @@ func TestCreateRobot(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("kubectl get robot printed %d lines, want a header and one row:\n%s", len(lines), out)
 	}
-	if header, want := strings.Fields(lines[0]), []string{"NAME", "DESIRED", "READY", "AVAILABLE", "STATUS", "SYNCED", "IMAGE", "AGE"}; !slices.Equal(header, want) {
+	if header, want := strings.Fields(lines[0]), []string{"NAME", "DESIRED", "READY", "AVAILABLE", "STATUS", "SYNCED", "SERVICE", "IMAGE", "AGE"}; !slices.Equal(header, want) {
 		t.Errorf("kubectl get robot header = %v, want %v:\n%s", header, want, out)
 	}
 	row := strings.Fields(lines[1])
-	if want := []string{"web", "2", "2", "2", robotv1alpha1.ReasonRolloutComplete, "True", image1}; len(row) != 8 || !slices.Equal(row[:7], want) {
+	if want := []string{"web", "2", "2", "2", robotv1alpha1.ReasonRolloutComplete, "True", "web", image1}; len(row) != 9 || !slices.Equal(row[:8], want) {
 		t.Errorf("kubectl get robot row = %v, want %v followed by the age:\n%s", row, want, out)
 	}
 }

@@ -13,15 +13,18 @@ import (
 )
 
 // TestRestartWritesNothing: an operator that restarts while its Robots are
-// converged writes nothing at all: not a Deployment, not a status, not an
-// event.
+// converged writes nothing at all: not a Deployment, not a Service, not a
+// status, not an event.
 func TestRestartWritesNothing(t *testing.T) {
 	if env.audit.err != nil {
 		t.Fatalf("this test counts the operator's writes in the API server's audit log: %v", env.audit.err)
 	}
 	ns := newNamespace(t)
 	createRobot(t, newRobot(ns, "alpha", 2))
-	createRobot(t, newRobot(ns, "beta", 1))
+	// beta has a port, so a Service too, which must cost nothing either.
+	beta := newRobot(ns, "beta", 1)
+	beta.Spec.Port = ptr.To[int32](8080)
+	createRobot(t, beta)
 	for _, name := range []string{"alpha", "beta"} {
 		waitForRobot(t, ns, name, convergeTimeout, "is Ready, its rollout reported complete", robotSettled)
 	}

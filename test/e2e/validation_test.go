@@ -86,6 +86,8 @@ func TestInvalidRobotsAreRejected(t *testing.T) {
 			[]string{"spec.image", "image must be an image reference without spaces"}},
 		{"`deploymentName: Bad_Name`", "bad-deployment-name", []string{"image: " + image1, "deploymentName: Bad_Name"},
 			[]string{"spec.deploymentName", "must be a DNS-1123 label"}},
+		{"`service: {type: External}`", "service-type-unknown", []string{"image: " + image1, "port: 8080", "service: {type: External}"},
+			[]string{"spec.service.type", "Unsupported value"}},
 		{"a Robot name of 64 characters", strings.Repeat("r", 64), []string{"image: " + image1},
 			[]string{"metadata", "must be at most 63 characters"}},
 	}

@@ -34,6 +34,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 	// Group=robot.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithKind("Robot"):
 		return &robotv1alpha1.RobotApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RobotService"):
+		return &robotv1alpha1.RobotServiceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotSpec"):
 		return &robotv1alpha1.RobotSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotStatus"):

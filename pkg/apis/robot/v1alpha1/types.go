@@ -31,6 +31,7 @@ import (
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Pods that have been ready for at least minReadySeconds"
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the Robot is or is not Ready"
 // +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.status.conditions[?(@.type=="Synced")].status`,description="Whether the operator's last sync of the Robot succeeded; its reason says why not"
+// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.status.serviceName`,description="The Service that reaches the Robot's pods on its port, when it has one"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=0
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="the Robot's name must be at most 63 characters: it is used as a label value on the Deployment and its pods",fieldPath=".metadata"
@@ -89,6 +90,13 @@ type RobotSpec struct {
 	// +kubebuilder:validation:Maximum=65535
 	Port *int32 `json:"port,omitempty"`
 
+	// Service is how the Robot is reached. When port is set, the operator
+	// keeps a Service named like the Deployment that selects the Robot's
+	// pods and exposes port under the name "http", unless service.type is
+	// None. Without port there is no Service.
+	// +optional
+	Service *RobotService `json:"service,omitempty"`
+
 	// Args are the arguments passed to the image's entrypoint.
 	// +optional
 	// +listType=atomic
@@ -108,6 +116,34 @@ type RobotSpec struct {
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
+// RobotService is the Service that the operator keeps for a Robot with a
+// port.
+type RobotService struct {
+	// Type is the Service's type: ClusterIP (the default) for a virtual IP
+	// inside the cluster, NodePort to open the port on every node as well,
+	// LoadBalancer to ask the cloud for a load balancer too, or None for no
+	// Service at all.
+	// +optional
+	// +kubebuilder:default=ClusterIP
+	Type ServiceType `json:"type,omitempty"`
+}
+
+// ServiceType is the type of a Robot's Service, or None for no Service.
+// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer;None
+type ServiceType string
+
+// The types of a Robot's Service.
+const (
+	// ServiceTypeClusterIP: a Service of type ClusterIP, the default.
+	ServiceTypeClusterIP ServiceType = "ClusterIP"
+	// ServiceTypeNodePort: a Service of type NodePort.
+	ServiceTypeNodePort ServiceType = "NodePort"
+	// ServiceTypeLoadBalancer: a Service of type LoadBalancer.
+	ServiceTypeLoadBalancer ServiceType = "LoadBalancer"
+	// ServiceTypeNone: no Service, even with a port.
+	ServiceTypeNone ServiceType = "None"
+)
+
 // RobotStatus is the observed state of a Robot.
 type RobotStatus struct {
 	// ObservedGeneration is the .metadata.generation that this status
@@ -118,6 +154,12 @@ type RobotStatus struct {
 	// DeploymentName is the name of the Deployment that runs this Robot.
 	// +optional
 	DeploymentName string `json:"deploymentName,omitempty"`
+
+	// ServiceName is the name of the Service that reaches the Robot's pods
+	// on its port; empty when the Robot has no Service, or its Service is
+	// not the operator's to keep.
+	// +optional
+	ServiceName string `json:"serviceName,omitempty"`
 
 	// Replicas is the number of pods of the Deployment, of any version.
 	// +optional
@@ -198,6 +240,10 @@ const (
 	// ReasonDeploymentNameTaken: a Deployment with the Robot's deployment name
 	// exists and is not controlled by the Robot. The operator leaves it alone.
 	ReasonDeploymentNameTaken = "DeploymentNameTaken"
+	// ReasonServiceNameTaken: a Service with the Robot's deployment name
+	// exists and is not controlled by the Robot. The operator leaves it
+	// alone; the Deployment is kept all the same.
+	ReasonServiceNameTaken = "ServiceNameTaken"
 	// ReasonProgressDeadlineExceeded: the rollout made no progress within the
 	// Deployment's progress deadline.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"

@@ -41,6 +41,11 @@ type RobotSpecApplyConfiguration struct {
 	// Port is the port the container listens on. It is declared on the
 	// container under the name "http".
 	Port *int32 `json:"port,omitempty"`
+	// Service is how the Robot is reached. When port is set, the operator
+	// keeps a Service named like the Deployment that selects the Robot's
+	// pods and exposes port under the name "http", unless service.type is
+	// None. Without port there is no Service.
+	Service *RobotServiceApplyConfiguration `json:"service,omitempty"`
 	// Args are the arguments passed to the image's entrypoint.
 	Args []string `json:"args,omitempty"`
 	// Env is the list of environment variables set in the container.
@@ -85,6 +90,14 @@ func (b *RobotSpecApplyConfiguration) WithDeploymentName(value string) *RobotSpe
 // If called multiple times, the Port field is set to the value of the last call.
 func (b *RobotSpecApplyConfiguration) WithPort(value int32) *RobotSpecApplyConfiguration {
 	b.Port = &value
+	return b
+}
+
+// WithService sets the Service field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Service field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithService(value *RobotServiceApplyConfiguration) *RobotSpecApplyConfiguration {
+	b.Service = value
 	return b
 }
 

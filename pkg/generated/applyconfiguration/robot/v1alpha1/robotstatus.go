@@ -32,6 +32,10 @@ type RobotStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// DeploymentName is the name of the Deployment that runs this Robot.
 	DeploymentName *string `json:"deploymentName,omitempty"`
+	// ServiceName is the name of the Service that reaches the Robot's pods
+	// on its port; empty when the Robot has no Service, or its Service is
+	// not the operator's to keep.
+	ServiceName *string `json:"serviceName,omitempty"`
 	// Replicas is the number of pods of the Deployment, of any version.
 	Replicas *int32 `json:"replicas,omitempty"`
 	// UpdatedReplicas is the number of pods that run the Robot's current
@@ -74,6 +78,14 @@ func (b *RobotStatusApplyConfiguration) WithObservedGeneration(value int64) *Rob
 // If called multiple times, the DeploymentName field is set to the value of the last call.
 func (b *RobotStatusApplyConfiguration) WithDeploymentName(value string) *RobotStatusApplyConfiguration {
 	b.DeploymentName = &value
+	return b
+}
+
+// WithServiceName sets the ServiceName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceName field is set to the value of the last call.
+func (b *RobotStatusApplyConfiguration) WithServiceName(value string) *RobotStatusApplyConfiguration {
+	b.ServiceName = &value
 	return b
 }
 

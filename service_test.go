@@ -1,0 +1,501 @@
+package main
+
+import (
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+var servicesResource = corev1.SchemeGroupVersion.WithResource("services")
+
+// newServiceRobot is newRobot with the Service of the given type.
+func newServiceRobot(name string, serviceType robotv1alpha1.ServiceType) *robotv1alpha1.Robot {
+	robot := newRobot(name, 1)
+	robot.Spec.Service = &robotv1alpha1.RobotService{Type: serviceType}
+	return robot
+}
+
+// liveService returns robot's Service as the API server holds it after the
+// operator applied it: with the fields the API server fills in.
+func liveService(t *testing.T, robot *robotv1alpha1.Robot) *corev1.Service {
+	t.Helper()
+	desired := newService(robot)
+	if desired == nil {
+		t.Fatalf("Robot %s asks for no Service", robot.Name)
+	}
+	var s corev1.Service
+	if err := roundTrip(desired, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.UID = types.UID(s.Name + "-service-uid")
+	s.ResourceVersion = "5"
+	s.Spec.ClusterIP = "10.96.0.42"
+	s.Spec.ClusterIPs = []string{"10.96.0.42"}
+	s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	s.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
+	s.Spec.SessionAffinity = corev1.ServiceAffinityNone
+	s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	if s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		s.Spec.Ports[0].NodePort = 31234
+		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+	}
+	if s.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		s.Spec.AllocateLoadBalancerNodePorts = ptr.To(true)
+		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
+	}
+	return &s
+}
+
+func TestNewService(t *testing.T) {
+	withPort := func(port *int32, service *robotv1alpha1.RobotService) *robotv1alpha1.Robot {
+		robot := newRobot("web", 1)
+		robot.Spec.Port, robot.Spec.Service = port, service
+		return robot
+	}
+	named := withPort(ptr.To[int32](8080), nil)
+	named.Spec.DeploymentName = "web-v2"
+	for _, tt := range []struct {
+		name     string
+		robot    *robotv1alpha1.Robot
+		wantName string // "" for no Service
+		wantType corev1.ServiceType
+	}{
+		{"no port", withPort(nil, nil), "", ""},
+		{"no port, NodePort", withPort(nil, &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort}), "", ""},
+		{"port, no service field", withPort(ptr.To[int32](8080), nil), "web", corev1.ServiceTypeClusterIP},
+		{"port, empty type", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{}), "web", corev1.ServiceTypeClusterIP},
+		{"ClusterIP", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeClusterIP}), "web", corev1.ServiceTypeClusterIP},
+		{"NodePort", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort}), "web", corev1.ServiceTypeNodePort},
+		{"LoadBalancer", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeLoadBalancer}), "web", corev1.ServiceTypeLoadBalancer},
+		{"None", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNone}), "", ""},
+		{"deploymentName", named, "web-v2", corev1.ServiceTypeClusterIP},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			desired := newService(tt.robot)
+			if tt.wantName == "" {
+				if desired != nil {
+					t.Fatalf("newService = %s, want no Service", mustJSON(t, desired))
+				}
+				return
+			}
+			if desired == nil {
+				t.Fatal("newService = nil, want a Service")
+			}
+			var s corev1.Service
+			if err := roundTrip(desired, &s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Name != tt.wantName || s.Namespace != tt.robot.Namespace {
+				t.Errorf("Service %s/%s, want %s/%s", s.Namespace, s.Name, tt.robot.Namespace, tt.wantName)
+			}
+			if s.Spec.Type != tt.wantType {
+				t.Errorf("type %q, want %q", s.Spec.Type, tt.wantType)
+			}
+			if want := selectorLabels(tt.robot); !maps.Equal(s.Spec.Selector, want) {
+				t.Errorf("selector %v, want the pods' %v", s.Spec.Selector, want)
+			}
+			if !maps.Equal(s.Labels, objectLabels(tt.robot)) {
+				t.Errorf("labels %v, want %v", s.Labels, objectLabels(tt.robot))
+			}
+			wantPort := corev1.ServicePort{Name: portName, Protocol: corev1.ProtocolTCP, Port: 8080, TargetPort: intstr.FromInt32(8080)}
+			if len(s.Spec.Ports) != 1 || s.Spec.Ports[0] != wantPort {
+				t.Errorf("ports %+v, want [%+v]", s.Spec.Ports, wantPort)
+			}
+			ref := metav1.GetControllerOf(&s)
+			if ref == nil || ref.UID != tt.robot.UID || ref.Kind != "Robot" || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+				t.Errorf("controller reference %+v, want the Robot's with blockOwnerDeletion", ref)
+			}
+			// Nothing the API server allocates or defaults.
+			if s.Spec.ClusterIP != "" || s.Spec.SessionAffinity != "" || s.Spec.ExternalTrafficPolicy != "" || s.Spec.Ports[0].NodePort != 0 {
+				t.Errorf("the Service sets fields the API server fills in: %+v", s.Spec)
+			}
+		})
+	}
+}
+
+func TestServiceDrift(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		serviceType robotv1alpha1.ServiceType
+		edit        func(*corev1.Service)
+		want        string // a substring of the drift; "" for none
+	}{
+		{"as applied, ClusterIP", robotv1alpha1.ServiceTypeClusterIP, func(*corev1.Service) {}, ""},
+		{"as applied, NodePort", robotv1alpha1.ServiceTypeNodePort, func(*corev1.Service) {}, ""},
+		{"as applied, LoadBalancer", robotv1alpha1.ServiceTypeLoadBalancer, func(*corev1.Service) {}, ""},
+		{"others' label and annotation", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) {
+			s.Labels["team"] = "blue"
+			s.Annotations = map[string]string{"example.com/note": "x"}
+		}, ""},
+		{"another writer's extra port", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) {
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "metrics", Port: 9090, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(9090)})
+		}, ""},
+		{"selector", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "other"} }, "spec.selector"},
+		{"selector gains a label", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Selector["extra"] = "x" }, "spec.selector"},
+		{"target port", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(9090) }, "targetPort"},
+		{"port name", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Ports[0].Name = "web" }, ".name"},
+		{"port changed", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Ports[0].Port = 9090 }, "is not set"},
+		{"type", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, "spec.type"},
+		{"label removed", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { delete(s.Labels, labelManagedBy) }, "metadata.labels"},
+		{"owner", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.OwnerReferences[0].UID = "other" }, "controller reference"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := newServiceRobot("web", tt.serviceType)
+			live := liveService(t, robot)
+			tt.edit(live)
+			got := serviceDrift(newService(robot), live)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("drift %q, want none", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("drift %q, want it to name %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestServiceDriftAfterChangesOfTheRobot: what the Robot asks for differs
+// from the Service it had before.
+func TestServiceDriftAfterChangesOfTheRobot(t *testing.T) {
+	robot := newServiceRobot("web", robotv1alpha1.ServiceTypeNodePort)
+	live := liveService(t, robot)
+	robot.Spec.Service.Type = robotv1alpha1.ServiceTypeClusterIP
+	if got := serviceDrift(newService(robot), live); !strings.Contains(got, `spec.type is "NodePort"`) {
+		t.Errorf("NodePort to ClusterIP: drift %q", got)
+	}
+	robot.Spec.Port = ptr.To[int32](9090)
+	if got := serviceDrift(newService(robot), liveService(t, newServiceRobot("web", robotv1alpha1.ServiceTypeClusterIP))); got == "" {
+		t.Error("port 8080 to 9090: no drift")
+	}
+}
+
+func (f *fixture) addService(service *corev1.Service) {
+	f.serviceLister = append(f.serviceLister, service)
+	f.kubeObjects = append(f.kubeObjects, service)
+}
+
+func (f *fixture) expectCreateService(robot *robotv1alpha1.Robot) {
+	var s corev1.Service
+	if err := roundTrip(newService(robot), &s); err != nil {
+		f.t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewCreateAction(servicesResource, robot.Namespace, &s))
+}
+
+func (f *fixture) expectApplyService(robot *robotv1alpha1.Robot) {
+	desired := newService(robot)
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, robot.Namespace, *desired.Name, types.ApplyPatchType, mustJSON(f.t, desired)))
+}
+
+func (f *fixture) expectDeleteService(service *corev1.Service) {
+	f.kubeActions = append(f.kubeActions, core.NewDeleteActionWithOptions(servicesResource, service.Namespace, service.Name,
+		metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(service.UID))}))
+}
+
+// convergedWithService sets robot's status to what the operator writes for
+// its Deployment and Service.
+func convergedWithService(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service) {
+	robot.Status = computeStatus(robot, deployment, service, nil, metav1.NewTime(fixtureNow.Add(-time.Hour)))
+}
+
+// checkDeletePreconditions fails unless every delete the sync made carries
+// a UID precondition: a Service created under the same name since is never
+// deleted.
+func (f *fixture) checkDeletePreconditions() {
+	f.t.Helper()
+	for _, action := range f.kubeClient.Actions() {
+		if del, ok := action.(core.DeleteAction); ok {
+			if p := del.GetDeleteOptions().Preconditions; p == nil || p.UID == nil || *p.UID == "" {
+				f.t.Errorf("%s has no UID precondition", describe(action))
+			}
+		}
+	}
+}
+
+func TestServiceCreated(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	f.expectCreateService(robot)
+	// The fake API server fills in nothing: the Service as created.
+	var created corev1.Service
+	if err := roundTrip(newService(robot), &created); err != nil {
+		t.Fatal(err)
+	}
+	status := computeStatus(robot, deployment, &created, nil, metav1.NewTime(fixtureNow))
+	if status.ServiceName != "test" {
+		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
+	}
+	f.expectApplyStatus(robot, status)
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents(corev1.EventTypeNormal + " " + EventServiceCreated + ` Created Service "test"`)
+}
+
+func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	f.addRobot(robot)
+
+	f.expectCreateDeployment(robot)
+	f.expectCreateService(robot)
+	created := liveDeployment(t, robot)
+	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
+	status := computeStatus(robot, created, liveService(t, robot), nil, metav1.NewTime(fixtureNow))
+	if status.ServiceName != "test" {
+		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
+	}
+	f.expectApplyStatus(robot, status)
+	f.run(ctx, cache.MetaObjectToName(robot))
+}
+
+func TestConvergedRobotWithServiceCostsNothing(t *testing.T) {
+	for _, serviceType := range []robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP, robotv1alpha1.ServiceTypeNodePort, robotv1alpha1.ServiceTypeLoadBalancer} {
+		t.Run(string(serviceType), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newServiceRobot("test", serviceType)
+			deployment, service := liveDeployment(t, robot), liveService(t, robot)
+			convergedWithService(robot, deployment, service)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+
+			f.run(ctx, cache.MetaObjectToName(robot))
+			f.expectEvents()
+		})
+	}
+}
+
+func TestServiceDriftReverted(t *testing.T) {
+	for name, edit := range map[string]func(*corev1.Service){
+		"selector":    func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "other"} },
+		"target port": func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(9999) },
+		"type":        func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort },
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			deployment, service := liveDeployment(t, robot), liveService(t, robot)
+			convergedWithService(robot, deployment, service)
+			edit(service)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+
+			f.expectApplyService(robot)
+			f.run(ctx, cache.MetaObjectToName(robot))
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+EventServiceUpdated) {
+				t.Errorf("expected one %s event, got %q", EventServiceUpdated, events)
+			}
+		})
+	}
+}
+
+// TestServiceTypeChange: the Robot asks for another type; the fields the
+// create set are made the apply's first, so that what the Robot no longer
+// asks for can go.
+func TestServiceTypeChange(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	deployment, service := liveDeployment(t, robot), liveService(t, robot)
+	service.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: fieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}
+	convergedWithService(robot, deployment, service)
+	robot.Spec.Service.Type = robotv1alpha1.ServiceTypeClusterIP
+	robot.Generation = 2
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addService(service)
+
+	patch, err := claimPatch(service, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, service.Namespace, service.Name, types.JSONPatchType, patch))
+	f.expectApplyService(robot)
+	// The new generation is reported; the Service is still "test".
+	f.expectApplyStatus(robot, computeStatus(robot, deployment, service, nil, metav1.NewTime(fixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	if events := f.events(); len(events) != 1 || !strings.Contains(events[0], `spec.type is "NodePort"; the Robot asks for "ClusterIP"`) {
+		t.Errorf("events %q, want one saying the type changed", events)
+	}
+}
+
+// TestServiceNotWanted: a Robot whose Service type becomes None, or whose
+// port goes, loses its Service, by UID; one it does not control is left.
+func TestServiceNotWanted(t *testing.T) {
+	none := func(r *robotv1alpha1.Robot) { r.Spec.Service.Type = robotv1alpha1.ServiceTypeNone }
+	noPort := func(r *robotv1alpha1.Robot) { r.Spec.Port = nil }
+	for _, tt := range []struct {
+		name    string
+		change  func(*robotv1alpha1.Robot)
+		foreign bool
+	}{
+		{"None", none, false},
+		{"port removed", noPort, false},
+		{"None, someone else's Service", none, true},
+		{"port removed, someone else's Service", noPort, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			service := liveService(t, robot)
+			if tt.foreign {
+				service.OwnerReferences = nil
+			}
+			tt.change(robot)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+
+			if !tt.foreign {
+				f.expectDeleteService(service)
+			}
+			f.run(ctx, cache.MetaObjectToName(robot))
+			f.checkDeletePreconditions()
+			if tt.foreign {
+				f.expectEvents()
+			} else {
+				f.expectEvents(corev1.EventTypeNormal + " " + EventServiceDeleted + ` Deleted Service "test": the Robot asks for none`)
+			}
+		})
+	}
+}
+
+// TestNoServiceCostsNoRequest: a Robot without a Service makes no Service
+// request at all, not even a read.
+func TestNoServiceCostsNoRequest(t *testing.T) {
+	for name, change := range map[string]func(*robotv1alpha1.Robot){
+		"no port": func(r *robotv1alpha1.Robot) { r.Spec.Port, r.Spec.Service = nil, nil },
+		"None":    func(*robotv1alpha1.Robot) {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newServiceRobot("test", robotv1alpha1.ServiceTypeNone)
+			change(robot)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.run(ctx, cache.MetaObjectToName(robot))
+		})
+	}
+}
+
+// TestServiceNotControlled: a Service of the name that the Robot does not
+// control is never written; Synced says why, Ready stays about the
+// Deployment, one Warning is recorded, and the Robot looks again later.
+func TestServiceNotControlled(t *testing.T) {
+	for name, inCache := range map[string]bool{"in the cache": true, "outside the cache": false} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			foreign := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
+					Labels: map[string]string{labelManagedBy: labelManagedByValue}},
+				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+			}
+			if inCache {
+				f.addService(foreign)
+			} else {
+				foreign.Labels = nil
+				f.kubeObjects = append(f.kubeObjects, foreign)
+				f.expectCreateService(robot)
+				f.kubeActions = append(f.kubeActions, core.NewGetAction(servicesResource, robot.Namespace, "test"))
+			}
+			status := computeStatus(robot, deployment, nil, &serviceNameTakenError{name: "test"}, metav1.NewTime(fixtureNow))
+			if ready := findCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
+				t.Errorf("Ready %s (%s), want True: the Deployment runs", ready.Status, ready.Reason)
+			}
+			if synced := findCondition(status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonServiceNameTaken {
+				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonServiceNameTaken)
+			}
+			f.expectApplyStatus(robot, status)
+
+			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
+				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
+			}
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonServiceNameTaken) {
+				t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonServiceNameTaken, events)
+			}
+		})
+	}
+}
+
+// TestServiceNameTakenWarnsOnce: the next sync with the name still taken
+// writes nothing and warns no more.
+func TestServiceNameTakenWarnsOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	deployment := liveDeployment(t, robot)
+	robot.Status = computeStatus(robot, deployment, nil, &serviceNameTakenError{name: "test"}, metav1.NewTime(fixtureNow.Add(-time.Hour)))
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
+		Labels: map[string]string{labelManagedBy: labelManagedByValue}}})
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents()
+}
+
+// TestServiceStatus: the status names the Service the Robot controls, and
+// a failure of the Service alone leaves Ready about the Deployment.
+func TestServiceStatus(t *testing.T) {
+	robot := newServiceRobot("web", robotv1alpha1.ServiceTypeClusterIP)
+	deployment := liveDeployment(t, robot)
+	now := metav1.NewTime(fixtureNow)
+	if got := computeStatus(robot, deployment, liveService(t, robot), nil, now).ServiceName; got != "web" {
+		t.Errorf("with its Service: serviceName %q, want %q", got, "web")
+	}
+	if got := computeStatus(robot, deployment, nil, nil, now).ServiceName; got != "" {
+		t.Errorf("without a Service: serviceName %q, want none", got)
+	}
+	for _, syncErr := range []error{&serviceNameTakenError{name: "web"}, &earlierRobotError{name: "web", kind: "Service"}} {
+		status := computeStatus(robot, deployment, nil, syncErr, now)
+		ready, synced := findCondition(status, robotv1alpha1.ConditionReady), findCondition(status, robotv1alpha1.ConditionSynced)
+		if ready.Status != metav1.ConditionTrue {
+			t.Errorf("%v: Ready %s (%s), want True", syncErr, ready.Status, ready.Reason)
+		}
+		if synced.Status != metav1.ConditionFalse || !strings.Contains(synced.Message, `Service "web"`) {
+			t.Errorf("%v: Synced %s %q, want False naming the Service", syncErr, synced.Status, synced.Message)
+		}
+	}
+	// The status apply carries serviceName only when there is one, so that
+	// a Robot without a Service writes what it wrote before the field
+	// existed.
+	status := computeStatus(robot, deployment, nil, nil, now)
+	if body := string(mustJSON(t, statusApplyConfiguration(robot, &status))); strings.Contains(body, "serviceName") {
+		t.Errorf("status apply without a Service mentions serviceName: %s", body)
+	}
+}
