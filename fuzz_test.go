@@ -743,8 +743,8 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 // additions can carry: k8s.io/kubernetes' pkg/apis/apps/v1
 // SetObjectDefaults_Deployment, with core/v1 SetDefaults_PodSpec,
 // SetDefaults_Container and SetDefaults_ResourceList, as of v1.37. Not
-// included: what those set in fields none of them carry (probes, lifecycle
-// hooks, volume sources other than emptyDir). Requests are not defaulted from
+// included: what those set in fields none of them carry (lifecycle hooks,
+// volume sources a Robot cannot have). Requests are not defaulted from
 // limits: core/v1 does that for Pods only, not for a pod template.
 func apiServerDefaults(d *appsv1.Deployment) {
 	spec := &d.Spec
@@ -793,9 +793,7 @@ func apiServerDefaults(d *appsv1.Deployment) {
 		pod.SchedulerName = corev1.DefaultSchedulerName
 	}
 	for i := range pod.Volumes {
-		if reflect.ValueOf(pod.Volumes[i].VolumeSource).IsZero() {
-			pod.Volumes[i].EmptyDir = &corev1.EmptyDirVolumeSource{}
-		}
+		volumeDefaults(&pod.Volumes[i])
 	}
 	for _, containers := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
 		for i := range containers {
@@ -841,6 +839,75 @@ func containerDefaults(c *corev1.Container) {
 	}
 	roundUpToMilli(c.Resources.Limits)
 	roundUpToMilli(c.Resources.Requests)
+	for _, probe := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		if probe != nil {
+			probeDefaults(probe)
+		}
+	}
+}
+
+// probeDefaults: core/v1 SetDefaults_Probe and SetDefaults_HTTPGetAction,
+// and the default of a gRPC probe's service that SetObjectDefaults_Deployment
+// sets.
+func probeDefaults(p *corev1.Probe) {
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
+	}
+	if get := p.HTTPGet; get != nil {
+		if get.Path == "" {
+			get.Path = "/"
+		}
+		if get.Scheme == "" {
+			get.Scheme = corev1.URISchemeHTTP
+		}
+	}
+	if p.GRPC != nil && p.GRPC.Service == nil {
+		p.GRPC.Service = ptr.To("")
+	}
+}
+
+// volumeDefaults: core/v1 SetDefaults_Volume, and the defaults
+// SetObjectDefaults_Deployment sets inside the volume sources a Robot or
+// addForeignFields can give (SetDefaults_ConfigMapVolumeSource,
+// SetDefaults_SecretVolumeSource, SetDefaults_ProjectedVolumeSource,
+// SetDefaults_ObjectFieldSelector, SetDefaults_ServiceAccountTokenProjection).
+func volumeDefaults(v *corev1.Volume) {
+	if reflect.ValueOf(v.VolumeSource).IsZero() {
+		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
+	}
+	if v.ConfigMap != nil && v.ConfigMap.DefaultMode == nil {
+		v.ConfigMap.DefaultMode = ptr.To(corev1.ConfigMapVolumeSourceDefaultMode)
+	}
+	if v.Secret != nil && v.Secret.DefaultMode == nil {
+		v.Secret.DefaultMode = ptr.To(corev1.SecretVolumeSourceDefaultMode)
+	}
+	if p := v.Projected; p != nil {
+		if p.DefaultMode == nil {
+			p.DefaultMode = ptr.To(corev1.ProjectedVolumeSourceDefaultMode)
+		}
+		for i := range p.Sources {
+			source := &p.Sources[i]
+			if source.DownwardAPI != nil {
+				for j := range source.DownwardAPI.Items {
+					if ref := source.DownwardAPI.Items[j].FieldRef; ref != nil && ref.APIVersion == "" {
+						ref.APIVersion = "v1"
+					}
+				}
+			}
+			if token := source.ServiceAccountToken; token != nil && token.ExpirationSeconds == nil {
+				token.ExpirationSeconds = ptr.To[int64](3600)
+			}
+		}
+	}
 }
 
 // imageTag is the tag of an image reference as k8s.io/kubernetes'
