@@ -47,15 +47,30 @@ import (
 func FuzzNoDriftAfterApply(f *testing.F) {
 	for _, seed := range robotSeeds() {
 		for _, foreign := range []uint8{0, 0xff} {
+			for _, workload := range [][]byte{nil, workloadSeeds()[0]} {
+				f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
+					seed.argBytes(), seed.env, seed.resourceBytes(), foreign, workload)
+			}
+		}
+	}
+	for _, workload := range workloadSeeds() {
+		seed := robotSeeds()[0]
+		for _, foreign := range []uint8{0, 0xff} {
 			f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
-				seed.argBytes(), seed.env, seed.resourceBytes(), foreign)
+				seed.argBytes(), seed.env, seed.resourceBytes(), foreign, workload)
 		}
 	}
 	f.Fuzz(func(t *testing.T, name, deploymentName, image string, replicas int32, hasReplicas bool, port int32, hasPort bool,
-		args, env, resources []byte, foreign uint8) {
+		args, env, resources []byte, foreign uint8, workload []byte) {
 		robot, skip := robotFromFuzz(t, name, deploymentName, image, replicas, hasReplicas, port, hasPort, args, env, resources)
 		if skip != "" {
 			t.Skip(skip)
+		}
+		// The pod template fields, through the API server as well.
+		workloadFromFuzz(robot, workload)
+		robot = decodedAgain(t, robot)
+		if reason := workloadRefused(robot); reason != "" {
+			t.Skip("the CRD refuses the Robot: " + reason)
 		}
 		desired, err := newDeployment(robot)
 		if err != nil {
@@ -681,7 +696,10 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 	}
 	if which&(1<<1) != 0 {
 		d.Annotations["example.com/owner"] = "team-a"
-		d.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-22T12:00:00Z"}
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
+		}
+		d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = "2026-11-22T12:00:00Z"
 	}
 	if which&(1<<2) != 0 {
 		pod.Containers = append(pod.Containers, corev1.Container{Name: "sidecar", Image: "registry.example/proxy:1",
@@ -689,7 +707,9 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 	}
 	if which&(1<<3) != 0 {
 		d.Labels["team"] = "blue"
-		d.Spec.Template.Labels["team"] = "blue"
+		if _, ok := robot.Spec.PodLabels["team"]; !ok {
+			d.Spec.Template.Labels["team"] = "blue"
+		}
 	}
 	if which&(1<<4) != 0 {
 		// Requests defaulted from limits. The API server does this for
@@ -722,10 +742,16 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 		}
 	}
 	if which&(1<<7) != 0 {
-		c.ImagePullPolicy = corev1.PullAlways
+		// Only where the Robot leaves the field unset: a field both set
+		// is a conflict, which the apply settles in the operator's favour.
+		if robot.Spec.ImagePullPolicy == "" {
+			c.ImagePullPolicy = corev1.PullAlways
+		}
 		c.SecurityContext.ReadOnlyRootFilesystem = ptr.To(true)
 		pod.SecurityContext.RunAsNonRoot = ptr.To(true)
-		pod.ServiceAccountName = "robot"
+		if robot.Spec.ServiceAccountName == "" {
+			pod.ServiceAccountName = "robot"
+		}
 	}
 	// The volumes a file key reference needs: without one the API server
 	// refuses the Deployment, and the operator does not create volumes.
