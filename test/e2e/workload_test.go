@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"strings"
@@ -377,4 +378,155 @@ func replicaSetEvents(t *testing.T, ns, reason string) []corev1.Event {
 		t.Fatalf("listing events: %v", err)
 	}
 	return list.Items
+}
+
+// TestWorkloadShapesCostOneWrite: Robots with many combinations of the pod
+// template fields, each left to the API server's defaults where it can be
+// (probe timings, volume modes, a projected token's expiry, a downward API
+// field's version), are created with one write each and then cost none, not
+// even to an operator that starts afresh and so compares each Deployment the
+// API server stores with what its Robot asks for: that is never drift. (The
+// operator that created a Deployment trusts its create and compares nothing
+// until a spec changes, so only a fresh one can tell.)
+func TestWorkloadShapesCostOneWrite(t *testing.T) {
+	requireAuditLog(t)
+	ns := newNamespace(t)
+	serviceAccount, priorityClass := createWorkloadPrerequisites(t, ns)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("random seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+
+	start := time.Now()
+	var names []string
+	for i := range 12 {
+		name := fmt.Sprintf("shape-%d", i)
+		createRobot(t, randomWorkloadRobot(rng, i, ns, name, serviceAccount, priorityClass))
+		names = append(names, name)
+	}
+	for _, name := range names {
+		waitForRobot(t, ns, name, convergeTimeout, "is settled", robotSettled)
+	}
+	waitForNoOperatorWrites(t)
+	for _, name := range names {
+		writes, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: start, Namespace: ns, Resource: "deployments", Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(writes) != 1 {
+			robot := getRobot(t, ns, name)
+			t.Errorf("Robot %s: the operator wrote its Deployment %d times, want 1 (the create): %v\nspec: %s", name, len(writes), writes, asJSON(robot.Spec))
+		}
+	}
+
+	restarted := restartOperator(t)
+	time.Sleep(10 * time.Second)
+	writes, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: restarted, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		robot := getRobot(t, ns, w.ObjectRef.Name)
+		t.Errorf("write by the restarted operator, which had nothing to do: %s\nspec: %s", &w, asJSON(robot.Spec))
+	}
+}
+
+// randomWorkloadRobot sets a random choice of the pod template fields, each
+// in one of a few shapes: none in round 0, all in round 1.
+func randomWorkloadRobot(rng *rand.Rand, round int, ns, name, serviceAccount, priorityClass string) *robotv1alpha1.Robot {
+	robot := newRobot(ns, name, 1)
+	set := func() bool {
+		switch round {
+		case 0:
+			return false
+		case 1:
+			return true
+		}
+		return rng.IntN(2) == 0
+	}
+	spec := &robot.Spec
+	if set() {
+		spec.Port = ptr.To[int32](8080)
+	}
+	probes := []func() *corev1.Probe{
+		func() *corev1.Probe {
+			return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(8080)}}}
+		},
+		func() *corev1.Probe {
+			return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}, TimeoutSeconds: 2}
+		},
+		func() *corev1.Probe {
+			return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 8080}}}
+		},
+		func() *corev1.Probe {
+			return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, FailureThreshold: 5}
+		},
+	}
+	for _, probe := range []**corev1.Probe{&spec.ReadinessProbe, &spec.LivenessProbe, &spec.StartupProbe} {
+		if set() {
+			*probe = probes[rng.IntN(len(probes))]()
+		}
+	}
+	if set() {
+		spec.Command = []string{"/agnhost"}
+	}
+	if set() {
+		spec.ImagePullPolicy = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}[rng.IntN(3)]
+	}
+	if set() {
+		spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry-credentials"}}
+	}
+	if set() {
+		spec.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "config"}}}}
+	}
+	if set() {
+		spec.Volumes = []robotv1alpha1.RobotVolume{
+			{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "config"}}},
+			{Name: "secret", Secret: &corev1.SecretVolumeSource{SecretName: "secret", Items: []corev1.KeyToPath{{Key: "k", Path: "k"}}}},
+			{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1024Mi"))}},
+			{Name: "projected", Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "config"}}},
+			}}},
+		}
+		for _, volume := range spec.Volumes {
+			if set() {
+				spec.VolumeMounts = append(spec.VolumeMounts, corev1.VolumeMount{Name: volume.Name, MountPath: "/mnt/" + volume.Name, ReadOnly: rng.IntN(2) == 0})
+			}
+		}
+	}
+	if set() {
+		spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+	}
+	if set() {
+		spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Value: "web"}, {Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}}
+	}
+	if set() {
+		spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/os", Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}}}}},
+		}}}
+	}
+	if set() {
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: name}}}}
+	}
+	if set() {
+		spec.PriorityClassName = priorityClass
+	}
+	if set() {
+		spec.PodLabels = map[string]string{"team": "blue"}
+	}
+	if set() {
+		spec.PodAnnotations = map[string]string{"example.com/note": "robot"}
+	}
+	if set() {
+		spec.ServiceAccountName = serviceAccount
+	}
+	if set() {
+		spec.AutomountServiceAccountToken = ptr.To(rng.IntN(2) == 0)
+	}
+	if set() {
+		spec.SecurityProfile = []robotv1alpha1.SecurityProfile{robotv1alpha1.SecurityProfileBaseline, robotv1alpha1.SecurityProfileRestricted}[rng.IntN(2)]
+	}
+	return robot
 }
