@@ -99,19 +99,34 @@ func FuzzNoDriftAfterApply(f *testing.F) {
 
 // FuzzDriftDetectsOwnedChanges: a change someone makes to a field the Robot
 // sets (replicas, the image, an env var, an arg, the port, a resource
-// quantity) is always drift, so the operator puts it back.
+// quantity, a pod template field) is always drift, so the operator puts it
+// back.
 func FuzzDriftDetectsOwnedChanges(f *testing.F) {
 	for i, seed := range robotSeeds() {
 		for which := range uint8(ownedFields) {
 			f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
-				seed.argBytes(), seed.env, seed.resourceBytes(), uint8(i%2*0xff), which, "changed", int32(i))
+				seed.argBytes(), seed.env, seed.resourceBytes(), uint8(i%2*0xff), which, "changed", int32(i), []byte(nil))
+		}
+	}
+	// Each pod template field changed, on a Robot that sets all of them
+	// and one that sets each alone.
+	for i, workload := range workloadSeeds() {
+		seed := robotSeeds()[0]
+		for number := range int32(19 * 2) {
+			f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
+				seed.argBytes(), seed.env, seed.resourceBytes(), uint8(i%2*0xff), uint8(ownedWorkload), "changed", number, workload)
 		}
 	}
 	f.Fuzz(func(t *testing.T, name, deploymentName, image string, replicas int32, hasReplicas bool, port int32, hasPort bool,
-		args, env, resources []byte, foreign uint8, which uint8, value string, number int32) {
+		args, env, resources []byte, foreign uint8, which uint8, value string, number int32, workload []byte) {
 		robot, skip := robotFromFuzz(t, name, deploymentName, image, replicas, hasReplicas, port, hasPort, args, env, resources)
 		if skip != "" {
 			t.Skip(skip)
+		}
+		workloadFromFuzz(robot, workload)
+		robot = decodedAgain(t, robot)
+		if reason := workloadRefused(robot); reason != "" {
+			t.Skip("the CRD refuses the Robot: " + reason)
 		}
 		desired, err := newDeployment(robot)
 		if err != nil {
@@ -1074,6 +1089,7 @@ const (
 	ownedArgs
 	ownedPort
 	ownedResources
+	ownedWorkload // one of the pod template fields, chosen by number
 	ownedFields
 )
 
@@ -1192,6 +1208,8 @@ func changeOwnedField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, which ui
 		}
 		e.list[e.name] = q
 		return fmt.Sprintf("%s.%s set to %s", e.kind, e.name, q.String())
+	case ownedWorkload:
+		return changeWorkloadField(robot, d, number)
 	}
 	return ""
 }

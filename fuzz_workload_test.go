@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -302,6 +305,142 @@ func workloadRefused(robot *robotv1alpha1.Robot) string {
 		if _, ok := robot.Spec.PodLabels[key]; ok {
 			return "spec.podLabels: " + key
 		}
+	}
+	return ""
+}
+
+// changeWorkloadField changes, in d, one of the pod template fields robot
+// sets, chosen by number, the way a person with kubectl edit would. It
+// returns what it did, or "" when robot does not set that field.
+func changeWorkloadField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, number int32) string {
+	spec := &robot.Spec
+	pod := &d.Spec.Template.Spec
+	c := &pod.Containers[0]
+	const kinds = 19
+	n := int(uint32(number) / kinds)
+	switch uint32(number) % kinds {
+	case 0:
+		if len(spec.Command) == 0 {
+			return ""
+		}
+		c.Command = append(c.Command, "--changed")
+		return "an arg appended to command"
+	case 1:
+		if spec.ImagePullPolicy == "" {
+			return ""
+		}
+		c.ImagePullPolicy = map[corev1.PullPolicy]corev1.PullPolicy{corev1.PullAlways: corev1.PullNever, corev1.PullNever: corev1.PullIfNotPresent, corev1.PullIfNotPresent: corev1.PullAlways}[c.ImagePullPolicy]
+		return "imagePullPolicy changed"
+	case 2:
+		if len(spec.ImagePullSecrets) == 0 {
+			return ""
+		}
+		pod.ImagePullSecrets = nil
+		return "imagePullSecrets removed"
+	case 3:
+		if len(spec.EnvFrom) == 0 {
+			return ""
+		}
+		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "changed"}}})
+		return "an envFrom source appended"
+	case 4, 5, 6:
+		probes := []struct {
+			field string
+			robot *corev1.Probe
+			live  **corev1.Probe
+		}{{"readinessProbe", spec.ReadinessProbe, &c.ReadinessProbe}, {"livenessProbe", spec.LivenessProbe, &c.LivenessProbe}, {"startupProbe", spec.StartupProbe, &c.StartupProbe}}
+		probe := probes[uint32(number)%kinds-4]
+		if probe.robot == nil {
+			return ""
+		}
+		*probe.live = nil
+		return probe.field + " removed"
+	case 7:
+		if len(spec.Volumes) == 0 {
+			return ""
+		}
+		name := spec.Volumes[n%len(spec.Volumes)].Name
+		i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == name })
+		if pod.Volumes[i].EmptyDir != nil {
+			pod.Volumes[i].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "changed"}}
+		} else {
+			pod.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+		}
+		return fmt.Sprintf("volume %q of another kind", name)
+	case 8:
+		if len(spec.VolumeMounts) == 0 {
+			return ""
+		}
+		path := spec.VolumeMounts[n%len(spec.VolumeMounts)].MountPath
+		i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == path })
+		c.VolumeMounts[i].MountPath = "/changed"
+		return fmt.Sprintf("volume mount %q moved", path)
+	case 9:
+		if len(spec.NodeSelector) == 0 {
+			return ""
+		}
+		pod.NodeSelector["changed"] = "true"
+		return "a node selector label added"
+	case 10:
+		if len(spec.Tolerations) == 0 {
+			return ""
+		}
+		pod.Tolerations = append(pod.Tolerations, corev1.Toleration{Key: "changed", Operator: corev1.TolerationOpExists})
+		return "a toleration added"
+	case 11:
+		if spec.Affinity == nil {
+			return ""
+		}
+		pod.Affinity = nil
+		return "affinity removed"
+	case 12:
+		if len(spec.TopologySpreadConstraints) == 0 {
+			return ""
+		}
+		pod.TopologySpreadConstraints[n%len(pod.TopologySpreadConstraints)].MaxSkew++
+		return "a topology spread constraint's maxSkew raised"
+	case 13:
+		if spec.PriorityClassName == "" {
+			return ""
+		}
+		pod.PriorityClassName += "x"
+		return "priorityClassName changed"
+	case 14:
+		if len(spec.PodLabels) == 0 {
+			return ""
+		}
+		key := slices.Sorted(maps.Keys(spec.PodLabels))[n%len(spec.PodLabels)]
+		d.Spec.Template.Labels[key] += "x"
+		return fmt.Sprintf("pod label %q changed", key)
+	case 15:
+		if len(spec.PodAnnotations) == 0 {
+			return ""
+		}
+		key := slices.Sorted(maps.Keys(spec.PodAnnotations))[n%len(spec.PodAnnotations)]
+		d.Spec.Template.Annotations[key] += "x"
+		return fmt.Sprintf("pod annotation %q changed", key)
+	case 16:
+		if spec.ServiceAccountName == "" {
+			return ""
+		}
+		pod.ServiceAccountName, pod.DeprecatedServiceAccount = "changed", "changed"
+		return "serviceAccountName changed"
+	case 17:
+		if automountToken(spec) == nil {
+			return ""
+		}
+		pod.AutomountServiceAccountToken = ptr.To(!*pod.AutomountServiceAccountToken)
+		return "automountServiceAccountToken flipped"
+	case 18:
+		if spec.SecurityProfile != robotv1alpha1.SecurityProfileRestricted {
+			return ""
+		}
+		if n%2 == 0 {
+			pod.SecurityContext.RunAsNonRoot = ptr.To(false)
+			return "the pod's runAsNonRoot set to false"
+		}
+		c.SecurityContext.Capabilities = nil
+		return "the container's capabilities removed"
 	}
 	return ""
 }
