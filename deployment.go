@@ -96,7 +96,7 @@ func validateSpec(spec *robotv1alpha1.RobotSpec) error {
 	case spec.Port != nil && (*spec.Port < 1 || *spec.Port > 65535):
 		return fmt.Errorf("spec.port must be between 1 and 65535, not %d", *spec.Port)
 	}
-	return nil
+	return validateWorkload(spec)
 }
 
 // newDeployment returns the Deployment that robot asks for, as the apply
@@ -138,6 +138,14 @@ func newDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfigu
 		}
 	}
 
+	pod := corev1ac.PodSpec().
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
+	template := corev1ac.PodTemplateSpec().WithLabels(objectLabels(robot))
+	if err := addWorkload(robot, template, pod, container); err != nil {
+		return nil, &invalidSpecError{err}
+	}
+
 	replicas := ptr.Deref(robot.Spec.Replicas, 1)
 	deployment := appsv1ac.Deployment(deploymentName(robot), robot.Namespace).
 		WithLabels(objectLabels(robot)).
@@ -151,12 +159,7 @@ func newDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfigu
 		WithSpec(appsv1ac.DeploymentSpec().
 			WithReplicas(replicas).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(robot))).
-			WithTemplate(corev1ac.PodTemplateSpec().
-				WithLabels(objectLabels(robot)).
-				WithSpec(corev1ac.PodSpec().
-					WithSecurityContext(corev1ac.PodSecurityContext().
-						WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
-					WithContainers(container))))
+			WithTemplate(template.WithSpec(pod.WithContainers(container))))
 
 	hash, err := specHash(deployment)
 	if err != nil {

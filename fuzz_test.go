@@ -47,15 +47,30 @@ import (
 func FuzzNoDriftAfterApply(f *testing.F) {
 	for _, seed := range robotSeeds() {
 		for _, foreign := range []uint8{0, 0xff} {
+			for _, workload := range [][]byte{nil, workloadSeeds()[0]} {
+				f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
+					seed.argBytes(), seed.env, seed.resourceBytes(), foreign, workload)
+			}
+		}
+	}
+	for _, workload := range workloadSeeds() {
+		seed := robotSeeds()[0]
+		for _, foreign := range []uint8{0, 0xff} {
 			f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
-				seed.argBytes(), seed.env, seed.resourceBytes(), foreign)
+				seed.argBytes(), seed.env, seed.resourceBytes(), foreign, workload)
 		}
 	}
 	f.Fuzz(func(t *testing.T, name, deploymentName, image string, replicas int32, hasReplicas bool, port int32, hasPort bool,
-		args, env, resources []byte, foreign uint8) {
+		args, env, resources []byte, foreign uint8, workload []byte) {
 		robot, skip := robotFromFuzz(t, name, deploymentName, image, replicas, hasReplicas, port, hasPort, args, env, resources)
 		if skip != "" {
 			t.Skip(skip)
+		}
+		// The pod template fields, through the API server as well.
+		workloadFromFuzz(robot, workload)
+		robot = decodedAgain(t, robot)
+		if reason := workloadRefused(robot); reason != "" {
+			t.Skip("the CRD refuses the Robot: " + reason)
 		}
 		desired, err := newDeployment(robot)
 		if err != nil {
@@ -84,19 +99,34 @@ func FuzzNoDriftAfterApply(f *testing.F) {
 
 // FuzzDriftDetectsOwnedChanges: a change someone makes to a field the Robot
 // sets (replicas, the image, an env var, an arg, the port, a resource
-// quantity) is always drift, so the operator puts it back.
+// quantity, a pod template field) is always drift, so the operator puts it
+// back.
 func FuzzDriftDetectsOwnedChanges(f *testing.F) {
 	for i, seed := range robotSeeds() {
 		for which := range uint8(ownedFields) {
 			f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
-				seed.argBytes(), seed.env, seed.resourceBytes(), uint8(i%2*0xff), which, "changed", int32(i))
+				seed.argBytes(), seed.env, seed.resourceBytes(), uint8(i%2*0xff), which, "changed", int32(i), []byte(nil))
+		}
+	}
+	// Each pod template field changed, on a Robot that sets all of them
+	// and one that sets each alone.
+	for i, workload := range workloadSeeds() {
+		seed := robotSeeds()[0]
+		for number := range int32(19 * 2) {
+			f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
+				seed.argBytes(), seed.env, seed.resourceBytes(), uint8(i%2*0xff), uint8(ownedWorkload), "changed", number, workload)
 		}
 	}
 	f.Fuzz(func(t *testing.T, name, deploymentName, image string, replicas int32, hasReplicas bool, port int32, hasPort bool,
-		args, env, resources []byte, foreign uint8, which uint8, value string, number int32) {
+		args, env, resources []byte, foreign uint8, which uint8, value string, number int32, workload []byte) {
 		robot, skip := robotFromFuzz(t, name, deploymentName, image, replicas, hasReplicas, port, hasPort, args, env, resources)
 		if skip != "" {
 			t.Skip(skip)
+		}
+		workloadFromFuzz(robot, workload)
+		robot = decodedAgain(t, robot)
+		if reason := workloadRefused(robot); reason != "" {
+			t.Skip("the CRD refuses the Robot: " + reason)
 		}
 		desired, err := newDeployment(robot)
 		if err != nil {
@@ -681,7 +711,10 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 	}
 	if which&(1<<1) != 0 {
 		d.Annotations["example.com/owner"] = "team-a"
-		d.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-22T12:00:00Z"}
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
+		}
+		d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = "2026-11-22T12:00:00Z"
 	}
 	if which&(1<<2) != 0 {
 		pod.Containers = append(pod.Containers, corev1.Container{Name: "sidecar", Image: "registry.example/proxy:1",
@@ -689,7 +722,9 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 	}
 	if which&(1<<3) != 0 {
 		d.Labels["team"] = "blue"
-		d.Spec.Template.Labels["team"] = "blue"
+		if _, ok := robot.Spec.PodLabels["team"]; !ok {
+			d.Spec.Template.Labels["team"] = "blue"
+		}
 	}
 	if which&(1<<4) != 0 {
 		// Requests defaulted from limits. The API server does this for
@@ -722,10 +757,16 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 		}
 	}
 	if which&(1<<7) != 0 {
-		c.ImagePullPolicy = corev1.PullAlways
+		// Only where the Robot leaves the field unset: a field both set
+		// is a conflict, which the apply settles in the operator's favour.
+		if robot.Spec.ImagePullPolicy == "" {
+			c.ImagePullPolicy = corev1.PullAlways
+		}
 		c.SecurityContext.ReadOnlyRootFilesystem = ptr.To(true)
 		pod.SecurityContext.RunAsNonRoot = ptr.To(true)
-		pod.ServiceAccountName = "robot"
+		if robot.Spec.ServiceAccountName == "" {
+			pod.ServiceAccountName = "robot"
+		}
 	}
 	// The volumes a file key reference needs: without one the API server
 	// refuses the Deployment, and the operator does not create volumes.
@@ -743,8 +784,8 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 // additions can carry: k8s.io/kubernetes' pkg/apis/apps/v1
 // SetObjectDefaults_Deployment, with core/v1 SetDefaults_PodSpec,
 // SetDefaults_Container and SetDefaults_ResourceList, as of v1.37. Not
-// included: what those set in fields none of them carry (probes, lifecycle
-// hooks, volume sources other than emptyDir). Requests are not defaulted from
+// included: what those set in fields none of them carry (lifecycle hooks,
+// volume sources a Robot cannot have). Requests are not defaulted from
 // limits: core/v1 does that for Pods only, not for a pod template.
 func apiServerDefaults(d *appsv1.Deployment) {
 	spec := &d.Spec
@@ -793,9 +834,7 @@ func apiServerDefaults(d *appsv1.Deployment) {
 		pod.SchedulerName = corev1.DefaultSchedulerName
 	}
 	for i := range pod.Volumes {
-		if reflect.ValueOf(pod.Volumes[i].VolumeSource).IsZero() {
-			pod.Volumes[i].EmptyDir = &corev1.EmptyDirVolumeSource{}
-		}
+		volumeDefaults(&pod.Volumes[i])
 	}
 	for _, containers := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
 		for i := range containers {
@@ -841,6 +880,75 @@ func containerDefaults(c *corev1.Container) {
 	}
 	roundUpToMilli(c.Resources.Limits)
 	roundUpToMilli(c.Resources.Requests)
+	for _, probe := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		if probe != nil {
+			probeDefaults(probe)
+		}
+	}
+}
+
+// probeDefaults: core/v1 SetDefaults_Probe and SetDefaults_HTTPGetAction,
+// and the default of a gRPC probe's service that SetObjectDefaults_Deployment
+// sets.
+func probeDefaults(p *corev1.Probe) {
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
+	}
+	if get := p.HTTPGet; get != nil {
+		if get.Path == "" {
+			get.Path = "/"
+		}
+		if get.Scheme == "" {
+			get.Scheme = corev1.URISchemeHTTP
+		}
+	}
+	if p.GRPC != nil && p.GRPC.Service == nil {
+		p.GRPC.Service = ptr.To("")
+	}
+}
+
+// volumeDefaults: core/v1 SetDefaults_Volume, and the defaults
+// SetObjectDefaults_Deployment sets inside the volume sources a Robot or
+// addForeignFields can give (SetDefaults_ConfigMapVolumeSource,
+// SetDefaults_SecretVolumeSource, SetDefaults_ProjectedVolumeSource,
+// SetDefaults_ObjectFieldSelector, SetDefaults_ServiceAccountTokenProjection).
+func volumeDefaults(v *corev1.Volume) {
+	if reflect.ValueOf(v.VolumeSource).IsZero() {
+		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
+	}
+	if v.ConfigMap != nil && v.ConfigMap.DefaultMode == nil {
+		v.ConfigMap.DefaultMode = ptr.To(corev1.ConfigMapVolumeSourceDefaultMode)
+	}
+	if v.Secret != nil && v.Secret.DefaultMode == nil {
+		v.Secret.DefaultMode = ptr.To(corev1.SecretVolumeSourceDefaultMode)
+	}
+	if p := v.Projected; p != nil {
+		if p.DefaultMode == nil {
+			p.DefaultMode = ptr.To(corev1.ProjectedVolumeSourceDefaultMode)
+		}
+		for i := range p.Sources {
+			source := &p.Sources[i]
+			if source.DownwardAPI != nil {
+				for j := range source.DownwardAPI.Items {
+					if ref := source.DownwardAPI.Items[j].FieldRef; ref != nil && ref.APIVersion == "" {
+						ref.APIVersion = "v1"
+					}
+				}
+			}
+			if token := source.ServiceAccountToken; token != nil && token.ExpirationSeconds == nil {
+				token.ExpirationSeconds = ptr.To[int64](3600)
+			}
+		}
+	}
 }
 
 // imageTag is the tag of an image reference as k8s.io/kubernetes'
@@ -981,6 +1089,7 @@ const (
 	ownedArgs
 	ownedPort
 	ownedResources
+	ownedWorkload // one of the pod template fields, chosen by number
 	ownedFields
 )
 
@@ -1099,6 +1208,8 @@ func changeOwnedField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, which ui
 		}
 		e.list[e.name] = q
 		return fmt.Sprintf("%s.%s set to %s", e.kind, e.name, q.String())
+	case ownedWorkload:
+		return changeWorkloadField(robot, d, number)
 	}
 	return ""
 }

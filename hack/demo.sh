@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, end to end, on a local cluster it brings up itself: build the
 # cluster tools (once), start the cluster, install the CRD, run the operator,
-# apply the example Robot, wait until it is Ready, and show what runs.
+# apply the example Robots, wait until they are Ready, and show what runs.
 #
 # Usage: hack/demo.sh         run the demo (again: it restarts the operator)
 #        hack/demo.sh stop    stop the operator the demo started
@@ -85,6 +85,7 @@ Look around:
   alias kubectl=${KUBECTL}     # a kubectl of the cluster's version
   kubectl get robots                        # or: kubectl get rb
   kubectl describe robot hello
+  kubectl get robot web -o yaml             # probes, a ConfigMap mounted, securityProfile restricted
   kubectl scale robot hello --replicas=3    # through the scale subresource
   kubectl explain robot.spec
   tail -f ${LOG#"${ROOT}"/}

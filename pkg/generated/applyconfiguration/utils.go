@@ -40,6 +40,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &robotv1alpha1.RobotSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotStatus"):
 		return &robotv1alpha1.RobotStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RobotVolume"):
+		return &robotv1alpha1.RobotVolumeApplyConfiguration{}
 
 	}
 	return nil

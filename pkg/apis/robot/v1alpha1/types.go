@@ -55,6 +55,7 @@ type Robot struct {
 }
 
 // RobotSpec is the desired state of a Robot.
+// +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="every volumeMounts entry must name a volume of spec.volumes",fieldPath=".volumeMounts"
 // +kubebuilder:validation:XValidation:rule="has(self.deploymentName) == has(oldSelf.deploymentName) && (!has(self.deploymentName) || self.deploymentName == oldSelf.deploymentName)",message="deploymentName is immutable: it cannot be set, changed or removed after the Robot is created",fieldPath=".deploymentName"
 type RobotSpec struct {
 	// Image is the container image to run, as a reference a container
@@ -114,6 +115,138 @@ type RobotSpec struct {
 	// limited to.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Command replaces the image's entrypoint. Args are passed to it.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Command []string `json:"command,omitempty"`
+
+	// ImagePullPolicy is when the image is pulled: Always, IfNotPresent or
+	// Never. Unset, Kubernetes decides: Always for the tag "latest" or no
+	// tag, IfNotPresent otherwise.
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// ImagePullSecrets name Secrets of the Robot's namespace that hold the
+	// credentials to pull the image from a private registry.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(s, size(s.name) > 0)",message="every imagePullSecrets entry must name a Secret"
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// EnvFrom sets environment variables from every key of ConfigMaps and
+	// Secrets of the Robot's namespace. Env wins over it for a name both
+	// set.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// ReadinessProbe tells when a pod may receive traffic; the Robot is
+	// Ready once every replica passes it. Unset, a pod is ready as soon as
+	// its container starts.
+	// +optional
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+
+	// LivenessProbe tells when the container must be restarted.
+	// +optional
+	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
+
+	// StartupProbe holds the other probes back until the container has
+	// started, for slow starters.
+	// +optional
+	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+
+	// Volumes are the pod's volumes. Only ConfigMaps, Secrets, emptyDir and
+	// projected volumes are allowed: nothing that reaches the node (hostPath)
+	// or storage outside the pod.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Volumes []RobotVolume `json:"volumes,omitempty"`
+
+	// VolumeMounts mount the Robot's volumes into the container. Each names
+	// a volume of spec.volumes.
+	// +optional
+	// +listType=map
+	// +listMapKey=mountPath
+	// +kubebuilder:validation:MaxItems=64
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+
+	// NodeSelector limits the pods to the nodes that have these labels.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the pods run on nodes with matching taints.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity is the pods' node affinity and pod (anti-)affinity.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// TopologySpreadConstraints spread the pods over zones, nodes or other
+	// topology domains.
+	// +optional
+	// +listType=map
+	// +listMapKey=topologyKey
+	// +listMapKey=whenUnsatisfiable
+	// +kubebuilder:validation:MaxItems=16
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// PriorityClassName is the PriorityClass of the pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// PodLabels are added to the labels of the pods, for example to opt in
+	// to sidecar injection. They cannot set the labels the operator puts on
+	// the pods: robot.dev/name (the Deployment's selector) and
+	// app.kubernetes.io/managed-by, name and instance.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['robot.dev/name', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/name', 'app.kubernetes.io/instance']))",message="podLabels cannot set robot.dev/name, app.kubernetes.io/managed-by, app.kubernetes.io/name or app.kubernetes.io/instance: the operator sets them, and robot.dev/name selects the Robot's pods"
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+
+	// PodAnnotations are added to the annotations of the pods, for example
+	// to have them scraped for metrics.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount the pods run as, in the
+	// Robot's namespace (a pod can only use a ServiceAccount of its own
+	// namespace). Unset, the namespace's "default". Its token is mounted
+	// only when automountServiceAccountToken is true.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="serviceAccountName must be the name of a ServiceAccount: lower-case letters, digits, '-' and '.'"
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// AutomountServiceAccountToken says whether the pods get a token of
+	// their ServiceAccount, to talk to the Kubernetes API. A Robot that
+	// names a serviceAccountName gets none unless this is true. A Robot
+	// that names none gets what its namespace's default ServiceAccount
+	// says, unless this is set.
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+
+	// SecurityProfile is the security context of the pods. "baseline" (the
+	// default): seccomp RuntimeDefault and no privilege escalation.
+	// "restricted": also runAsNonRoot and every capability dropped, as Pod
+	// Security "restricted" requires; the image must run as a non-root
+	// user.
+	// +optional
+	// +kubebuilder:validation:Enum=baseline;restricted
+	SecurityProfile SecurityProfile `json:"securityProfile,omitempty"`
 }
 
 // RobotService is the Service that the operator keeps for a Robot with a
@@ -142,6 +275,48 @@ const (
 	ServiceTypeLoadBalancer ServiceType = "LoadBalancer"
 	// ServiceTypeNone: no Service, even with a port.
 	ServiceTypeNone ServiceType = "None"
+)
+
+// RobotVolume is a volume of the Robot's pods. Exactly one source is set.
+// +kubebuilder:validation:XValidation:rule="[has(self.configMap), has(self.secret), has(self.emptyDir), has(self.projected)].filter(x, x).size() == 1",message="a volume must have exactly one of configMap, secret, emptyDir or projected: hostPath and other volume kinds are not allowed"
+type RobotVolume struct {
+	// Name is the volume's name, which volumeMounts refer to.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a volume's name must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"
+	Name string `json:"name"`
+
+	// ConfigMap mounts the keys of a ConfigMap as files.
+	// +optional
+	ConfigMap *corev1.ConfigMapVolumeSource `json:"configMap,omitempty"`
+
+	// Secret mounts the keys of a Secret as files.
+	// +optional
+	Secret *corev1.SecretVolumeSource `json:"secret,omitempty"`
+
+	// EmptyDir is an empty directory that lives as long as the pod.
+	// +optional
+	EmptyDir *corev1.EmptyDirVolumeSource `json:"emptyDir,omitempty"`
+
+	// Projected mounts several ConfigMaps, Secrets, downward API fields or
+	// a ServiceAccount token into one directory.
+	// +optional
+	Projected *corev1.ProjectedVolumeSource `json:"projected,omitempty"`
+}
+
+// SecurityProfile is a security context for a Robot's pods.
+type SecurityProfile string
+
+// Security profiles of a Robot.
+const (
+	// SecurityProfileBaseline: seccomp RuntimeDefault for the pod and no
+	// privilege escalation for the container, which Pod Security
+	// "baseline" admits.
+	SecurityProfileBaseline SecurityProfile = "baseline"
+	// SecurityProfileRestricted: baseline, plus runAsNonRoot and every
+	// capability dropped, which Pod Security "restricted" admits.
+	SecurityProfileRestricted SecurityProfile = "restricted"
 )
 
 // RobotStatus is the observed state of a Robot.

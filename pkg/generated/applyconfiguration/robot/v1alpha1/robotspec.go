@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -53,6 +54,71 @@ type RobotSpecApplyConfiguration struct {
 	// Resources are the compute resources the container requests and is
 	// limited to.
 	Resources *v1.ResourceRequirements `json:"resources,omitempty"`
+	// Command replaces the image's entrypoint. Args are passed to it.
+	Command []string `json:"command,omitempty"`
+	// ImagePullPolicy is when the image is pulled: Always, IfNotPresent or
+	// Never. Unset, Kubernetes decides: Always for the tag "latest" or no
+	// tag, IfNotPresent otherwise.
+	ImagePullPolicy *v1.PullPolicy `json:"imagePullPolicy,omitempty"`
+	// ImagePullSecrets name Secrets of the Robot's namespace that hold the
+	// credentials to pull the image from a private registry.
+	ImagePullSecrets []v1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// EnvFrom sets environment variables from every key of ConfigMaps and
+	// Secrets of the Robot's namespace. Env wins over it for a name both
+	// set.
+	EnvFrom []v1.EnvFromSource `json:"envFrom,omitempty"`
+	// ReadinessProbe tells when a pod may receive traffic; the Robot is
+	// Ready once every replica passes it. Unset, a pod is ready as soon as
+	// its container starts.
+	ReadinessProbe *v1.Probe `json:"readinessProbe,omitempty"`
+	// LivenessProbe tells when the container must be restarted.
+	LivenessProbe *v1.Probe `json:"livenessProbe,omitempty"`
+	// StartupProbe holds the other probes back until the container has
+	// started, for slow starters.
+	StartupProbe *v1.Probe `json:"startupProbe,omitempty"`
+	// Volumes are the pod's volumes. Only ConfigMaps, Secrets, emptyDir and
+	// projected volumes are allowed: nothing that reaches the node (hostPath)
+	// or storage outside the pod.
+	Volumes []RobotVolumeApplyConfiguration `json:"volumes,omitempty"`
+	// VolumeMounts mount the Robot's volumes into the container. Each names
+	// a volume of spec.volumes.
+	VolumeMounts []v1.VolumeMount `json:"volumeMounts,omitempty"`
+	// NodeSelector limits the pods to the nodes that have these labels.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations let the pods run on nodes with matching taints.
+	Tolerations []v1.Toleration `json:"tolerations,omitempty"`
+	// Affinity is the pods' node affinity and pod (anti-)affinity.
+	Affinity *v1.Affinity `json:"affinity,omitempty"`
+	// TopologySpreadConstraints spread the pods over zones, nodes or other
+	// topology domains.
+	TopologySpreadConstraints []v1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// PriorityClassName is the PriorityClass of the pods.
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
+	// PodLabels are added to the labels of the pods, for example to opt in
+	// to sidecar injection. They cannot set the labels the operator puts on
+	// the pods: robot.dev/name (the Deployment's selector) and
+	// app.kubernetes.io/managed-by, name and instance.
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+	// PodAnnotations are added to the annotations of the pods, for example
+	// to have them scraped for metrics.
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+	// ServiceAccountName is the ServiceAccount the pods run as, in the
+	// Robot's namespace (a pod can only use a ServiceAccount of its own
+	// namespace). Unset, the namespace's "default". Its token is mounted
+	// only when automountServiceAccountToken is true.
+	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
+	// AutomountServiceAccountToken says whether the pods get a token of
+	// their ServiceAccount, to talk to the Kubernetes API. A Robot that
+	// names a serviceAccountName gets none unless this is true. A Robot
+	// that names none gets what its namespace's default ServiceAccount
+	// says, unless this is set.
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+	// SecurityProfile is the security context of the pods. "baseline" (the
+	// default): seccomp RuntimeDefault and no privilege escalation.
+	// "restricted": also runAsNonRoot and every capability dropped, as Pod
+	// Security "restricted" requires; the image must run as a non-root
+	// user.
+	SecurityProfile *robotv1alpha1.SecurityProfile `json:"securityProfile,omitempty"`
 }
 
 // RobotSpecApplyConfiguration constructs a declarative configuration of the RobotSpec type for use with
@@ -126,5 +192,192 @@ func (b *RobotSpecApplyConfiguration) WithEnv(values ...v1.EnvVar) *RobotSpecApp
 // If called multiple times, the Resources field is set to the value of the last call.
 func (b *RobotSpecApplyConfiguration) WithResources(value v1.ResourceRequirements) *RobotSpecApplyConfiguration {
 	b.Resources = &value
+	return b
+}
+
+// WithCommand adds the given value to the Command field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Command field.
+func (b *RobotSpecApplyConfiguration) WithCommand(values ...string) *RobotSpecApplyConfiguration {
+	for i := range values {
+		b.Command = append(b.Command, values[i])
+	}
+	return b
+}
+
+// WithImagePullPolicy sets the ImagePullPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ImagePullPolicy field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithImagePullPolicy(value v1.PullPolicy) *RobotSpecApplyConfiguration {
+	b.ImagePullPolicy = &value
+	return b
+}
+
+// WithImagePullSecrets adds the given value to the ImagePullSecrets field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ImagePullSecrets field.
+func (b *RobotSpecApplyConfiguration) WithImagePullSecrets(values ...v1.LocalObjectReference) *RobotSpecApplyConfiguration {
+	for i := range values {
+		b.ImagePullSecrets = append(b.ImagePullSecrets, values[i])
+	}
+	return b
+}
+
+// WithEnvFrom adds the given value to the EnvFrom field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the EnvFrom field.
+func (b *RobotSpecApplyConfiguration) WithEnvFrom(values ...v1.EnvFromSource) *RobotSpecApplyConfiguration {
+	for i := range values {
+		b.EnvFrom = append(b.EnvFrom, values[i])
+	}
+	return b
+}
+
+// WithReadinessProbe sets the ReadinessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadinessProbe field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithReadinessProbe(value v1.Probe) *RobotSpecApplyConfiguration {
+	b.ReadinessProbe = &value
+	return b
+}
+
+// WithLivenessProbe sets the LivenessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LivenessProbe field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithLivenessProbe(value v1.Probe) *RobotSpecApplyConfiguration {
+	b.LivenessProbe = &value
+	return b
+}
+
+// WithStartupProbe sets the StartupProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StartupProbe field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithStartupProbe(value v1.Probe) *RobotSpecApplyConfiguration {
+	b.StartupProbe = &value
+	return b
+}
+
+// WithVolumes adds the given value to the Volumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Volumes field.
+func (b *RobotSpecApplyConfiguration) WithVolumes(values ...*RobotVolumeApplyConfiguration) *RobotSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumes")
+		}
+		b.Volumes = append(b.Volumes, *values[i])
+	}
+	return b
+}
+
+// WithVolumeMounts adds the given value to the VolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeMounts field.
+func (b *RobotSpecApplyConfiguration) WithVolumeMounts(values ...v1.VolumeMount) *RobotSpecApplyConfiguration {
+	for i := range values {
+		b.VolumeMounts = append(b.VolumeMounts, values[i])
+	}
+	return b
+}
+
+// WithNodeSelector puts the entries into the NodeSelector field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the NodeSelector field,
+// overwriting an existing map entries in NodeSelector field with the same key.
+func (b *RobotSpecApplyConfiguration) WithNodeSelector(entries map[string]string) *RobotSpecApplyConfiguration {
+	if b.NodeSelector == nil && len(entries) > 0 {
+		b.NodeSelector = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.NodeSelector[k] = v
+	}
+	return b
+}
+
+// WithTolerations adds the given value to the Tolerations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Tolerations field.
+func (b *RobotSpecApplyConfiguration) WithTolerations(values ...v1.Toleration) *RobotSpecApplyConfiguration {
+	for i := range values {
+		b.Tolerations = append(b.Tolerations, values[i])
+	}
+	return b
+}
+
+// WithAffinity sets the Affinity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Affinity field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithAffinity(value v1.Affinity) *RobotSpecApplyConfiguration {
+	b.Affinity = &value
+	return b
+}
+
+// WithTopologySpreadConstraints adds the given value to the TopologySpreadConstraints field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TopologySpreadConstraints field.
+func (b *RobotSpecApplyConfiguration) WithTopologySpreadConstraints(values ...v1.TopologySpreadConstraint) *RobotSpecApplyConfiguration {
+	for i := range values {
+		b.TopologySpreadConstraints = append(b.TopologySpreadConstraints, values[i])
+	}
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithPriorityClassName(value string) *RobotSpecApplyConfiguration {
+	b.PriorityClassName = &value
+	return b
+}
+
+// WithPodLabels puts the entries into the PodLabels field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the PodLabels field,
+// overwriting an existing map entries in PodLabels field with the same key.
+func (b *RobotSpecApplyConfiguration) WithPodLabels(entries map[string]string) *RobotSpecApplyConfiguration {
+	if b.PodLabels == nil && len(entries) > 0 {
+		b.PodLabels = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.PodLabels[k] = v
+	}
+	return b
+}
+
+// WithPodAnnotations puts the entries into the PodAnnotations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the PodAnnotations field,
+// overwriting an existing map entries in PodAnnotations field with the same key.
+func (b *RobotSpecApplyConfiguration) WithPodAnnotations(entries map[string]string) *RobotSpecApplyConfiguration {
+	if b.PodAnnotations == nil && len(entries) > 0 {
+		b.PodAnnotations = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.PodAnnotations[k] = v
+	}
+	return b
+}
+
+// WithServiceAccountName sets the ServiceAccountName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccountName field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithServiceAccountName(value string) *RobotSpecApplyConfiguration {
+	b.ServiceAccountName = &value
+	return b
+}
+
+// WithAutomountServiceAccountToken sets the AutomountServiceAccountToken field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutomountServiceAccountToken field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithAutomountServiceAccountToken(value bool) *RobotSpecApplyConfiguration {
+	b.AutomountServiceAccountToken = &value
+	return b
+}
+
+// WithSecurityProfile sets the SecurityProfile field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SecurityProfile field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithSecurityProfile(value robotv1alpha1.SecurityProfile) *RobotSpecApplyConfiguration {
+	b.SecurityProfile = &value
 	return b
 }

@@ -1,0 +1,396 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// workloadRobot is a Robot that sets every pod template field, the way a
+// real service would.
+func workloadRobot() *robotv1alpha1.Robot {
+	robot := newRobot("web", 2)
+	robot.Spec.Command = []string{"/agnhost"}
+	robot.Spec.Args = []string{"netexec", "--http-port=8080"}
+	robot.Spec.ImagePullPolicy = corev1.PullIfNotPresent
+	robot.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry-credentials"}}
+	robot.Spec.EnvFrom = []corev1.EnvFromSource{
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}},
+		{Prefix: "DB_", SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-db"}, Optional: ptr.To(true)}},
+	}
+	robot.Spec.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}}, PeriodSeconds: 5}
+	robot.Spec.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}}
+	robot.Spec.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/started"}}}, FailureThreshold: 30}
+	robot.Spec.Volumes = []robotv1alpha1.RobotVolume{
+		{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}},
+		{Name: "tls", Secret: &corev1.SecretVolumeSource{SecretName: "web-tls", DefaultMode: ptr.To[int32](0o400)}},
+		{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}},
+		{Name: "identity", Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: "vault", Path: "token"}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}},
+		}}},
+	}
+	robot.Spec.VolumeMounts = []corev1.VolumeMount{
+		{Name: "config", MountPath: "/etc/web", ReadOnly: true},
+		{Name: "tls", MountPath: "/etc/tls", ReadOnly: true},
+		{Name: "cache", MountPath: "/var/cache/web"},
+		{Name: "identity", MountPath: "/var/run/identity", ReadOnly: true},
+	}
+	robot.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+	robot.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}
+	robot.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+		Weight: 100,
+		PodAffinityTerm: corev1.PodAffinityTerm{
+			TopologyKey:   "kubernetes.io/hostname",
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: "web"}},
+		},
+	}}}}
+	robot.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+		MaxSkew:           1,
+		TopologyKey:       "topology.kubernetes.io/zone",
+		WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: "web"}},
+	}}
+	robot.Spec.PriorityClassName = "web-critical"
+	robot.Spec.PodLabels = map[string]string{"sidecar.istio.io/inject": "true"}
+	robot.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "8080"}
+	robot.Spec.ServiceAccountName = "web"
+	robot.Spec.SecurityProfile = robotv1alpha1.SecurityProfileRestricted
+	return robot
+}
+
+// deploymentOf is the Deployment newDeployment builds for robot, as a
+// Deployment.
+func deploymentOf(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+	t.Helper()
+	desired, err := newDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := roundTrip(desired, &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+func TestWorkloadDeployment(t *testing.T) {
+	robot := workloadRobot()
+	d := deploymentOf(t, robot)
+	pod := d.Spec.Template.Spec
+	c := pod.Containers[0]
+	for _, check := range []struct {
+		field     string
+		want, got any
+	}{
+		{"command", robot.Spec.Command, c.Command},
+		{"args", robot.Spec.Args, c.Args},
+		{"imagePullPolicy", robot.Spec.ImagePullPolicy, c.ImagePullPolicy},
+		{"imagePullSecrets", robot.Spec.ImagePullSecrets, pod.ImagePullSecrets},
+		{"envFrom", robot.Spec.EnvFrom, c.EnvFrom},
+		{"readinessProbe", robot.Spec.ReadinessProbe, c.ReadinessProbe},
+		{"livenessProbe", robot.Spec.LivenessProbe, c.LivenessProbe},
+		{"startupProbe", robot.Spec.StartupProbe, c.StartupProbe},
+		{"volumeMounts", robot.Spec.VolumeMounts, c.VolumeMounts},
+		{"nodeSelector", robot.Spec.NodeSelector, pod.NodeSelector},
+		{"tolerations", robot.Spec.Tolerations, pod.Tolerations},
+		{"affinity", robot.Spec.Affinity, pod.Affinity},
+		{"topologySpreadConstraints", robot.Spec.TopologySpreadConstraints, pod.TopologySpreadConstraints},
+		{"priorityClassName", robot.Spec.PriorityClassName, pod.PriorityClassName},
+		{"podAnnotations", robot.Spec.PodAnnotations, d.Spec.Template.Annotations},
+		{"serviceAccountName", robot.Spec.ServiceAccountName, pod.ServiceAccountName},
+		{"automountServiceAccountToken", ptr.To(false), pod.AutomountServiceAccountToken},
+		{"pod labels", map[string]string{
+			labelManagedBy: labelManagedByValue, labelName: labelNameValue, labelInstance: "web", labelRobot: "web",
+			"sidecar.istio.io/inject": "true",
+		}, d.Spec.Template.Labels},
+		{"volumes", []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: robot.Spec.Volumes[0].ConfigMap}},
+			{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: robot.Spec.Volumes[1].Secret}},
+			{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: robot.Spec.Volumes[2].EmptyDir}},
+			// With the API server's defaults inside the atomic
+			// list of sources.
+			{Name: "identity", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: "vault", Path: "token", ExpirationSeconds: ptr.To[int64](3600)}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.labels"}}}}},
+			}}}},
+		}, pod.Volumes},
+		{"pod security context", &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}, pod.SecurityContext},
+		{"container security context", &corev1.SecurityContext{
+			RunAsNonRoot:             ptr.To(true),
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}, c.SecurityContext},
+	} {
+		if d := diff.Diff(asJSONValue(t, check.want), asJSONValue(t, check.got)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", check.field, d)
+		}
+	}
+	if robot.Spec.Volumes[3].Projected.Sources[0].ServiceAccountToken.ExpirationSeconds != nil {
+		t.Error("newDeployment changed the Robot's projected volume")
+	}
+}
+
+// asJSONValue is v as its JSON decodes into plain values, so that the
+// comparison ignores the Go types (a []corev1.Capability and []string).
+func asJSONValue(t *testing.T, v any) any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWorkloadServiceAccountToken: a token only for a Robot that asks for
+// one, once it names a ServiceAccount; a Robot that names none keeps what it
+// had before the field existed.
+func TestWorkloadServiceAccountToken(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		serviceAccount string
+		automount      *bool
+		want           *bool
+	}{
+		{name: "neither", want: nil},
+		{name: "a ServiceAccount", serviceAccount: "web", want: ptr.To(false)},
+		{name: "a ServiceAccount and a token", serviceAccount: "web", automount: ptr.To(true), want: ptr.To(true)},
+		{name: "a ServiceAccount and no token", serviceAccount: "web", automount: ptr.To(false), want: ptr.To(false)},
+		{name: "no token from the default ServiceAccount", automount: ptr.To(false), want: ptr.To(false)},
+		{name: "a token from the default ServiceAccount", automount: ptr.To(true), want: ptr.To(true)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := newRobot("test", 1)
+			robot.Spec.ServiceAccountName, robot.Spec.AutomountServiceAccountToken = tt.serviceAccount, tt.automount
+			pod := deploymentOf(t, robot).Spec.Template.Spec
+			if !ptr.Equal(pod.AutomountServiceAccountToken, tt.want) {
+				t.Errorf("automountServiceAccountToken %v, want %v", ptr.Deref(pod.AutomountServiceAccountToken, false), ptr.Deref(tt.want, false))
+			}
+			if pod.ServiceAccountName != tt.serviceAccount {
+				t.Errorf("serviceAccountName %q, want %q", pod.ServiceAccountName, tt.serviceAccount)
+			}
+		})
+	}
+}
+
+// TestWorkloadUnsetKeepsTheDeployment: a Robot that leaves every pod template
+// field unset, or sets it to what unset means, builds the Deployment it built
+// before the fields existed, so no stored Robot rolls its pods when the
+// operator is upgraded (testdata/golden/deployment.json shows that
+// Deployment byte for byte).
+func TestWorkloadUnsetKeepsTheDeployment(t *testing.T) {
+	base := newRobot("test", 2)
+	want, err := json.Marshal(deploymentOf(t, base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, mutate := range map[string]func(*robotv1alpha1.RobotSpec){
+		"baseline": func(s *robotv1alpha1.RobotSpec) { s.SecurityProfile = robotv1alpha1.SecurityProfileBaseline },
+		"empty lists": func(s *robotv1alpha1.RobotSpec) {
+			s.Command, s.EnvFrom, s.Volumes, s.Tolerations = []string{}, []corev1.EnvFromSource{}, nil, []corev1.Toleration{}
+		},
+		"empty maps": func(s *robotv1alpha1.RobotSpec) {
+			s.NodeSelector, s.PodLabels, s.PodAnnotations = map[string]string{}, map[string]string{}, nil
+		},
+		"empty others": func(s *robotv1alpha1.RobotSpec) {
+			s.ImagePullSecrets, s.VolumeMounts = []corev1.LocalObjectReference{}, []corev1.VolumeMount{}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			robot := base.DeepCopy()
+			mutate(&robot.Spec)
+			got, err := json.Marshal(deploymentOf(t, robot))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("the Deployment differs from the one without the field:\n%s", lineDiff(string(want), string(got)))
+			}
+		})
+	}
+}
+
+func TestWorkloadRejectsInvalidSpecs(t *testing.T) {
+	for name, tt := range map[string]struct {
+		mutate func(*robotv1alpha1.RobotSpec)
+		want   string
+	}{
+		"selector label": {func(s *robotv1alpha1.RobotSpec) { s.PodLabels = map[string]string{labelRobot: "other"} }, "spec.podLabels cannot set robot.dev/name"},
+		"instance label": {func(s *robotv1alpha1.RobotSpec) { s.PodLabels = map[string]string{labelInstance: "other"} }, "spec.podLabels cannot set app.kubernetes.io/instance"},
+		"volume without a source": {func(s *robotv1alpha1.RobotSpec) {
+			s.Volumes = []robotv1alpha1.RobotVolume{{Name: "host"}}
+		}, `spec.volumes[0] ("host") must have exactly one of configMap, secret, emptyDir or projected, not 0`},
+		"volume with two sources": {func(s *robotv1alpha1.RobotSpec) {
+			s.Volumes = []robotv1alpha1.RobotVolume{{Name: "two", EmptyDir: &corev1.EmptyDirVolumeSource{}, Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
+		}, "not 2"},
+		"mount of no volume": {func(s *robotv1alpha1.RobotSpec) {
+			s.VolumeMounts = []corev1.VolumeMount{{Name: "missing", MountPath: "/x"}}
+		}, `spec.volumeMounts[0] names "missing"`},
+		"security profile": {func(s *robotv1alpha1.RobotSpec) { s.SecurityProfile = "privileged" }, `spec.securityProfile must be baseline or restricted, not "privileged"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			robot := newRobot("test", 1)
+			tt.mutate(&robot.Spec)
+			_, err := newDeployment(robot)
+			var invalid *invalidSpecError
+			if !errors.As(err, &invalid) {
+				t.Fatalf("got %v, want an invalid spec error", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want one that says %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestWorkloadDrift: the API server's defaults inside the fields a Robot sets
+// are not drift, and a hand edit of any of them is.
+func TestWorkloadDrift(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(d *appsv1.Deployment, pod *corev1.PodSpec, c *corev1.Container)
+		want   string // a substring of the drift; "" for none
+	}{
+		{name: "as the API server stores it"},
+		{name: "others' toleration, pod annotation and volume", mutate: func(d *appsv1.Deployment, pod *corev1.PodSpec, c *corev1.Container) {
+			d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = "now"
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "istio-envoy", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "istio-envoy", MountPath: "/etc/istio/proxy"})
+		}},
+		{name: "command", mutate: func(_ *appsv1.Deployment, _ *corev1.PodSpec, c *corev1.Container) { c.Command = []string{"/bin/sh"} }, want: "command"},
+		{name: "imagePullPolicy", mutate: func(_ *appsv1.Deployment, _ *corev1.PodSpec, c *corev1.Container) {
+			c.ImagePullPolicy = corev1.PullAlways
+		}, want: "imagePullPolicy"},
+		{name: "imagePullSecrets", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) { pod.ImagePullSecrets = nil }, want: "imagePullSecrets"},
+		{name: "envFrom", mutate: func(_ *appsv1.Deployment, _ *corev1.PodSpec, c *corev1.Container) { c.EnvFrom[1].Prefix = "X_" }, want: "envFrom"},
+		{name: "readinessProbe", mutate: func(_ *appsv1.Deployment, _ *corev1.PodSpec, c *corev1.Container) {
+			c.ReadinessProbe.HTTPGet.Path = "/"
+		}, want: "readinessProbe.httpGet.path"},
+		{name: "livenessProbe removed", mutate: func(_ *appsv1.Deployment, _ *corev1.PodSpec, c *corev1.Container) { c.LivenessProbe = nil }, want: "livenessProbe is not set"},
+		{name: "startupProbe", mutate: func(_ *appsv1.Deployment, _ *corev1.PodSpec, c *corev1.Container) {
+			c.StartupProbe.FailureThreshold = 3
+		}, want: "startupProbe.failureThreshold"},
+		{name: "volume", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.Volumes[0].ConfigMap.Name = "other"
+		}, want: `volumes[name="config"].configMap.name`},
+		{name: "hostPath instead", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.Volumes[2].VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}
+		}, want: `volumes[name="cache"].emptyDir`},
+		{name: "projected token", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.Volumes[3].Projected.Sources[0].ServiceAccountToken.Audience = "other"
+		}, want: `volumes[name="identity"].projected.sources`},
+		{name: "volumeMount", mutate: func(_ *appsv1.Deployment, _ *corev1.PodSpec, c *corev1.Container) { c.VolumeMounts[0].ReadOnly = false }, want: "volumeMounts"},
+		{name: "nodeSelector", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) { pod.NodeSelector["extra"] = "1" }, want: "nodeSelector"},
+		{name: "tolerations", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.Tolerations[0].Value = "other"
+		}, want: "tolerations"},
+		{name: "affinity", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Weight = 1
+		}, want: "affinity.podAntiAffinity"},
+		{name: "topologySpreadConstraints", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.TopologySpreadConstraints[0].MaxSkew = 5
+		}, want: "topologySpreadConstraints"},
+		{name: "priorityClassName", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) { pod.PriorityClassName = "" }, want: "priorityClassName"},
+		{name: "podLabels", mutate: func(d *appsv1.Deployment, _ *corev1.PodSpec, _ *corev1.Container) {
+			d.Spec.Template.Labels["sidecar.istio.io/inject"] = "false"
+		}, want: "sidecar.istio.io/inject"},
+		{name: "podAnnotations", mutate: func(d *appsv1.Deployment, _ *corev1.PodSpec, _ *corev1.Container) {
+			delete(d.Spec.Template.Annotations, "prometheus.io/scrape")
+		}, want: "prometheus.io/scrape"},
+		{name: "serviceAccountName", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.ServiceAccountName, pod.DeprecatedServiceAccount = "admin", "admin"
+		}, want: "serviceAccountName"},
+		{name: "automountServiceAccountToken", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.AutomountServiceAccountToken = ptr.To(true)
+		}, want: "automountServiceAccountToken is true; the Robot asks for false"},
+		{name: "runAsNonRoot", mutate: func(_ *appsv1.Deployment, pod *corev1.PodSpec, _ *corev1.Container) {
+			pod.SecurityContext.RunAsNonRoot = ptr.To(false)
+		}, want: "securityContext.runAsNonRoot"},
+		{name: "capabilities", mutate: func(_ *appsv1.Deployment, _ *corev1.PodSpec, c *corev1.Container) {
+			c.SecurityContext.Capabilities.Drop = nil
+		}, want: "capabilities"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := workloadRobot()
+			desired, err := newDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := liveDeployment(t, robot)
+			apiServerDefaults(current)
+			if tt.mutate != nil {
+				tt.mutate(current, &current.Spec.Template.Spec, &current.Spec.Template.Spec.Containers[0])
+			}
+			got := deploymentDrift(desired, current)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("drift %q, want none", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("drift %q, want one that mentions %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestGoldenWorkloadDeployment is TestGoldenApplyBodies for a Robot that sets
+// every pod template field: what the operator sends for it shows in review.
+func TestGoldenWorkloadDeployment(t *testing.T) {
+	robot := goldenRobot()
+	workload := workloadRobot()
+	workload.Spec.Image, workload.Spec.Replicas, workload.Spec.Port = robot.Spec.Image, robot.Spec.Replicas, robot.Spec.Port
+	workload.ObjectMeta = robot.ObjectMeta
+	workload.Name = "golden-web"
+	desired, err := newDeployment(workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareGolden(t, "deployment-workload.json", desired)
+}
+
+// compareGolden compares body, as indented JSON, with the file of that name
+// under testdata/golden, or rewrites the file with -update.
+func compareGolden(t *testing.T, file string, body any) {
+	t.Helper()
+	got, err := json.MarshalIndent(body, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := "testdata/golden/" + file
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", path)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (to write it: go test -run Golden . -update)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("the apply body differs from %s (-file +now); if the change is meant, rewrite it with `go test -run Golden . -update` and commit it:\n%s",
+			path, lineDiff(string(want), string(got)))
+	}
+}
