@@ -293,7 +293,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
 		"workers", opts.workers, "leaderElection", opts.leaderElection.enabled)
 	if !opts.leaderElection.enabled {
-		return controller.Run(ctx, opts.workers)
+		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	}
 	// The Lease gets a client of its own, so that a burst of syncs waiting
 	// on the shared rate limiter never delays a renewal.
@@ -306,7 +306,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	}
 	return runAsLeader(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
 		controller.mayWrite = mayWrite
-		return controller.Run(ctx, opts.workers)
+		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})
 }
 
