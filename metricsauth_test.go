@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -195,5 +197,36 @@ func TestMetricsAuthReviewFails(t *testing.T) {
 	}
 	if tr, _ := reviews(client); tr != 2 {
 		t.Errorf("%d TokenReviews, want 2 (a failure is not cached)", tr)
+	}
+}
+
+// TestMetricsEndpoint: -metrics-secure=false serves the metrics to anyone
+// over plain HTTP; -metrics-secure puts them behind TLS and the review.
+func TestMetricsEndpoint(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "robot_operator_test"}))
+	r := &reviewer{}
+
+	handler, tlsConfig, err := metricsEndpoint(ctx, &options{metricsSecure: false}, registry, r.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tlsConfig != nil {
+		t.Error("-metrics-secure=false: a TLS configuration, want plain HTTP")
+	}
+	if rec := get(handler, "/metrics", ""); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "robot_operator_test") {
+		t.Errorf("-metrics-secure=false, no token: %d %q, want 200 and the metrics", rec.Code, rec.Body.String())
+	}
+
+	handler, tlsConfig, err = metricsEndpoint(ctx, &options{metricsSecure: true}, registry, r.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tlsConfig == nil || len(tlsConfig.Certificates) != 1 {
+		t.Error("-metrics-secure: want TLS with the self-signed certificate")
+	}
+	if rec := get(handler, "/metrics", ""); rec.Code != http.StatusUnauthorized {
+		t.Errorf("-metrics-secure, no token: %d, want 401", rec.Code)
 	}
 }
