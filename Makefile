@@ -23,11 +23,15 @@ build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
 .PHONY: test
-test: unit e2e bench-smoke ## Run the unit tests, the end-to-end tests, and the benchmark at N=20.
+test: unit monitoring-test e2e bench-smoke ## Run the unit tests, the monitoring tests, the end-to-end tests, and the benchmark at N=20.
 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
 	go test -race -count=1 $(GO_TEST_FLAGS) ./...
+
+.PHONY: monitoring-test
+monitoring-test: ## Check the alerts with promtool and its rule unit tests, and the dashboard's queries (builds promtool once).
+	hack/monitoring-test.sh
 
 # go test fuzzes one target at a time. An input that fails is written to
 # testdata/fuzz/<target>/; commit it, and every go test runs it from then on.

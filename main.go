@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +22,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +55,8 @@ type options struct {
 	syncTimeout     time.Duration
 	leaderElection  leaderElection
 	metricsAddr     string
+	metricsSecure   bool
+	metricsCertDir  string
 	healthAddr      string
 	pprofAddr       string
 	loggingFormat   string
@@ -135,6 +137,8 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.DurationVar(&le.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often to try to acquire or renew the Lease.")
 
 	fs.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8080", "Address to serve Prometheus metrics on, at /metrics (\"0\" turns it off).")
+	fs.BoolVar(&opts.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS, only to callers whose bearer token the API server authenticates (TokenReview) and who may get /metrics (SubjectAccessReview; see the ClusterRole robot-operator-metrics-reader). -metrics-secure=false serves plain HTTP to anyone, for local runs.")
+	fs.StringVar(&opts.metricsCertDir, "metrics-cert-dir", "", "Directory with the metrics server's tls.crt and tls.key (a kubernetes.io/tls Secret, e.g. from cert-manager), loaded again when they change (default: a self-signed certificate made at start-up).")
 	fs.StringVar(&opts.healthAddr, "health-probe-bind-address", ":8081", "Address to serve /healthz and /readyz on (\"0\" turns it off).")
 	fs.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Address to serve Go profiles on, at /debug/pprof/ (off unless set; keep it on loopback).")
 	fs.StringVar(&opts.loggingFormat, "logging-format", "text", "Log format: text or json.")
@@ -169,6 +173,8 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-shutdown-timeout must not be negative, not %v", opts.shutdownTimeout)
 	case opts.syncTimeout <= 0:
 		return nil, fmt.Errorf("-sync-timeout must be positive, not %v", opts.syncTimeout)
+	case opts.metricsCertDir != "" && !opts.metricsSecure:
+		return nil, fmt.Errorf("-metrics-cert-dir needs -metrics-secure")
 	case opts.loggingFormat != "text" && opts.loggingFormat != "json":
 		return nil, fmt.Errorf("-logging-format must be text or json, not %q", opts.loggingFormat)
 	case le.enabled && le.renewDeadline >= le.leaseDuration:
@@ -254,8 +260,10 @@ func runOperator(ctx context.Context, opts *options) error {
 	// Listen before anything else starts, so a taken port fails at once.
 	var servers []*http.Server
 	defer func() { shutdownServers(logger, servers) }()
-	metricsMux := http.NewServeMux()
-	metricsMux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
+	metricsHandler, metricsTLS, err := metricsEndpoint(ctx, opts, registry, kubeClient)
+	if err != nil {
+		return err
+	}
 	pprofMux := http.NewServeMux()
 	pprofMux.HandleFunc("/debug/pprof/", pprof.Index)
 	pprofMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -265,15 +273,16 @@ func runOperator(ctx context.Context, opts *options) error {
 	for _, s := range []struct {
 		name, addr string
 		handler    http.Handler
+		tls        *tls.Config
 	}{
-		{"metrics", opts.metricsAddr, metricsMux},
-		{"health probes", opts.healthAddr, healthHandler(controller)},
-		{"pprof", opts.pprofAddr, pprofMux},
+		{"metrics", opts.metricsAddr, metricsHandler, metricsTLS},
+		{"health probes", opts.healthAddr, healthHandler(controller), nil},
+		{"pprof", opts.pprofAddr, pprofMux, nil},
 	} {
 		if s.addr == "" || s.addr == "0" {
 			continue
 		}
-		server, err := serve(logger, s.name, s.addr, s.handler)
+		server, err := serve(logger, s.name, s.addr, s.handler, s.tls)
 		if err != nil {
 			return err
 		}
@@ -298,7 +307,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
 		"workers", opts.workers, "leaderElection", opts.leaderElection.enabled)
 	if !opts.leaderElection.enabled {
-		return controller.Run(ctx, opts.workers)
+		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	}
 	// The Lease gets a client of its own, so that a burst of syncs waiting
 	// on the shared rate limiter never delays a renewal.
@@ -311,15 +320,19 @@ func runOperator(ctx context.Context, opts *options) error {
 	}
 	return runAsLeader(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
 		controller.mayWrite = mayWrite
-		return controller.Run(ctx, opts.workers)
+		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})
 }
 
-// serve starts an HTTP server for handler on addr.
-func serve(logger klog.Logger, name, addr string, handler http.Handler) (*http.Server, error) {
+// serve starts an HTTP server for handler on addr, over TLS when tlsConfig
+// is not nil.
+func serve(logger klog.Logger, name, addr string, handler http.Handler, tlsConfig *tls.Config) (*http.Server, error) {
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("serving %s: %w", name, err)
+	}
+	if tlsConfig != nil {
+		listener = tls.NewListener(listener, tlsConfig)
 	}
 	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -327,7 +340,7 @@ func serve(logger klog.Logger, name, addr string, handler http.Handler) (*http.S
 			logger.Error(err, "HTTP server failed", "server", name)
 		}
 	}()
-	logger.Info("Serving", "server", name, "address", listener.Addr().String())
+	logger.Info("Serving", "server", name, "address", listener.Addr().String(), "tls", tlsConfig != nil)
 	return server, nil
 }
 

@@ -14,6 +14,7 @@ func TestRunRejectsBadFlagsInOneLine(t *testing.T) {
 		{"-sync-timeout", "0"},
 		{"-sync-timeout=-1s"},
 		{"-logging-format", "yaml"},
+		{"-metrics-secure=false", "-metrics-cert-dir=/tmp"},
 		{"-leader-elect", "-leader-elect-renew-deadline", "20s"},
 		{"extra-argument"},
 	} {

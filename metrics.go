@@ -27,6 +27,7 @@ type controllerMetrics struct {
 	syncs        *prometheus.CounterVec
 	syncDuration prometheus.Histogram
 	timeToReady  prometheus.Histogram
+	leader       prometheus.Gauge
 }
 
 func newControllerMetrics() *controllerMetrics {
@@ -48,6 +49,13 @@ func newControllerMetrics() *controllerMetrics {
 			Help:      "From the operator first seeing a Robot's new generation (a create or a spec change) to the Robot reporting Ready=True for that generation.",
 			Buckets:   []float64{0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
 		}),
+		// The followers' 0 matters as much as the leader's 1: the sum
+		// over replicas tells "no leader" from "no operator".
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace,
+			Name:      "leader",
+			Help:      "1 while this replica runs the workers (it holds the Lease, or runs without leader election), 0 otherwise.",
+		}),
 	}
 }
 
@@ -55,7 +63,7 @@ func newControllerMetrics() *controllerMetrics {
 // Robots by their Ready condition computed from the cache at each scrape.
 func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 	for _, collector := range []prometheus.Collector{
-		c.metrics.syncs, c.metrics.syncDuration, c.metrics.timeToReady,
+		c.metrics.syncs, c.metrics.syncDuration, c.metrics.timeToReady, c.metrics.leader,
 		&robotsCollector{lister: c.robotsLister},
 	} {
 		if err := registry.Register(collector); err != nil {
@@ -92,6 +100,14 @@ func (rc *robotsCollector) Collect(ch chan<- prometheus.Metric) {
 	for status, n := range counts {
 		ch <- prometheus.MustNewConstMetric(robotsDesc, prometheus.GaugeValue, n, string(status))
 	}
+}
+
+// runLeading runs run, the controller's workers, with the leader gauge at
+// 1 for as long as they run.
+func (c *Controller) runLeading(run func() error) error {
+	c.metrics.leader.Set(1)
+	defer c.metrics.leader.Set(0)
+	return run()
 }
 
 // readinessTracker remembers when the operator first saw each Robot's

@@ -49,9 +49,10 @@ step "Building and starting the operator (log: _output/operator.log)"
 make --no-print-directory build
 stop_operator
 mkdir -p "${OUT}"
-# One replica, so no leader election; probes and metrics on loopback only.
+# One replica, so no leader election; probes and metrics on loopback only,
+# metrics over plain HTTP so that curl needs no token.
 nohup bin/robot-operator -kubeconfig "${KUBECONFIG}" -v=2 -leader-elect=false \
-	-metrics-bind-address=127.0.0.1:8080 -health-probe-bind-address=127.0.0.1:8081 >"${LOG}" 2>&1 &
+	-metrics-bind-address=127.0.0.1:8080 -metrics-secure=false -health-probe-bind-address=127.0.0.1:8081 >"${LOG}" 2>&1 &
 echo $! >"${PIDFILE}"
 for _ in $(seq 150); do
 	grep -q '"Started workers"' "${LOG}" && break

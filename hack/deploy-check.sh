@@ -202,7 +202,10 @@ run render "${KUBECTL}" kustomize "${DEPLOY_DIR}"
 no_stderr render
 grep -qx 'kind: CustomResourceDefinition' "${WORK}/render.out" || fail "the kustomization does not include the CRD"
 if ${NAMESPACED}; then
-	! grep -qE '^kind: Cluster(Role|RoleBinding)$' "${WORK}/render.out" || fail "the namespaced variant has a ClusterRole or ClusterRoleBinding"
+	# Only the metrics reviews (metrics-rbac.yaml) are cluster-wide.
+	cluster_rbac=$(grep -A3 -E '^kind: Cluster(Role|RoleBinding)$' "${WORK}/render.out" | sed -n 's/^  name: //p' | sort -u | tr '\n' ' ')
+	[[ "${cluster_rbac}" == "robot-operator-metrics-auth robot-operator-metrics-reader " ]] ||
+		fail "the namespaced variant has ClusterRoles or ClusterRoleBindings other than those of metrics-rbac.yaml: ${cluster_rbac}"
 fi
 ok "kubectl kustomize ${DEPLOY_DIR}: $(grep -c '^kind:' "${WORK}/render.out") objects, the CRD included"
 

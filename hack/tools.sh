@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the binaries of the local test cluster (kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl) from
-# the versions pinned in hack/tools/**/go.mod, into a cache outside the clone
-# keyed by version, and skips whatever is already there.
+# kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl) and
+# promtool (which tests the alerting rules) from the versions pinned in
+# hack/tools/**/go.mod, into a cache outside the clone keyed by version, and
+# skips whatever is already there.
 #
 # Usage: hack/tools.sh            build what is missing, print the paths
 #        hack/tools.sh env        print shell assignments of the binary paths
+#        hack/tools.sh promtool   build promtool only
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,10 +21,12 @@ modversion() { # modversion DIR MODULE
 K8S_VERSION=$(modversion "${TOOLS_MOD}" k8s.io/kubernetes)
 ETCD_VERSION=$(modversion "${TOOLS_MOD}/etcd" go.etcd.io/etcd/server/v3)
 KWOK_VERSION=$(modversion "${TOOLS_MOD}/kwok" sigs.k8s.io/kwok)
+PROMETHEUS_VERSION=$(modversion "${TOOLS_MOD}/promtool" github.com/prometheus/prometheus)
 
 K8S_DIR="${CACHE}/kubernetes-${K8S_VERSION}"
 ETCD_DIR="${CACHE}/etcd-${ETCD_VERSION}"
 KWOK_DIR="${CACHE}/kwok-${KWOK_VERSION}"
+PROMTOOL_DIR="${CACHE}/promtool-${PROMETHEUS_VERSION}"
 
 if [[ "${1:-}" == "env" ]]; then
 	cat <<VARS
@@ -33,6 +37,7 @@ KUBECTL=${K8S_DIR}/kubectl
 ETCD=${ETCD_DIR}/etcd
 KWOK=${KWOK_DIR}/kwok
 KWOKCTL=${KWOK_DIR}/kwokctl
+PROMTOOL=${PROMTOOL_DIR}/promtool
 K8S_VERSION=${K8S_VERSION}
 VARS
 	exit 0
@@ -58,12 +63,24 @@ build() {
 	mkdir -p "${dir}"
 	local tmp
 	tmp=$(mktemp -d "${dir}/.build.XXXXXX")
-	trap 'rm -rf "${tmp}"' RETURN
+	trap 'rm -rf "${tmp:-}"' RETURN
 	local start=${SECONDS}
 	(cd "${moddir}" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${tmp}/" "${missing[@]}")
 	mv "${tmp}"/* "${dir}/"
 	log "built ${missing[*]##*/} in $((SECONDS - start))s"
 }
+
+# promtool comes from the Prometheus server's Go module, whose Go module
+# tags are v0.3XX.Y for Prometheus 3.XX.Y (its v3.* tags are not usable Go
+# module versions).
+build_promtool() {
+	build "${PROMTOOL_DIR}" "${TOOLS_MOD}/promtool" "-s -w" \
+		github.com/prometheus/prometheus/cmd/promtool
+}
+if [[ "${1:-}" == "promtool" ]]; then
+	build_promtool
+	exit 0
+fi
 
 minor=${K8S_VERSION#v1.}
 minor=${minor%%.*}
@@ -91,4 +108,6 @@ build "${KWOK_DIR}" "${TOOLS_MOD}/kwok" \
 	sigs.k8s.io/kwok/cmd/kwok \
 	sigs.k8s.io/kwok/cmd/kwokctl
 
-log "ready: kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION} under ${CACHE}"
+build_promtool
+
+log "ready: kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION}, promtool ${PROMETHEUS_VERSION} under ${CACHE}"

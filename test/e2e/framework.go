@@ -145,7 +145,7 @@ func (o *operator) launch() (int64, error) {
 }
 
 // operatorArgs returns the operator's command line: the cluster's
-// kubeconfig and -v=2. When the operator serves metrics or health probes,
+// kubeconfig, -v=2, and metrics over plain HTTP. When the operator serves metrics or health probes,
 // they go to free loopback ports, so that the tests never collide with
 // another operator on the machine (one `make demo` left running, say) over
 // the default ports.
@@ -159,6 +159,11 @@ func operatorArgs(bin, kubeconfig string) ([]string, error) {
 		if bytes.Contains(usage, []byte(flag+" ")) {
 			args = append(args, flag+"=127.0.0.1:0")
 		}
+	}
+	// The tests scrape the shared operator over plain HTTP; the secure mode
+	// has a test of its own (metrics_secure_test.go).
+	if bytes.Contains(usage, []byte("-metrics-secure")) {
+		args = append(args, "-metrics-secure=false")
 	}
 	return args, nil
 }
