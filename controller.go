@@ -453,11 +453,10 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 	if err != nil {
 		return applied, err
 	}
-	if inFight, next := c.fights.reverted(applied.UID, now, drift, writer); inFight {
-		fight, _ := c.fights.held(applied.UID, now)
+	if fight := c.fights.reverted(applied.UID, now, drift, writer); fight.inFight {
 		// The other writer's next change queues the Robot; if none comes,
 		// the fight can end after fightCalm.
-		return applied, &contestedError{deployment: applied.Name, drift: fight.drift, writer: fight.writer, recheck: min(next, fightCalm)}
+		return applied, &contestedError{deployment: applied.Name, drift: fight.drift, writer: fight.writer, recheck: min(fight.wait, fightCalm)}
 	}
 	return applied, nil
 }

@@ -94,9 +94,9 @@ func (f *fights) admit(uid types.UID, now time.Time) fightState {
 }
 
 // reverted records a revert of the Deployment with uid at now, of drift by
-// writer. It returns whether the Deployment is in a fight, and if so how long
-// the next revert will wait.
-func (f *fights) reverted(uid types.UID, now time.Time, drift, writer string) (inFight bool, next time.Duration) {
+// writer. It returns what is known of its fight, if it is in one: wait is
+// then how long the next revert will wait.
+func (f *fights) reverted(uid types.UID, now time.Time, drift, writer string) fightState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.byDeployment[uid]
@@ -114,9 +114,9 @@ func (f *fights) reverted(uid types.UID, now time.Time, drift, writer string) (i
 	case len(ft.reverts) >= fightReverts:
 		ft.wait, ft.drift, ft.writer = fightFirstWait, drift, writer
 	default:
-		return false, 0
+		return fightState{}
 	}
-	return true, ft.wait
+	return fightState{inFight: true, wait: ft.wait, drift: ft.drift, writer: ft.writer}
 }
 
 // held records that the Deployment with uid holds what its Robot asks for at

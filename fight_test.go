@@ -31,7 +31,7 @@ func TestFightsBackOffAndEnd(t *testing.T) {
 		if st := f.admit(uid, at(s)); st.inFight || st.wait != 0 || st.startsNow {
 			t.Fatalf("revert %ds: %+v, want no fight", s, st)
 		}
-		if inFight, _ := f.reverted(uid, at(s), "drift", ""); inFight {
+		if f.reverted(uid, at(s), "drift", "").inFight {
 			t.Fatalf("revert %ds: in a fight", s)
 		}
 	}
@@ -39,9 +39,9 @@ func TestFightsBackOffAndEnd(t *testing.T) {
 	if st := f.admit(uid, at(2)); !st.startsNow || st.wait != 0 {
 		t.Fatalf("third revert: %+v, want one that starts a fight now", st)
 	}
-	inFight, next := f.reverted(uid, at(2), "spec.replicas is 5; the Robot asks for 2", "fighter")
-	if !inFight || next != fightFirstWait {
-		t.Fatalf("third revert: inFight %v, next wait %v; want a fight and %v", inFight, next, fightFirstWait)
+	started := f.reverted(uid, at(2), "spec.replicas is 5; the Robot asks for 2", "fighter")
+	if !started.inFight || started.wait != fightFirstWait || started.writer != "fighter" {
+		t.Fatalf("third revert: %+v; want a fight with %q, and %v to wait", started, "fighter", fightFirstWait)
 	}
 	// Each revert then waits twice as long as the one before, up to the bound.
 	now := at(2)
@@ -54,8 +54,8 @@ func TestFightsBackOffAndEnd(t *testing.T) {
 		if st := f.admit(uid, now); st.wait != 0 {
 			t.Fatalf("once the wait is over: still %v to wait", st.wait)
 		}
-		if _, next := f.reverted(uid, now, "another drift", "another"); next != want {
-			t.Fatalf("next wait %v, want %v", next, want)
+		if st := f.reverted(uid, now, "another drift", "another"); st.wait != want || st.writer != "fighter" {
+			t.Fatalf("after a revert in the fight: %+v; want %v to wait, with the writer the fight started with", st, want)
 		}
 	}
 	// Held for less than fightCalm: still a fight; then it ends, and the
@@ -79,7 +79,7 @@ func TestRevertsFarApartAreNoFight(t *testing.T) {
 		if st := f.admit(uid, now); st.inFight || st.startsNow {
 			t.Fatalf("revert %d, %v apart: %+v", i, fightWindow/2, st)
 		}
-		if inFight, _ := f.reverted(uid, now, "drift", ""); inFight {
+		if f.reverted(uid, now, "drift", "").inFight {
 			t.Fatalf("revert %d: in a fight", i)
 		}
 	}
