@@ -2,7 +2,7 @@
 // local kwok cluster: how fast N Robots converge and become Ready compared
 // with a plain client making the writes no operator can avoid, what the
 // operator costs the API server (from the audit log), and its memory with
-// and without 10,000 unrelated Deployments in the cluster.
+// and without 10,000 unrelated Deployments and pods in the cluster.
 //
 // Run it with `make bench` (N = 100, 1000, 5000) or `go run ./test/bench -n 20`.
 // Each N gets fresh clusters: one for the floor, one for the operator.
@@ -47,7 +47,7 @@ func main() {
 	flag.IntVar(&cfg.concurrency, "concurrency", 16, "Concurrent writers of the floor client and of the Robot creator, and the operator's -workers.")
 	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "How long to count the operator's writes after convergence.")
 	flag.DurationVar(&cfg.settle, "restart-settle", 20*time.Second, "How long to count a restarted operator's writes after its caches synced.")
-	flag.IntVar(&cfg.unrelated, "unrelated", 10000, "Unrelated Deployments to add for the memory comparison (0 skips it).")
+	flag.IntVar(&cfg.unrelated, "unrelated", 10000, "Unrelated Deployments, and as many pods, to add for the memory comparison (0 skips it).")
 	flag.StringVar(&cfg.out, "out", "", "Write the markdown report here (default: print it only).")
 	flag.StringVar(&cfg.plot, "plot", "", "Write a PNG plot of per-Robot latency here.")
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one N after this long.")

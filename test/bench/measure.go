@@ -263,7 +263,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 
 // measureOperator creates N Robots for the operator and watches them
 // converge, then measures what it costs at rest, after a restart, and with
-// unrelated Deployments in the cluster.
+// unrelated Deployments and pods in the cluster.
 func measureOperator(ctx context.Context, e *environment, n int, r *result) error {
 	c, err := e.newCluster(ctx, n)
 	if err != nil {
@@ -442,6 +442,17 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		if err != nil {
 			return err
 		}
+		// As many pods, which the operator's pod informer must never see:
+		// its label selector is applied by the API server. No scheduler
+		// takes them, so they cost the cluster their storage only.
+		logf("operator: adding %d unrelated pods", e.cfg.unrelated)
+		err = parallel(ctx, e.cfg.unrelated, e.cfg.concurrency, func(ctx context.Context, i int) error {
+			_, err := c.kube.CoreV1().Pods("unrelated").Create(ctx, unrelatedPod(fmt.Sprintf("unrelated-%05d", i)), metav1.CreateOptions{})
+			return err
+		})
+		if err != nil {
+			return err
+		}
 		time.Sleep(10 * time.Second)
 		if r.unrelRSS, _, r.unrelHeap, err = op.memory(); err != nil {
 			return err
@@ -465,6 +476,18 @@ func plainDeployment(name, key string, replicas int32) *appsv1.Deployment {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: benchImage}}},
 			},
+		},
+	}
+}
+
+// unrelatedPod is a pod of the bench image that no scheduler binds, so it
+// stays Pending: an object in the cluster that is not the operator's.
+func unrelatedPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{
+			SchedulerName: "none",
+			Containers:    []corev1.Container{{Name: "app", Image: benchImage}},
 		},
 	}
 }

@@ -28,7 +28,8 @@ ServiceAccount and the RBAC of artifacts/deploy:
 - **operator**: N Robots (1 replica each) are created at that concurrency; T_sync is when every
   Robot has its Deployment as asked and ` + "`status.observedGeneration`" + ` current, T_ready
   when every Robot is Ready=True with ` + "`availableReplicas == replicas`" + `. Then the
-  operator idles, is restarted, and 10,000 unrelated Deployments are added.
+  operator idles, is restarted, and 10,000 unrelated Deployments and 10,000 unrelated pods
+  (Pending, bound by no scheduler) are added.
 - **warm-up**: before either clock starts, one Robot is taken through the same steps in a
   namespace of its own, so that neither side pays on the clock for a fresh cluster's first
   requests (serving the new CRD, the controllers' first syncs).
@@ -90,7 +91,7 @@ Times on a shared 2-core machine are noisy: compare the ratios, taken within one
 	row(fmt.Sprintf("restart writes (fresh operator, %s)", cfg.settle), func(r *result) string { return fmt.Sprint(r.restart.total.writes + r.restart.events) })
 	row("peak RSS / live heap after convergence", func(r *result) string { return mib(r.peakRSS) + " / " + mib(r.heap) })
 	row("restarted: RSS / live heap", func(r *result) string { return mib(r.baseRSS) + " / " + mib(r.baseHeap) })
-	row(fmt.Sprintf("… with %d unrelated Deployments", cfg.unrelated), func(r *result) string {
+	row(fmt.Sprintf("… with %d unrelated Deployments and %[1]d pods", cfg.unrelated), func(r *result) string {
 		if r.unrelRSS == 0 {
 			return "not measured"
 		}
