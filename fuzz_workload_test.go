@@ -426,9 +426,6 @@ func changeWorkloadField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, numbe
 		pod.ServiceAccountName, pod.DeprecatedServiceAccount = "changed", "changed"
 		return "serviceAccountName changed"
 	case 17:
-		if automountToken(spec) == nil {
-			return ""
-		}
 		pod.AutomountServiceAccountToken = ptr.To(!*pod.AutomountServiceAccountToken)
 		return "automountServiceAccountToken flipped"
 	case 18:

@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -16,8 +17,9 @@ import (
 // selector, tolerations, affinity, spread, priority), what they carry
 // (labels, annotations, a ServiceAccount) and how locked down they are (the
 // security profile). Each is set on the Deployment only when the Robot sets
-// it, so that a Robot without them builds the Deployment it built before they
-// existed, byte for byte.
+// it, with two defaults that every Robot gets: no ServiceAccount token unless
+// the Robot asks for one, and, with a port, a TCP readiness probe on it
+// unless the Robot gives a readiness probe.
 
 // reservedPodLabels are the labels the operator sets on a Robot's pods. The
 // first selects them; a podLabels entry for any of them would fight the
@@ -102,6 +104,12 @@ func addWorkload(robot *robotv1alpha1.Robot, template *corev1ac.PodTemplateSpecA
 			return fmt.Errorf("spec.%s: %w", probe.field, err)
 		}
 	}
+	if spec.ReadinessProbe == nil && spec.Port != nil {
+		// So that Ready means the port answers, not merely that the
+		// container started. The named port follows spec.port.
+		container.WithReadinessProbe(corev1ac.Probe().
+			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(portName))))
+	}
 	if len(spec.Volumes) > 0 {
 		if err := roundTrip(podVolumes(spec.Volumes), &pod.Volumes); err != nil {
 			return fmt.Errorf("spec.volumes: %w", err)
@@ -150,27 +158,10 @@ func addWorkload(robot *robotv1alpha1.Robot, template *corev1ac.PodTemplateSpecA
 	if spec.ServiceAccountName != "" {
 		pod.WithServiceAccountName(spec.ServiceAccountName)
 	}
-	if automount := automountToken(spec); automount != nil {
-		pod.WithAutomountServiceAccountToken(*automount)
-	}
+	pod.WithAutomountServiceAccountToken(ptr.Deref(spec.AutomountServiceAccountToken, false))
 
 	if spec.SecurityProfile == robotv1alpha1.SecurityProfileRestricted {
 		restrict(pod, container)
-	}
-	return nil
-}
-
-// automountToken is whether the pods get a token of their ServiceAccount, or
-// nil to leave it to the ServiceAccount. A Robot that names a ServiceAccount
-// gets a token only when it asks for one: that ServiceAccount was most likely
-// made for it, with rights the Robot may not need. A Robot that names none
-// keeps what its pods had before the field existed unless it says otherwise.
-func automountToken(spec *robotv1alpha1.RobotSpec) *bool {
-	switch {
-	case spec.AutomountServiceAccountToken != nil:
-		return spec.AutomountServiceAccountToken
-	case spec.ServiceAccountName != "":
-		return ptr.To(false)
 	}
 	return nil
 }

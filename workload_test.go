@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
@@ -163,8 +164,7 @@ func asJSONValue(t *testing.T, v any) any {
 }
 
 // TestWorkloadServiceAccountToken: a token only for a Robot that asks for
-// one, once it names a ServiceAccount; a Robot that names none keeps what it
-// had before the field existed.
+// one, whether it names a ServiceAccount or runs as the namespace's default.
 func TestWorkloadServiceAccountToken(t *testing.T) {
 	for _, tt := range []struct {
 		name           string
@@ -172,7 +172,7 @@ func TestWorkloadServiceAccountToken(t *testing.T) {
 		automount      *bool
 		want           *bool
 	}{
-		{name: "neither", want: nil},
+		{name: "neither", want: ptr.To(false)},
 		{name: "a ServiceAccount", serviceAccount: "web", want: ptr.To(false)},
 		{name: "a ServiceAccount and a token", serviceAccount: "web", automount: ptr.To(true), want: ptr.To(true)},
 		{name: "a ServiceAccount and no token", serviceAccount: "web", automount: ptr.To(false), want: ptr.To(false)},
@@ -193,11 +193,40 @@ func TestWorkloadServiceAccountToken(t *testing.T) {
 	}
 }
 
-// TestWorkloadUnsetKeepsTheDeployment: a Robot that leaves every pod template
-// field unset, or sets it to what unset means, builds the Deployment it built
-// before the fields existed, so no stored Robot rolls its pods when the
-// operator is upgraded (testdata/golden/deployment.json shows that
-// Deployment byte for byte).
+// TestWorkloadDefaultReadinessProbe: a Robot with a port and no readiness
+// probe gets a TCP probe on the named port, so that Ready means the port
+// answers; a probe of its own replaces it, and without a port there is
+// nothing to probe.
+func TestWorkloadDefaultReadinessProbe(t *testing.T) {
+	own := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}}}
+	for _, tt := range []struct {
+		name  string
+		port  *int32
+		probe *corev1.Probe
+		want  *corev1.Probe
+	}{
+		{name: "no port", want: nil},
+		{name: "a port", port: ptr.To[int32](8080), want: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}}},
+		{name: "a port and a probe", port: ptr.To[int32](8080), probe: own, want: own},
+		{name: "a probe and no port", probe: own, want: own},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := newRobot("test", 1)
+			robot.Spec.Port, robot.Spec.ReadinessProbe = tt.port, tt.probe
+			got := deploymentOf(t, robot).Spec.Template.Spec.Containers[0].ReadinessProbe
+			if !apiequality.Semantic.DeepEqual(got, tt.want) {
+				gotJSON, _ := json.Marshal(got)
+				wantJSON, _ := json.Marshal(tt.want)
+				t.Errorf("readinessProbe %s, want %s", gotJSON, wantJSON)
+			}
+		})
+	}
+}
+
+// TestWorkloadUnsetKeepsTheDeployment: a Robot that sets a pod template
+// field to what unset means builds the Deployment of a Robot that leaves it
+// unset (testdata/golden/deployment.json shows that Deployment byte for
+// byte), so writing an empty list or the default profile rolls no pod.
 func TestWorkloadUnsetKeepsTheDeployment(t *testing.T) {
 	base := newRobot("test", 2)
 	want, err := json.Marshal(deploymentOf(t, base))

@@ -530,3 +530,65 @@ func randomWorkloadRobot(rng *rand.Rand, round int, ns, name, serviceAccount, pr
 	}
 	return robot
 }
+
+// TestWorkloadDefaults: the two defaults every Robot gets, no ServiceAccount
+// token and, with a port, a TCP readiness probe on it, reach the Deployment
+// and its pods, cost no write beyond the create once the API server has
+// defaulted the probe, and come back after a hand edit removes them.
+func TestWorkloadDefaults(t *testing.T) {
+	requireAuditLog(t)
+	ns := newNamespace(t)
+	start := time.Now()
+	robot := newRobot(ns, "plain", 1)
+	robot.Spec.Port = ptr.To[int32](8080)
+	createRobot(t, robot)
+	robot = waitForRobot(t, ns, "plain", convergeTimeout, "is settled", robotSettled)
+
+	wantProbe := &corev1.Probe{
+		ProbeHandler:   corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}},
+		TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3,
+	}
+	hasDefaults := func(pod *corev1.PodSpec) bool {
+		return reflect.DeepEqual(pod.Containers[0].ReadinessProbe, wantProbe) &&
+			pod.AutomountServiceAccountToken != nil && !*pod.AutomountServiceAccountToken
+	}
+	d := getDeployment(t, ns, "plain")
+	if pod := &d.Spec.Template.Spec; !hasDefaults(pod) {
+		t.Errorf("Deployment %s/plain: readinessProbe %s, automountServiceAccountToken %s; want %s and false",
+			ns, asJSON(pod.Containers[0].ReadinessProbe), asJSON(pod.AutomountServiceAccountToken), asJSON(wantProbe))
+	}
+	pods := waitForPods(t, ns, robot.Status.Selector, 1, image1)
+	if pod := &pods[0].Spec; !hasDefaults(pod) {
+		t.Errorf("pod %s: readinessProbe %s, automountServiceAccountToken %s; want %s and false",
+			pods[0].Name, asJSON(pod.Containers[0].ReadinessProbe), asJSON(pod.AutomountServiceAccountToken), asJSON(wantProbe))
+	}
+	for _, v := range pods[0].Spec.Volumes {
+		if v.Projected != nil {
+			t.Errorf("pod %s mounts a token volume %q although the Robot asked for none", pods[0].Name, v.Name)
+		}
+	}
+	waitForNoOperatorWrites(t)
+	writes, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: start, Namespace: ns, Resource: "deployments", Name: "plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) != 1 {
+		t.Errorf("the operator wrote the Deployment %d times from the Robot's creation to its rollout, want 1 (the create): %v", len(writes), writes)
+	}
+
+	// Another writer removes the probe and turns the token on.
+	edited := time.Now()
+	mustKubectl(t, "patch", "deployment/plain", "-n", ns, "--type=json", "-p",
+		`[{"op":"remove","path":"/spec/template/spec/containers/0/readinessProbe"},`+
+			`{"op":"replace","path":"/spec/template/spec/automountServiceAccountToken","value":true}]`)
+	waitForDeployment(t, ns, "plain", "has the defaults back", func(d *appsv1.Deployment) bool { return hasDefaults(&d.Spec.Template.Spec) })
+	waitForRobot(t, ns, "plain", convergeTimeout, "is settled after the edit", robotSettled)
+	waitForNoOperatorWrites(t)
+	writes, err = env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: edited, Namespace: ns, Resource: "deployments", Name: "plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) != 1 {
+		t.Errorf("the operator wrote the Deployment %d times after the edit, want 1: %v", len(writes), writes)
+	}
+}

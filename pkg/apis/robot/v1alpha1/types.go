@@ -147,8 +147,10 @@ type RobotSpec struct {
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
 	// ReadinessProbe tells when a pod may receive traffic; the Robot is
-	// Ready once every replica passes it. Unset, a pod is ready as soon as
-	// its container starts.
+	// Ready once every replica passes it. Unset, a Robot with a port gets
+	// a TCP probe on it (tcpSocket: {port: http}), so that Ready means the
+	// port answers; a Robot without a port is ready as soon as its
+	// container starts.
 	// +optional
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 
@@ -232,10 +234,9 @@ type RobotSpec struct {
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// AutomountServiceAccountToken says whether the pods get a token of
-	// their ServiceAccount, to talk to the Kubernetes API. A Robot that
-	// names a serviceAccountName gets none unless this is true. A Robot
-	// that names none gets what its namespace's default ServiceAccount
-	// says, unless this is set.
+	// their ServiceAccount, to talk to the Kubernetes API. Unset or false,
+	// they get none, whatever the ServiceAccount says: a Robot that does
+	// not call the API server carries no credential.
 	// +optional
 	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
 

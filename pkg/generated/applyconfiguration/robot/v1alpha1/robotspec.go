@@ -68,8 +68,10 @@ type RobotSpecApplyConfiguration struct {
 	// set.
 	EnvFrom []v1.EnvFromSource `json:"envFrom,omitempty"`
 	// ReadinessProbe tells when a pod may receive traffic; the Robot is
-	// Ready once every replica passes it. Unset, a pod is ready as soon as
-	// its container starts.
+	// Ready once every replica passes it. Unset, a Robot with a port gets
+	// a TCP probe on it (tcpSocket: {port: http}), so that Ready means the
+	// port answers; a Robot without a port is ready as soon as its
+	// container starts.
 	ReadinessProbe *v1.Probe `json:"readinessProbe,omitempty"`
 	// LivenessProbe tells when the container must be restarted.
 	LivenessProbe *v1.Probe `json:"livenessProbe,omitempty"`
@@ -108,10 +110,9 @@ type RobotSpecApplyConfiguration struct {
 	// only when automountServiceAccountToken is true.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
 	// AutomountServiceAccountToken says whether the pods get a token of
-	// their ServiceAccount, to talk to the Kubernetes API. A Robot that
-	// names a serviceAccountName gets none unless this is true. A Robot
-	// that names none gets what its namespace's default ServiceAccount
-	// says, unless this is set.
+	// their ServiceAccount, to talk to the Kubernetes API. Unset or false,
+	// they get none, whatever the ServiceAccount says: a Robot that does
+	// not call the API server carries no credential.
 	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
 	// SecurityProfile is the security context of the pods. "baseline" (the
 	// default): seccomp RuntimeDefault and no privilege escalation.
