@@ -223,10 +223,7 @@ func ownerDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.
 	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
 		return describeMapDrift("metadata.labels", key, desired.Labels, current.Labels)
 	}
-	want := desired.OwnerReferences[0]
-	got := metav1.GetControllerOf(current)
-	if got == nil || got.UID != *want.UID || got.APIVersion != *want.APIVersion || got.Kind != *want.Kind ||
-		got.Name != *want.Name || !ptr.Equal(got.BlockOwnerDeletion, want.BlockOwnerDeletion) {
+	if !controlledAs(current, desired.OwnerReferences[0]) {
 		return "its controller reference changed"
 	}
 	return ""
@@ -265,7 +262,14 @@ func specDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.D
 		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
 		Spec:     current.Spec,
 	}
-	path, err := firstDifference(desiredSpec, currentSpec)
+	return describeSpecDrift(desiredSpec, currentSpec)
+}
+
+// describeSpecDrift tells how current, an object of a built-in kind with its
+// type meta and spec, differs from desired, an apply configuration of that
+// kind, in the fields desired sets, or returns "" when it does not.
+func describeSpecDrift(desired any, current runtime.Object) string {
+	path, err := firstDifference(desired, current)
 	switch {
 	case err != nil:
 		// Not expected for what the API server has stored: say so, and
@@ -274,7 +278,7 @@ func specDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.D
 	case path == nil:
 		return ""
 	}
-	return describeDifference(path, desiredSpec, currentSpec)
+	return describeDifference(path, desired, current)
 }
 
 // firstDifference returns the path of a field that desired, an apply

@@ -93,26 +93,38 @@ func trimManagedFields(obj interface{}) (interface{}, error) {
 // apply has recorded that entry since the create, it goes: that apply set
 // every field the create set, the Robot asking for the same then.
 func (c *Controller) claimCreatedFields(ctx context.Context, desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (*appsv1.Deployment, error) {
-	i := createdFieldsEntry(current.ManagedFields)
-	if i < 0 || current.Annotations[annotationSpecHash] == desired.Annotations[annotationSpecHash] {
+	if current.Annotations[annotationSpecHash] == desired.Annotations[annotationSpecHash] {
 		return current, nil
 	}
-	patch, err := claimPatch(current, i)
+	claimed, err := claimCreated(ctx, c, "Deployment", current, c.kubeclientset.AppsV1().Deployments(current.Namespace).Patch)
+	if claimed != current {
+		c.writtenDeployments.remember(claimed)
+	}
+	return claimed, err
+}
+
+// claimCreated sends, through patch, the claimPatch of current's create
+// entry, if it has one, and returns the object as it then is. An error
+// leaves current as it was: a failed test (422) says the object changed
+// since it was read, an ordinary failure, retried with backoff.
+func claimCreated[T metav1.Object](ctx context.Context, c *Controller, kind string, current T,
+	patch func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error)) (T, error) {
+	i := createdFieldsEntry(current.GetManagedFields())
+	if i < 0 {
+		return current, nil
+	}
+	data, err := claimPatch(current, i)
 	if err != nil {
 		return current, err
 	}
 	if err := c.checkMayWrite(); err != nil {
 		return current, err
 	}
-	claimed, err := c.kubeclientset.AppsV1().Deployments(current.Namespace).Patch(ctx, current.Name, types.JSONPatchType, patch,
-		metav1.PatchOptions{FieldManager: fieldManager})
+	claimed, err := patch(ctx, current.GetName(), types.JSONPatchType, data, metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
-		// A failed test (422) says the Deployment changed since it was
-		// read: an ordinary failure, retried with backoff.
-		return current, fmt.Errorf("taking over the fields of the create of Deployment %s/%s: %w", current.Namespace, current.Name, err)
+		return current, fmt.Errorf("taking over the fields of the create of %s %s/%s: %w", kind, current.GetNamespace(), current.GetName(), err)
 	}
-	c.writtenDeployments.remember(claimed)
-	klog.FromContext(ctx).V(4).Info("Took over the fields of the Deployment's create", "deployment", klog.KObj(claimed))
+	klog.FromContext(ctx).V(4).Info("Took over the fields of the create", "kind", kind, "object", klog.KObj(claimed))
 	return claimed, nil
 }
 

@@ -91,16 +91,7 @@ func serviceDrift(desired *corev1ac.ServiceApplyConfiguration, current *corev1.S
 		TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "Service"},
 		Spec:     current.Spec,
 	}
-	path, err := firstDifference(desiredSpec, currentSpec)
-	switch {
-	case err != nil:
-		// Not expected for what the API server has stored: call it drift,
-		// so that the apply's answer decides.
-		return "it cannot be compared with what the Robot asks for: " + err.Error()
-	case path == nil:
-		return ""
-	}
-	return describeDifference(path, desiredSpec, currentSpec)
+	return describeSpecDrift(desiredSpec, currentSpec)
 }
 
 // controlledAs reports whether object's controller reference is want, with

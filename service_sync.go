@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -133,25 +132,11 @@ func (c *Controller) applyService(ctx context.Context, robot *robotv1alpha1.Robo
 // the externalTrafficPolicy the API server defaulted for a NodePort when the
 // type goes back to ClusterIP), and that costs one patch, once per Service.
 func (c *Controller) claimCreatedServiceFields(ctx context.Context, current *corev1.Service) (*corev1.Service, error) {
-	i := createdFieldsEntry(current.ManagedFields)
-	if i < 0 {
-		return current, nil
+	claimed, err := claimCreated(ctx, c, "Service", current, c.kubeclientset.CoreV1().Services(current.Namespace).Patch)
+	if claimed != current {
+		c.writtenServices.remember(claimed)
 	}
-	patch, err := claimPatch(current, i)
-	if err != nil {
-		return current, err
-	}
-	if err := c.checkMayWrite(); err != nil {
-		return current, err
-	}
-	claimed, err := c.kubeclientset.CoreV1().Services(current.Namespace).Patch(ctx, current.Name, types.JSONPatchType, patch,
-		metav1.PatchOptions{FieldManager: fieldManager})
-	if err != nil {
-		return current, fmt.Errorf("taking over the fields of the create of Service %s/%s: %w", current.Namespace, current.Name, err)
-	}
-	c.writtenServices.remember(claimed)
-	klog.FromContext(ctx).V(4).Info("Took over the fields of the Service's create", "service", klog.KObj(claimed))
-	return claimed, nil
+	return claimed, err
 }
 
 // deleteOwnService deletes robot's Service, current, which the Robot no
