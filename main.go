@@ -44,6 +44,7 @@ var version = "dev"
 
 // options are the command-line settings.
 type options struct {
+	printVersion    bool
 	kubeconfig      string
 	master          string
 	namespace       string
@@ -77,6 +78,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "robot-operator: %v (run with -help for usage)\n", err)
 		return 2
+	}
+	if opts.printVersion {
+		fmt.Fprintln(stdout, version)
+		return 0
 	}
 	if opts.loggingFormat == "json" {
 		// JSON lines, one object per entry, with structured values (the
@@ -118,6 +123,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	klog.InitFlags(fs)
 
 	opts := &options{}
+	fs.BoolVar(&opts.printVersion, "version", false, "Print the operator's version and exit.")
 	fs.StringVar(&opts.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
 	fs.StringVar(&opts.master, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
 	fs.StringVar(&opts.namespace, "namespace", metav1.NamespaceAll, "Watch Robots and manage Deployments in this namespace only (default: all namespaces).")

@@ -52,3 +52,12 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+func TestVersion(t *testing.T) {
+	defer func(v string) { version = v }(version)
+	version = "v1.2.3-4-gabcdef0"
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-version"}, &stdout, &stderr); code != 0 || stdout.String() != version+"\n" || stderr.Len() != 0 {
+		t.Errorf("exit code %d, stdout %q, stderr %q; want 0 and the version alone", code, stdout.String(), stderr.String())
+	}
+}
