@@ -23,7 +23,7 @@ build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
 .PHONY: test
-test: unit monitoring-test e2e bench-smoke ## Run the unit tests, the monitoring tests, the end-to-end tests, and the benchmark at N=20.
+test: unit monitoring-test image-test e2e bench-smoke ## Run the unit tests, the monitoring tests, the image test, the end-to-end tests, and the benchmark at N=20.
 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
@@ -64,6 +64,7 @@ verify: ## Check formatting, vet, and that generated code is up to date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
 	go vet -tags e2e ./test/...
+	cd hack/imagebuild && go vet ./...
 	hack/verify-codegen.sh
 
 .PHONY: codegen
@@ -106,12 +107,33 @@ DEPLOY_CLUSTER    := robot-operator-deploy
 DEPLOY_KUBECONFIG := $(CURDIR)/_output/deploy-kubeconfig
 DEPLOY_AUDIT_LOG  := $(HOME)/.kwok/clusters/$(DEPLOY_CLUSTER)/logs/audit.log
 
+# The image is built without a container engine (hack/imagebuild): for
+# linux/amd64 and linux/arm64, reproducibly (every time in it is the commit's),
+# with an SPDX SBOM, as an OCI image layout in IMAGE_LAYOUT.
+IMAGE_LAYOUT ?= $(CURDIR)/_output/image
+PLATFORMS    ?= linux/amd64,linux/arm64
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
 .PHONY: image
-image: ## Build the image IMG with docker or podman (fails if neither has an engine).
-	IMG=$(IMG) VERSION=$(VERSION) hack/image.sh build
+image: ## Build the OCI image (linux/amd64, linux/arm64) into _output/image, with no container engine.
+	cd hack/imagebuild && go run . -source $(CURDIR) -out $(IMAGE_LAYOUT) -version $(VERSION) \
+		-revision "$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null)" -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH)
 
 .PHONY: image-push
-image-push: ## Push the image IMG.
+image-push: ## Build the image and push it to IMG (credentials from the Docker config, as `docker login` writes them).
+	cd hack/imagebuild && go run . -source $(CURDIR) -out $(IMAGE_LAYOUT) -version $(VERSION) \
+		-revision "$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null)" -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH) -push $(IMG)
+
+.PHONY: image-test
+image-test: ## Build the image twice: one digest, the Dockerfile's user, entry point and ports, no shell, an SBOM, the version.
+	cd hack/imagebuild && go test -count=1 $(GO_TEST_FLAGS) .
+
+.PHONY: image-docker
+image-docker: ## Build the image IMG from the Dockerfile with docker or podman (fails if neither has an engine).
+	IMG=$(IMG) VERSION=$(VERSION) hack/image.sh build
+
+.PHONY: image-docker-push
+image-docker-push: ## Push the image IMG that image-docker built.
 	IMG=$(IMG) hack/image.sh push
 
 .PHONY: deploy
