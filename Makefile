@@ -23,7 +23,7 @@ build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
 .PHONY: test
-test: unit monitoring-test image-test e2e bench-smoke ## Run the unit tests, the monitoring tests, the image test, the end-to-end tests, and the benchmark at N=20.
+test: unit monitoring-test image-test chart-test e2e bench-smoke ## Run the unit tests, the monitoring tests, the image and chart tests, the end-to-end tests, and the benchmark at N=20.
 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
@@ -32,6 +32,11 @@ unit: ## Run the unit tests (no cluster needed).
 .PHONY: monitoring-test
 monitoring-test: ## Check the alerts with promtool and its rule unit tests, and the dashboard's queries (builds promtool once).
 	hack/monitoring-test.sh
+
+.PHONY: chart-test
+chart-test: ## Check the Helm chart: helm lint, and the objects it renders against artifacts/deploy, deploy-namespaced and monitoring.
+	hack/tools.sh
+	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" go test -tags chart -count=1 $(GO_TEST_FLAGS) ./test/chart/
 
 # go test fuzzes one target at a time. An input that fails is written to
 # testdata/fuzz/<target>/; commit it, and every go test runs it from then on.
@@ -64,6 +69,7 @@ verify: ## Check formatting, vet, and that generated code is up to date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
 	go vet -tags e2e ./test/...
+	go vet -tags chart ./test/chart/
 	cd hack/imagebuild && go vet ./...
 	hack/verify-codegen.sh
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the binaries of the local test cluster (kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl) and
-# promtool (which tests the alerting rules) from the versions pinned in
+# promtool (which tests the alerting rules) and helm (which lints and installs
+# the chart) from the versions pinned in
 # hack/tools/**/go.mod, into a cache outside the clone keyed by version, and
 # skips whatever is already there.
 #
 # Usage: hack/tools.sh            build what is missing, print the paths
 #        hack/tools.sh env        print shell assignments of the binary paths
 #        hack/tools.sh promtool   build promtool only
+#        hack/tools.sh helm       build helm only
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,11 +24,13 @@ K8S_VERSION=$(modversion "${TOOLS_MOD}" k8s.io/kubernetes)
 ETCD_VERSION=$(modversion "${TOOLS_MOD}/etcd" go.etcd.io/etcd/server/v3)
 KWOK_VERSION=$(modversion "${TOOLS_MOD}/kwok" sigs.k8s.io/kwok)
 PROMETHEUS_VERSION=$(modversion "${TOOLS_MOD}/promtool" github.com/prometheus/prometheus)
+HELM_VERSION=$(modversion "${TOOLS_MOD}/helm" helm.sh/helm/v4)
 
 K8S_DIR="${CACHE}/kubernetes-${K8S_VERSION}"
 ETCD_DIR="${CACHE}/etcd-${ETCD_VERSION}"
 KWOK_DIR="${CACHE}/kwok-${KWOK_VERSION}"
 PROMTOOL_DIR="${CACHE}/promtool-${PROMETHEUS_VERSION}"
+HELM_DIR="${CACHE}/helm-${HELM_VERSION}"
 
 if [[ "${1:-}" == "env" ]]; then
 	cat <<VARS
@@ -38,6 +42,7 @@ ETCD=${ETCD_DIR}/etcd
 KWOK=${KWOK_DIR}/kwok
 KWOKCTL=${KWOK_DIR}/kwokctl
 PROMTOOL=${PROMTOOL_DIR}/promtool
+HELM=${HELM_DIR}/helm
 K8S_VERSION=${K8S_VERSION}
 VARS
 	exit 0
@@ -82,6 +87,17 @@ if [[ "${1:-}" == "promtool" ]]; then
 	exit 0
 fi
 
+# helm's version is stamped as its own Makefile does, so that `helm version`
+# and the chart's kubeVersion checks see the truth.
+build_helm() {
+	build "${HELM_DIR}" "${TOOLS_MOD}/helm" "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}" \
+		helm.sh/helm/v4/cmd/helm
+}
+if [[ "${1:-}" == "helm" ]]; then
+	build_helm
+	exit 0
+fi
+
 minor=${K8S_VERSION#v1.}
 minor=${minor%%.*}
 cb=k8s.io/component-base/version
@@ -109,5 +125,6 @@ build "${KWOK_DIR}" "${TOOLS_MOD}/kwok" \
 	sigs.k8s.io/kwok/cmd/kwokctl
 
 build_promtool
+build_helm
 
-log "ready: kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION}, promtool ${PROMETHEUS_VERSION} under ${CACHE}"
+log "ready: kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION}, promtool ${PROMETHEUS_VERSION}, helm ${HELM_VERSION} under ${CACHE}"

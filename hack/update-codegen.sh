@@ -47,3 +47,6 @@ go tool controller-gen \
 	crd:crdVersions=v1 \
 	paths=./pkg/apis/... \
 	output:crd:dir="${ROOT}/artifacts/crd"
+
+# The chart carries a copy of the CRD.
+"${ROOT}/hack/update-chart.sh" >/dev/null

@@ -7,7 +7,7 @@ set -o errexit -o nounset -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${ROOT}"
 
-GENERATED=(pkg/generated pkg/apis artifacts/crd)
+GENERATED=(pkg/generated pkg/apis artifacts/crd artifacts/chart/crds artifacts/chart/files)
 SNAPSHOT=$(mktemp -d)
 restore() {
 	for dir in "${GENERATED[@]}"; do

@@ -1,0 +1,37 @@
+{{/* The labels of the operator's pods, and its Deployment's selector. */}}
+{{- define "robot-operator.selectorLabels" -}}
+app.kubernetes.io/name: robot-operator
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{/* The operator's ServiceAccount, as a subject of a binding. */}}
+{{- define "robot-operator.subject" -}}
+- kind: ServiceAccount
+  name: robot-operator
+  namespace: {{ .Release.Namespace }}
+{{- end }}
+
+{{/* Everything the operator does to the API, cluster-wide or in one namespace; see artifacts/deploy/clusterrole.yaml for why each verb. */}}
+{{- define "robot-operator.rules" -}}
+- apiGroups: ["robot.dev"]
+  resources: ["robots"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["robot.dev"]
+  resources: ["robots/status"]
+  verbs: ["get", "patch", "update"]
+- apiGroups: ["robot.dev"]
+  resources: ["robots/finalizers"]
+  verbs: ["update"]
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  verbs: ["get", "list", "watch", "create", "update", "patch"]
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list", "watch"]
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end }}

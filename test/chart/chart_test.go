@@ -1,0 +1,271 @@
+//go:build chart
+
+// Package chart tests the Helm chart in artifacts/chart against the
+// kustomize manifests it must render the same objects as. It runs helm and
+// kubectl (for kustomize) from the paths in $HELM and $KUBECTL: run it with
+// `make chart-test`.
+package chart
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+const (
+	root      = "../.."
+	chart     = root + "/artifacts/chart"
+	namespace = "robot-operator"
+)
+
+func tool(t *testing.T, env string) string {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		t.Fatalf("$%s is not set: run these tests with make chart-test", env)
+	}
+	return path
+}
+
+func run(t *testing.T, name string, args ...string) []byte {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", filepath.Base(name), strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// helmTemplate renders the chart as `helm install -n robot-operator` would,
+// with the CRD, and the given --set values.
+func helmTemplate(t *testing.T, set ...string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	args := []string{"template", "robot-operator", chart, "--namespace", namespace, "--include-crds"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	return objects(t, run(t, tool(t, "HELM"), args...))
+}
+
+func kustomize(t *testing.T, dir string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	return objects(t, run(t, tool(t, "KUBECTL"), "kustomize", dir))
+}
+
+// objects parses a stream of YAML documents, keyed by kind, namespace and
+// name.
+func objects(t *testing.T, data []byte) map[string]*unstructured.Unstructured {
+	t.Helper()
+	out := map[string]*unstructured.Unstructured{}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var object map[string]any
+		if err := decoder.Decode(&object); err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("parsing the rendered objects: %v", err)
+		}
+		if object == nil {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: object}
+		key := fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
+		if _, dup := out[key]; dup {
+			t.Errorf("%s is rendered twice", key)
+		}
+		out[key] = u
+	}
+	return out
+}
+
+// compare fails for each object that one side has and the other lacks or
+// holds otherwise, apart from those listed in onlyKustomize.
+func compare(t *testing.T, helm, kust map[string]*unstructured.Unstructured, onlyKustomize ...string) {
+	t.Helper()
+	for key, want := range kust {
+		got, ok := helm[key]
+		switch {
+		case slices.Contains(onlyKustomize, key):
+			if ok {
+				t.Errorf("the chart renders %s, which it should leave to helm install --create-namespace", key)
+			}
+		case !ok:
+			t.Errorf("the chart does not render %s", key)
+		default:
+			wantJSON, gotJSON := indent(t, want.Object), indent(t, got.Object)
+			if wantJSON != gotJSON {
+				t.Errorf("%s differs:\n%s", key, firstDifference(wantJSON, gotJSON))
+			}
+		}
+	}
+	for key := range helm {
+		if _, ok := kust[key]; !ok {
+			t.Errorf("the chart renders %s, which kustomize does not", key)
+		}
+	}
+}
+
+// firstDifference shows where two renderings first part, a few lines of
+// each from there.
+func firstDifference(kustomize, chart string) string {
+	a, b := strings.Split(kustomize, "\n"), strings.Split(chart, "\n")
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	window := func(lines []string) string {
+		return strings.Join(lines[max(0, i-3):min(len(lines), i+4)], "\n")
+	}
+	return fmt.Sprintf("from line %d, kustomize:\n%s\nthe chart:\n%s", i+1, window(a), window(b))
+}
+
+func indent(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// The Namespace is the one object of artifacts/deploy that the chart does
+// not render: Helm needs the release's namespace before it installs
+// anything, and a chart cannot own the namespace it is installed into.
+var operatorNamespace = "Namespace /" + namespace
+
+// TestChartDefaultsRenderArtifactsDeploy: with its default values, the chart
+// renders the objects of artifacts/deploy, field for field.
+func TestChartDefaultsRenderArtifactsDeploy(t *testing.T) {
+	helm, kust := helmTemplate(t), kustomize(t, root+"/artifacts/deploy")
+	compare(t, helm, kust, operatorNamespace)
+	t.Logf("%d objects compared", len(helm))
+}
+
+// TestChartWatchNamespaceRendersArtifactsDeployNamespaced: watchNamespace
+// renders artifacts/deploy-namespaced, whose watched namespace is robots.
+func TestChartWatchNamespaceRendersArtifactsDeployNamespaced(t *testing.T) {
+	helm, kust := helmTemplate(t, "watchNamespace=robots"), kustomize(t, root+"/artifacts/deploy-namespaced")
+	compare(t, helm, kust, operatorNamespace)
+}
+
+// TestChartMonitoringRendersArtifactsMonitoring: the ServiceMonitor and the
+// PrometheusRule render artifacts/deploy with the artifacts/monitoring
+// component.
+func TestChartMonitoringRendersArtifactsMonitoring(t *testing.T) {
+	dir := filepath.Join(root, "_output", "chart-test-monitoring")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	overlay := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../artifacts/deploy\ncomponents:\n- ../../artifacts/monitoring\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	helm := helmTemplate(t, "serviceMonitor.enabled=true", "prometheusRule.enabled=true")
+	compare(t, helm, kustomize(t, dir), operatorNamespace)
+	for _, kind := range []string{"ServiceMonitor", "PrometheusRule", "Service"} {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(helm)), func(k string) bool { return strings.HasPrefix(k, kind+" ") }) {
+			t.Errorf("no %s rendered", kind)
+		}
+	}
+	// Off by default.
+	for key := range helmTemplate(t) {
+		if strings.HasPrefix(key, "ServiceMonitor ") || strings.HasPrefix(key, "PrometheusRule ") {
+			t.Errorf("%s is rendered with the default values", key)
+		}
+	}
+}
+
+// TestChartCopiesAreCurrent: the CRD and the monitoring objects that the
+// chart carries are the originals, byte for byte (hack/update-chart.sh).
+func TestChartCopiesAreCurrent(t *testing.T) {
+	for copy, original := range map[string]string{
+		"crds/robot.dev_robots.yaml": "artifacts/crd/robot.dev_robots.yaml",
+		"files/service.yaml":         "artifacts/monitoring/service.yaml",
+		"files/servicemonitor.yaml":  "artifacts/monitoring/servicemonitor.yaml",
+		"files/prometheusrule.yaml":  "artifacts/monitoring/prometheusrule.yaml",
+	} {
+		a, err := os.ReadFile(filepath.Join(chart, copy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(root, original))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("artifacts/chart/%s differs from %s: run hack/update-chart.sh", copy, original)
+		}
+	}
+}
+
+// TestChartValues: the values that artifacts/deploy does not use reach the
+// operator's Deployment.
+func TestChartValues(t *testing.T) {
+	objs := helmTemplate(t,
+		"image.repository=registry.example/robot-operator", "image.tag=v1.2.3", "image.pullPolicy=IfNotPresent",
+		"replicas=1", "leaderElection.enabled=false", "logFormat=text", "extraArgs={-workers=8,-v=2}",
+		"metrics.certSecret=robot-operator-metrics-tls", "nodeSelector.pool=system", "priorityClassName=system-cluster-critical",
+		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=512Mi", "podDisruptionBudget.enabled=false")
+	d := objs["Deployment "+namespace+"/robot-operator"]
+	if d == nil {
+		t.Fatal("no Deployment rendered")
+	}
+	spec := d.Object["spec"].(map[string]any)
+	pod := spec["template"].(map[string]any)["spec"].(map[string]any)
+	container := pod["containers"].([]any)[0].(map[string]any)
+	var args []string
+	for _, a := range container["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	for what, ok := range map[string]bool{
+		"image":                            container["image"] == "registry.example/robot-operator:v1.2.3",
+		"imagePullPolicy":                  container["imagePullPolicy"] == "IfNotPresent",
+		"replicas":                         fmt.Sprint(spec["replicas"]) == "1",
+		"no -leader-elect":                 !slices.Contains(args, "-leader-elect"),
+		"-logging-format=text":             slices.Contains(args, "-logging-format=text"),
+		"extra args":                       slices.Contains(args, "-workers=8") && slices.Contains(args, "-v=2"),
+		"-metrics-cert-dir":                slices.Contains(args, "-metrics-cert-dir=/etc/robot-operator/metrics-tls"),
+		"the certificate's Secret mounted": strings.Contains(indent(t, pod["volumes"]), `"secretName": "robot-operator-metrics-tls"`),
+		"nodeSelector":                     strings.Contains(indent(t, pod["nodeSelector"]), `"pool": "system"`),
+		"priorityClassName":                pod["priorityClassName"] == "system-cluster-critical",
+		"tolerations":                      strings.Contains(indent(t, pod["tolerations"]), `"key": "dedicated"`),
+		"resources":                        strings.Contains(indent(t, container["resources"]), `"memory": "512Mi"`),
+	} {
+		if !ok {
+			t.Errorf("%s: not as set; the Deployment:\n%s", what, indent(t, d.Object))
+		}
+	}
+	for key := range objs {
+		if strings.HasPrefix(key, "PodDisruptionBudget ") || strings.Contains(key, "leader-election") {
+			t.Errorf("%s is rendered although it is turned off", key)
+		}
+	}
+}
+
+// TestHelmLint: helm lint --strict passes with the default values and with
+// every optional part on.
+func TestHelmLint(t *testing.T) {
+	for _, set := range [][]string{nil, {"watchNamespace=robots", "serviceMonitor.enabled=true", "prometheusRule.enabled=true", "metrics.certSecret=tls"}} {
+		args := []string{"lint", "--strict", chart}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		out := run(t, tool(t, "HELM"), args...)
+		if !strings.Contains(string(out), "0 chart(s) failed") {
+			t.Errorf("helm lint %v:\n%s", set, out)
+		}
+	}
+}
