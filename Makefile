@@ -23,7 +23,7 @@ build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
 .PHONY: test
-test: unit monitoring-test image-test chart-test e2e bench-smoke ## Run the unit tests, the monitoring tests, the image and chart tests, the end-to-end tests, and the benchmark at N=20.
+test: unit monitoring-test image-test chart-test chart-e2e e2e bench-smoke ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests, and the benchmark at N=20.
 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
@@ -37,6 +37,17 @@ monitoring-test: ## Check the alerts with promtool and its rule unit tests, and 
 chart-test: ## Check the Helm chart: helm lint, and the objects it renders against artifacts/deploy, deploy-namespaced and monitoring.
 	hack/tools.sh
 	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" go test -tags chart -count=1 $(GO_TEST_FLAGS) ./test/chart/
+
+# The chart's install, upgrade and uninstall get a local cluster of their own.
+CHART_CLUSTER    := robot-operator-chart
+CHART_KUBECONFIG := $(CURDIR)/_output/chart-kubeconfig
+
+.PHONY: chart-e2e
+chart-e2e: build ## Install, upgrade and uninstall the chart on a local cluster of its own, with the operator running.
+	CLUSTER_NAME=$(CHART_CLUSTER) KUBECONFIG_OUT=$(CHART_KUBECONFIG) hack/cluster.sh up
+	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" KUBECONFIG=$(CHART_KUBECONFIG) \
+		AUDIT_LOG=$(HOME)/.kwok/clusters/$(CHART_CLUSTER)/logs/audit.log OPERATOR_BIN=$(CURDIR)/$(BIN) \
+		go test -tags 'chart install' -count=1 -v -run TestHelmInstallUpgradeUninstall $(GO_TEST_FLAGS) ./test/chart/
 
 # go test fuzzes one target at a time. An input that fails is written to
 # testdata/fuzz/<target>/; commit it, and every go test runs it from then on.
@@ -70,6 +81,7 @@ verify: ## Check formatting, vet, and that generated code is up to date.
 	go vet ./...
 	go vet -tags e2e ./test/...
 	go vet -tags chart ./test/chart/
+	go vet -tags 'chart install' ./test/chart/
 	cd hack/imagebuild && go vet ./...
 	hack/verify-codegen.sh
 
@@ -89,6 +101,7 @@ cluster: ## Start the local cluster (kubeconfig: _output/kubeconfig).
 cluster-down: demo-stop ## Remove the local clusters (the demo's and the tests').
 	hack/cluster.sh down
 	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh down
+	CLUSTER_NAME=$(CHART_CLUSTER) KUBECONFIG_OUT=$(CHART_KUBECONFIG) hack/cluster.sh down
 
 .PHONY: demo
 demo: ## Bring up a local cluster, run the operator and a Robot, and show them.

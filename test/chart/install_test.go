@@ -1,0 +1,165 @@
+//go:build chart && install
+
+package chart
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// TestHelmInstallUpgradeUninstall installs the chart on a local cluster,
+// runs the operator under the chart's ServiceAccount and RBAC, upgrades the
+// release with other values, and uninstalls it: the upgrade rolls the
+// operator and touches no Robot and no Deployment of a Robot, and the
+// uninstall leaves the CRD, the Robots and their Deployments, as Helm does
+// with crds/. kwok's nodes run no containers, so the operator runs as a
+// process beside the cluster, with a token of the chart's ServiceAccount.
+//
+// Run by make chart-e2e, which sets $KUBECONFIG (the cluster's admin),
+// $AUDIT_LOG (its API server's audit log) and $OPERATOR_BIN.
+func TestHelmInstallUpgradeUninstall(t *testing.T) {
+	helm, kubectl, bin, auditLog := tool(t, "HELM"), tool(t, "KUBECTL"), tool(t, "OPERATOR_BIN"), tool(t, "AUDIT_LOG")
+	kubeconfig := tool(t, "KUBECONFIG")
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+
+	run(t, helm, "uninstall", "robot-operator", "-n", namespace, "--ignore-not-found", "--wait")
+	run(t, helm, "install", "robot-operator", chart, "-n", namespace, "--create-namespace", "--wait", "--timeout", "2m")
+	run(t, kubectl, "get", "crd/robots.robot.dev", "clusterrole/robot-operator", "clusterrole/robot-operator-metrics-reader")
+	run(t, kubectl, "-n", namespace, "get", "serviceaccount/robot-operator", "role/robot-operator-leader-election", "deployment/robot-operator")
+	run(t, kubectl, "-n", namespace, "rollout", "status", "deployment/robot-operator", "--timeout=2m")
+
+	// The operator, as the chart's ServiceAccount with the chart's RBAC
+	// and Lease.
+	token := strings.TrimSpace(string(run(t, kubectl, "create", "token", "robot-operator", "-n", namespace, "--duration=1h")))
+	config, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range config.AuthInfos {
+		config.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
+	}
+	saKubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*config, saKubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(root, "_output", "chart-e2e-operator.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	operator := exec.CommandContext(ctx, bin, "-kubeconfig", saKubeconfig, "-leader-elect", "-leader-elect-namespace", namespace,
+		"-metrics-bind-address=0", "-health-probe-bind-address=0")
+	operator.Stdout, operator.Stderr = logFile, logFile
+	if err := operator.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		operator.Process.Signal(os.Interrupt)
+		operator.Wait()
+	}()
+
+	robots := fmt.Sprintf("chart-e2e-%d", time.Now().Unix())
+	run(t, kubectl, "create", "namespace", robots)
+	defer exec.Command(kubectl, "delete", "namespace", robots, "--wait=false").Run()
+	var manifest strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&manifest, "---\napiVersion: robot.dev/v1alpha1\nkind: Robot\nmetadata:\n  name: robot-%d\n  namespace: %s\nspec:\n  image: registry.k8s.io/e2e-test-images/agnhost:2.53\n  replicas: %d\n  port: 8080\n", i, robots, i+1)
+	}
+	apply := exec.Command(kubectl, "apply", "-f", "-")
+	apply.Stdin = strings.NewReader(manifest.String())
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	run(t, kubectl, "-n", robots, "wait", "robots", "--all", "--for=condition=Ready", "--timeout=2m")
+
+	// The upgrade: another log format and memory limit roll the operator.
+	upgradeStart := time.Now()
+	run(t, helm, "upgrade", "robot-operator", chart, "-n", namespace, "--reuse-values",
+		"--set", "logFormat=text", "--set", "resources.limits.memory=300Mi", "--wait", "--timeout", "2m")
+	run(t, kubectl, "-n", namespace, "rollout", "status", "deployment/robot-operator", "--timeout=2m")
+	args := string(run(t, kubectl, "-n", namespace, "get", "deployment/robot-operator", "-o", "jsonpath={.spec.template.spec.containers[0].args}"))
+	if !strings.Contains(args, "-logging-format=text") {
+		t.Errorf("after the upgrade the operator's args are %s, want -logging-format=text", args)
+	}
+	time.Sleep(5 * time.Second) // anything the upgrade set off
+	upgradeEnd := time.Now()
+	writes := auditWrites(t, auditLog, upgradeStart, upgradeEnd)
+	var operatorRolled int
+	for _, w := range writes {
+		switch {
+		case w.ObjectRef.Resource == "robots":
+			t.Errorf("a write to a Robot during the upgrade: %s", w)
+		case w.ObjectRef.Resource == "deployments" && w.ObjectRef.Namespace == robots:
+			t.Errorf("a write to a Robot's Deployment during the upgrade: %s", w)
+		case w.ObjectRef.Resource == "deployments" && w.ObjectRef.Namespace == namespace && w.ObjectRef.Name == "robot-operator":
+			operatorRolled++
+		}
+	}
+	if operatorRolled == 0 {
+		t.Errorf("the audit log shows no write to the operator's Deployment between %s and %s: the upgrade was not seen, so the check above proves nothing", upgradeStart, upgradeEnd)
+	}
+	t.Logf("upgrade: %d writes in all, %d to the operator's Deployment, none to Robots or their Deployments", len(writes), operatorRolled)
+
+	run(t, helm, "uninstall", "robot-operator", "-n", namespace, "--wait")
+	if out, err := exec.Command(kubectl, "-n", namespace, "get", "deployment/robot-operator").CombinedOutput(); err == nil {
+		t.Errorf("the operator's Deployment is still there after helm uninstall: %s", out)
+	}
+	run(t, kubectl, "get", "crd/robots.robot.dev")
+	for i := range 3 {
+		run(t, kubectl, "-n", robots, "get", fmt.Sprintf("robot/robot-%d", i), fmt.Sprintf("deployment/robot-%d", i))
+	}
+}
+
+// auditWrite is what the test reads of an audit event.
+type auditWrite struct {
+	Verb      string                    `json:"verb"`
+	User      struct{ Username string } `json:"user"`
+	ObjectRef *struct {
+		Resource, Namespace, Name string
+	} `json:"objectRef"`
+	StageTimestamp time.Time `json:"stageTimestamp"`
+}
+
+func (w auditWrite) String() string {
+	return fmt.Sprintf("%s %s %s/%s by %s at %s", w.Verb, w.ObjectRef.Resource, w.ObjectRef.Namespace, w.ObjectRef.Name, w.User.Username, w.StageTimestamp.Format(time.RFC3339Nano))
+}
+
+// auditWrites are the writes the audit log at path records from start to
+// end (the cluster's audit policy logs writes only).
+func auditWrites(t *testing.T, path string, start, end time.Time) []auditWrite {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []auditWrite
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 1<<24)
+	for scanner.Scan() {
+		var w auditWrite
+		if err := json.Unmarshal(scanner.Bytes(), &w); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if w.ObjectRef != nil && !w.StageTimestamp.Before(start) && !w.StageTimestamp.After(end) {
+			out = append(out, w)
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
