@@ -4,13 +4,13 @@ package chart
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +21,9 @@ import (
 // TestHelmInstallUpgradeUninstall installs the chart on a local cluster,
 // runs the operator under the chart's ServiceAccount and RBAC, upgrades the
 // release with other values, and uninstalls it: the upgrade rolls the
-// operator and touches no Robot and no Deployment of a Robot, and the
+// operator and touches no Robot and no Deployment of a Robot; with
+// watchNamespace the operator, run with -namespace, makes a Robot of that
+// namespace Ready under the Role alone, never refused; and the
 // uninstall leaves the CRD, the Robots and their Deployments, as Helm does
 // with crds/. kwok's nodes run no containers, so the operator runs as a
 // process beside the cluster, with a token of the chart's ServiceAccount.
@@ -31,9 +33,6 @@ import (
 func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	helm, kubectl, bin, auditLog := tool(t, "HELM"), tool(t, "KUBECTL"), tool(t, "OPERATOR_BIN"), tool(t, "AUDIT_LOG")
 	kubeconfig := tool(t, "KUBECONFIG")
-	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
-	defer cancel()
-
 	run(t, helm, "uninstall", "robot-operator", "-n", namespace, "--ignore-not-found", "--wait")
 	run(t, helm, "install", "robot-operator", chart, "-n", namespace, "--create-namespace", "--wait", "--timeout", "2m")
 	run(t, kubectl, "get", "crd/robots.robot.dev", "clusterrole/robot-operator", "clusterrole/robot-operator-metrics-reader")
@@ -54,22 +53,8 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	if err := clientcmd.WriteToFile(*config, saKubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(root, "_output", "chart-e2e-operator.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	operator := exec.CommandContext(ctx, bin, "-kubeconfig", saKubeconfig, "-leader-elect", "-leader-elect-namespace", namespace,
-		"-metrics-bind-address=0", "-health-probe-bind-address=0")
-	operator.Stdout, operator.Stderr = logFile, logFile
-	if err := operator.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		operator.Process.Signal(os.Interrupt)
-		operator.Wait()
-	}()
+	stop := startOperator(t, bin, saKubeconfig, "chart-e2e-operator.log")
+	defer stop()
 
 	robots := fmt.Sprintf("chart-e2e-%d", time.Now().Unix())
 	run(t, kubectl, "create", "namespace", robots)
@@ -113,6 +98,45 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 	t.Logf("upgrade: %d writes in all, %d to the operator's Deployment, none to Robots or their Deployments", len(writes), operatorRolled)
 
+	// Namespaced: watchNamespace replaces the ClusterRole with a Role in
+	// the watched namespace, and the operator, run with -namespace, makes a
+	// Robot there Ready with no request refused.
+	stop()
+	namespacedStart := time.Now()
+	run(t, helm, "upgrade", "robot-operator", chart, "-n", namespace, "--reuse-values", "--set", "watchNamespace="+robots, "--wait", "--timeout", "2m")
+	if out, err := exec.Command(kubectl, "get", "clusterrole/robot-operator").CombinedOutput(); err == nil {
+		t.Errorf("the ClusterRole robot-operator is still there with watchNamespace set: %s", out)
+	}
+	run(t, kubectl, "-n", robots, "get", "role/robot-operator", "rolebinding/robot-operator")
+	stop = startOperator(t, bin, saKubeconfig, "chart-e2e-operator-namespaced.log", "-namespace="+robots)
+	defer stop()
+	apply = exec.Command(kubectl, "apply", "-f", "-")
+	apply.Stdin = strings.NewReader(fmt.Sprintf("apiVersion: robot.dev/v1alpha1\nkind: Robot\nmetadata:\n  name: watched\n  namespace: %s\nspec:\n  image: registry.k8s.io/e2e-test-images/agnhost:2.53\n  port: 8080\n", robots))
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	run(t, kubectl, "-n", robots, "wait", "robot/watched", "--for=condition=Ready", "--timeout=2m")
+	// The audit log records the ServiceAccount's refusals: provoke one, so
+	// that finding none of the operator's proves something.
+	if out, err := exec.Command(kubectl, "--kubeconfig", saKubeconfig, "-n", robots, "create", "configmap", "refused").CombinedOutput(); err == nil {
+		t.Errorf("the operator's ServiceAccount may create a ConfigMap: %s", out)
+	}
+	time.Sleep(2 * time.Second)
+	var provoked int
+	for _, w := range auditWrites(t, auditLog, namespacedStart, time.Now()) {
+		if w.User.Username != "system:serviceaccount:"+namespace+":robot-operator" || w.ResponseStatus.Code != 403 {
+			continue
+		}
+		if w.ObjectRef.Resource == "configmaps" {
+			provoked++
+			continue
+		}
+		t.Errorf("the namespaced operator was refused: %s", w)
+	}
+	if provoked != 1 {
+		t.Errorf("the audit log shows %d refusals of the ConfigMap create, want 1: the refusal check reads it wrong", provoked)
+	}
+
 	run(t, helm, "uninstall", "robot-operator", "-n", namespace, "--wait")
 	if out, err := exec.Command(kubectl, "-n", namespace, "get", "deployment/robot-operator").CombinedOutput(); err == nil {
 		t.Errorf("the operator's Deployment is still there after helm uninstall: %s", out)
@@ -123,6 +147,30 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 }
 
+// startOperator runs the operator with kubeconfig and args, logging into
+// _output/logName, and returns what stops it (once).
+func startOperator(t *testing.T, bin, kubeconfig, logName string, args ...string) func() {
+	t.Helper()
+	logFile, err := os.Create(filepath.Join(root, "_output", logName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	operator := exec.Command(bin, append([]string{"-kubeconfig", kubeconfig, "-leader-elect", "-leader-elect-namespace", namespace,
+		"-metrics-bind-address=0", "-health-probe-bind-address=0"}, args...)...)
+	operator.Stdout, operator.Stderr = logFile, logFile
+	if err := operator.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			operator.Process.Signal(os.Interrupt)
+			operator.Wait()
+			logFile.Close()
+		})
+	}
+}
+
 // auditWrite is what the test reads of an audit event.
 type auditWrite struct {
 	Verb      string                    `json:"verb"`
@@ -130,7 +178,8 @@ type auditWrite struct {
 	ObjectRef *struct {
 		Resource, Namespace, Name string
 	} `json:"objectRef"`
-	StageTimestamp time.Time `json:"stageTimestamp"`
+	ResponseStatus struct{ Code int } `json:"responseStatus"`
+	StageTimestamp time.Time          `json:"stageTimestamp"`
 }
 
 func (w auditWrite) String() string {

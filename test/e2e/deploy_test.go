@@ -82,8 +82,9 @@ func checkNeverForbidden(start time.Time) error {
 }
 
 // TestDeployManifests: the shipped manifests apply with no warning, also as
-// a server-side dry run, and the operator's pods are admitted under Pod
-// Security "restricted" and run.
+// a server-side dry run, and again without changing anything; the
+// operator's namespace enforces, audits and warns Pod Security
+// "restricted", and the operator's pods are admitted under it and run.
 func TestDeployManifests(t *testing.T) {
 	dir := filepath.Join(env.root, "artifacts", "deploy")
 	for _, args := range [][]string{
@@ -96,12 +97,40 @@ func TestDeployManifests(t *testing.T) {
 		}
 	}
 
+	// Applying again changes nothing: every object keeps its
+	// resourceVersion.
+	versions := func() string {
+		return mustKubectl(t, "get", "-k", dir, "-o", `jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name} {.metadata.resourceVersion}{"\n"}{end}`)
+	}
+	before := versions()
+	if _, stderr, err := kubectl(t.Context(), "", "apply", "-k", dir); err != nil || strings.TrimSpace(stderr) != "" {
+		t.Errorf("kubectl apply -k %s again: error %v, stderr %q", dir, err, stderr)
+	}
+	if after := versions(); after != before {
+		t.Errorf("applying again changed objects (resourceVersions before and after):\n%s\n%s", before, after)
+	} else {
+		t.Logf("applying again kept the resourceVersions of %d objects", strings.Count(after, "\n"))
+	}
+
 	ns, err := env.kube.CoreV1().Namespaces().Get(t.Context(), operatorNamespace, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
-		t.Errorf("namespace %s enforces Pod Security %q, want restricted", operatorNamespace, got)
+	for _, mode := range []string{"enforce", "audit", "warn"} {
+		if got := ns.Labels["pod-security.kubernetes.io/"+mode]; got != "restricted" {
+			t.Errorf("namespace %s: Pod Security %s is %q, want restricted", operatorNamespace, mode, got)
+		}
+	}
+	// Pod Security admission is on, or "no warning" above proves nothing:
+	// a pod that breaks "restricted" is refused, and a Deployment whose
+	// pods would is warned about.
+	_, stderr, err := kubectl(t.Context(), "", "run", "psa-probe", "-n", operatorNamespace, "--image=registry.k8s.io/pause:3.10", "--restart=Never", "--dry-run=server")
+	if err == nil || !strings.Contains(stderr, `violates PodSecurity "restricted`) {
+		t.Errorf("a pod that breaks Pod Security restricted in %s: error %v, stderr %q; want it refused by Pod Security", operatorNamespace, err, stderr)
+	}
+	_, stderr, err = kubectl(t.Context(), "", "create", "deployment", "psa-probe", "-n", operatorNamespace, "--image=registry.k8s.io/pause:3.10", "--dry-run=server")
+	if err != nil || !strings.Contains(stderr, `Warning: would violate PodSecurity "restricted`) {
+		t.Errorf("a Deployment whose pods break Pod Security restricted in %s: error %v, stderr %q; want a warning", operatorNamespace, err, stderr)
 	}
 	mustKubectl(t, "-n", operatorNamespace, "rollout", "status", "deployment/robot-operator", "--timeout=90s")
 	pods, err := env.kube.CoreV1().Pods(operatorNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=robot-operator"})
