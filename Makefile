@@ -124,7 +124,6 @@ DEPLOY_DIR ?= artifacts/deploy
 # deploy-check and rbac-golden get a local cluster of their own too.
 DEPLOY_CLUSTER    := robot-operator-deploy
 DEPLOY_KUBECONFIG := $(CURDIR)/_output/deploy-kubeconfig
-DEPLOY_AUDIT_LOG  := $(HOME)/.kwok/clusters/$(DEPLOY_CLUSTER)/logs/audit.log
 
 # The image is built without a container engine (hack/imagebuild): for
 # linux/amd64 and linux/arm64, reproducibly (every time in it is the commit's),
@@ -164,9 +163,9 @@ undeploy: ## Delete what deploy applied, the CRD too: every Robot and its Deploy
 	KUBECTL=$(KUBECTL) DEPLOY_DIR=$(DEPLOY_DIR) hack/deploy.sh delete
 
 .PHONY: deploy-check
-deploy-check: build ## Check the manifests, Pod Security and RBAC on a local cluster of their own.
-	CLUSTER_NAME=$(DEPLOY_CLUSTER) KUBECONFIG_OUT=$(DEPLOY_KUBECONFIG) hack/cluster.sh up
-	KUBECONFIG=$(DEPLOY_KUBECONFIG) AUDIT_LOG=$(DEPLOY_AUDIT_LOG) BIN=$(BIN) hack/deploy-check.sh
+deploy-check: ## Check the manifests, Pod Security and RBAC on a local cluster of their own (the e2e tests that do).
+	$(MAKE) --no-print-directory e2e E2E_CLUSTER=$(DEPLOY_CLUSTER) E2E_KUBECONFIG=$(DEPLOY_KUBECONFIG) \
+		GO_TEST_FLAGS="-run 'TestDeployManifests|TestServiceAccountMayDoNoMore|TestRobotWritesStayInItsNamespace|TestCreateRobot|TestScaleRobot|TestDeletedRobotDeletesDeployment'"
 
 .PHONY: rbac-golden
 rbac-golden: ## Regenerate artifacts/deploy/testdata/can-i.golden on that local cluster.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates artifacts/deploy/testdata/can-i.golden: what the API server says
 # the operator's ServiceAccount may do, in the operator's namespace, once
-# artifacts/deploy is applied. hack/deploy-check.sh compares the cluster
-# against it.
+# artifacts/deploy is applied. The e2e test TestServiceAccountMayDoNoMore
+# compares the cluster against it.
 #
 # Usage: hack/rbac-golden.sh          apply artifacts/deploy, then write the file
 #        hack/rbac-golden.sh check    apply, then fail if the file differs
