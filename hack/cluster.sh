@@ -4,6 +4,10 @@
 # kubelets (pods are scheduled and marked Running and Ready without running
 # anything). Everything listens on loopback.
 #
+# kwok plays the lifecycles of hack/kwok-stages.yaml (Stage objects, applied
+# at every `up`): the ordinary one, and the failures of a kubelet the
+# end-to-end tests ask for.
+#
 # Usage: hack/cluster.sh up      start it (does nothing if it is already up)
 #        hack/cluster.sh down    remove it (does nothing if there is none)
 #
@@ -17,6 +21,7 @@ CLUSTER_NAME=${CLUSTER_NAME:-robot-operator}
 KUBECONFIG_OUT=${KUBECONFIG_OUT:-${ROOT}/_output/kubeconfig}
 NODES=${NODES:-2}
 KWOKCTL_LOG="${ROOT}/_output/kwokctl-${CLUSTER_NAME}.log"
+STAGES="${ROOT}/hack/kwok-stages.yaml"
 
 eval "$("${ROOT}/hack/tools.sh" env)"
 mkdir -p "${ROOT}/_output"
@@ -28,28 +33,39 @@ healthy() {
 		"${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get --raw /readyz >/dev/null 2>&1
 }
 
+# stagesEnabled: the cluster serves Stage objects. A cluster made before it
+# did plays kwok's built-in stages, and none of the failures.
+stagesEnabled() {
+	"${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get crd stages.kwok.x-k8s.io >/dev/null 2>&1
+}
+
 exists() {
 	"${KWOKCTL}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"
 }
 
 up() {
 	"${ROOT}/hack/tools.sh"
-	if exists && healthy; then
+	if exists && healthy && stagesEnabled; then
 		log "cluster ${CLUSTER_NAME} is already up (kubeconfig: ${KUBECONFIG_OUT})"
 	else
 		if exists; then
-			log "cluster ${CLUSTER_NAME} exists but does not answer; recreating it"
+			log "cluster ${CLUSTER_NAME} exists but does not answer or has no Stage objects; recreating it"
 			"${KWOKCTL}" delete cluster --name "${CLUSTER_NAME}" >/dev/null 2>&1 || true
 		fi
 		mkdir -p "$(dirname "${KUBECONFIG_OUT}")"
 		# The audit log records each write with its user agent: the e2e tests
 		# count the operator's writes from it.
+		# With the Stage CRD enabled, kwok reads its stages from the cluster
+		# only: until hack/kwok-stages.yaml is applied below, no node becomes
+		# Ready and no pod Running.
 		cat >"${ROOT}/_output/kwokctl.yaml" <<CONFIG
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:
   bindAddress: 127.0.0.1
   kubeVersion: ${K8S_VERSION}
+  enableCRDs:
+  - Stage
 CONFIG
 		local policy=${AUDIT_POLICY:-${ROOT}/_output/audit-policy.yaml}
 		[[ -n "${AUDIT_POLICY:-}" ]] || cat >"${policy}" <<POLICY
@@ -79,6 +95,9 @@ POLICY
 			exit 1
 		fi
 	fi
+	# At every up, so that a cluster left running plays the stages of this
+	# tree; before the nodes are made.
+	"${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" apply -f "${STAGES}" >>"${KWOKCTL_LOG}"
 	local have
 	have=$("${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get nodes --no-headers 2>/dev/null | wc -l)
 	if [[ ${have} -lt ${NODES} ]]; then

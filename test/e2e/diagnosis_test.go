@@ -26,83 +26,76 @@ import (
 // the reason is gone.
 //
 // The scheduler, the ResourceQuota and Pod Security admission are real.
-// The kubelet is not: kwok's nodes run no containers and mark every pod
-// Running and Ready. For the causes only a kubelet reports (an image that
-// cannot be pulled, a crash loop, a missing ConfigMap, a readiness probe
-// that fails), the test writes the pod's status as the kubelet would. The
-// phase stays Running: kwok's stage puts a Pending pod that is not Ready
-// back to Running and Ready, and the operator reads the container's state,
-// not the phase.
+// The kubelet is not: kwok's fake nodes run no containers. The causes only
+// a kubelet reports (an image that cannot be pulled, a crash loop, a
+// missing ConfigMap, a readiness probe that fails) come from the kwok
+// Stages of hack/kwok-stages.yaml, which the cluster plays for the pods
+// that ask for them: those of the image pullFailsImage, or with the label
+// simulateLabel. The test sets them through the Robot, as it would a typo
+// or a broken release, and removes them the way a user would fix the
+// cause: a new pod from the new template, which kwok makes Running and
+// Ready as any other.
 
 // causeTimeout bounds how long the Robot may take to say why its pods do
 // not run once they show it: seconds, not the Deployment's progress
 // deadline of ten minutes. Generous for a shared machine.
 const causeTimeout = 20 * time.Second
 
-// asKubelet waits for a pod of the Robot name that runs image, and writes
-// its status as edit says.
-func asKubelet(t *testing.T, ns, name, image string, edit func(*corev1.PodStatus)) *corev1.Pod {
+const (
+	// pullFailsImage is an image the cluster's stages never pull: its
+	// container waits with ErrImagePull, then ImagePullBackOff.
+	pullFailsImage = "registry.invalid/robot-test/pull-fails:1"
+	// simulateLabel on a pod makes the cluster's stages play a kubelet's
+	// failure: crash-loop, config-missing or readiness-fails.
+	simulateLabel = "e2e.robot.dev/simulate"
+)
+
+// waitForContainer waits for a pod of the Robot name, not terminating,
+// whose Robot container's status is what is says, and returns the pod.
+func waitForContainer(t *testing.T, ns, name, what string, is func(*corev1.ContainerStatus) bool) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
-	eventually(t, convergeTimeout, fmt.Sprintf("a running pod of Robot %s/%s with image %s", ns, name, image), func(ctx context.Context) (bool, string, error) {
+	eventually(t, convergeTimeout, fmt.Sprintf("a pod of Robot %s/%s whose container %s", ns, name, what), func(ctx context.Context) (bool, string, error) {
 		pods, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelRobot + "=" + name})
 		if err != nil {
 			return false, "", err
 		}
 		for i := range pods.Items {
-			if p := &pods.Items[i]; p.DeletionTimestamp == nil && podImage(p) == image && p.Status.Phase == corev1.PodRunning {
-				pod = p
-				return true, "", nil
+			p := &pods.Items[i]
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			for j := range p.Status.ContainerStatuses {
+				if c := &p.Status.ContainerStatuses[j]; c.Name == containerName && is(c) {
+					pod = p
+					return true, "", nil
+				}
 			}
 		}
 		return false, summarizePods(pods.Items), nil
 	})
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := env.kube.CoreV1().Pods(ns).Get(t.Context(), pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		edit(&current.Status)
-		pod, err = env.kube.CoreV1().Pods(ns).UpdateStatus(t.Context(), current, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("writing the status of pod %s/%s: %v", ns, pod.Name, err)
-	}
 	return pod
 }
 
-// containerNotReady makes a pod's status say that its Robot container is in state.
-func containerNotReady(state corev1.ContainerState, last corev1.ContainerState, started bool) func(*corev1.PodStatus) {
-	return func(s *corev1.PodStatus) {
-		now := metav1.Now()
-		for i := range s.Conditions {
-			if c := &s.Conditions[i]; c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
-				c.Status, c.Reason, c.LastTransitionTime = corev1.ConditionFalse, "ContainersNotReady", now
-			}
-		}
-		for i := range s.ContainerStatuses {
-			if c := &s.ContainerStatuses[i]; c.Name == containerName {
-				c.Ready, c.Started, c.State, c.LastTerminationState = false, &started, state, last
-			}
-		}
+// waiting tells a container that waits with reason.
+func waiting(reason string) func(*corev1.ContainerStatus) bool {
+	return func(c *corev1.ContainerStatus) bool {
+		return c.State.Waiting != nil && c.State.Waiting.Reason == reason
 	}
 }
 
-// runningAndReady makes a pod's status say that its Robot container runs and is ready.
-func runningAndReady(s *corev1.PodStatus) {
-	now := metav1.Now()
-	for i := range s.Conditions {
-		if c := &s.Conditions[i]; c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
-			c.Status, c.Reason, c.LastTransitionTime = corev1.ConditionTrue, "", now
-		}
-	}
-	for i := range s.ContainerStatuses {
-		if c := &s.ContainerStatuses[i]; c.Name == containerName {
-			c.Ready, c.Started = true, ptr.To(true)
-			c.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
-		}
-	}
+// simulating returns a Robot whose pods carry simulateLabel=failure.
+func simulating(ns, name, failure string) *robotv1alpha1.Robot {
+	robot := newRobot(ns, name, 1)
+	robot.Spec.PodLabels = map[string]string{simulateLabel: failure}
+	return robot
+}
+
+// stopSimulating removes simulateLabel from the Robot's pods: a new
+// template, whose pod kwok makes Running and Ready.
+func stopSimulating(t *testing.T, ns, name string) {
+	t.Helper()
+	patchRobot(t, ns, name, `{"spec":{"podLabels":null}}`)
 }
 
 // expectCause waits for the Robot to say reason with a message that
@@ -145,19 +138,21 @@ func expectRecovered(t *testing.T, ns, name string) {
 
 func TestImagePullFailed(t *testing.T) {
 	ns := newNamespace(t)
-	typo := image1 + "-typo"
 	robot := newRobot(ns, "web", 1)
-	robot.Spec.Image = typo
+	robot.Spec.Image = pullFailsImage
 	createRobot(t, robot)
-	const kubeletMessage = `rpc error: code = NotFound desc = failed to pull and unpack image "` + image1 + `-typo": not found`
-	asKubelet(t, ns, "web", typo, containerNotReady(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: kubeletMessage}}, corev1.ContainerState{}, false))
+	pod := waitForContainer(t, ns, "web", "waits with ErrImagePull", waiting("ErrImagePull"))
 	since := time.Now()
-	expectCause(t, ns, "web", robotv1alpha1.ReasonImagePullFailed, since, `"`+typo+`"`, kubeletMessage)
+	runtimeMessage := pod.Status.ContainerStatuses[0].State.Waiting.Message
+	if !strings.Contains(runtimeMessage, "no such host") {
+		t.Fatalf("pod %s: want the runtime's message about the registry, got %q", pod.Name, runtimeMessage)
+	}
+	expectCause(t, ns, "web", robotv1alpha1.ReasonImagePullFailed, since, `"`+pullFailsImage+`"`, "(ErrImagePull)", runtimeMessage)
 
 	// The kubelet backs off: another waiting reason and message, the same
 	// cause, no second warning.
-	asKubelet(t, ns, "web", typo, containerNotReady(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "` + typo + `"`}}, corev1.ContainerState{}, false))
-	expectCause(t, ns, "web", robotv1alpha1.ReasonImagePullFailed, since, "ImagePullBackOff")
+	waitForContainer(t, ns, "web", "waits with ImagePullBackOff", waiting("ImagePullBackOff"))
+	expectCause(t, ns, "web", robotv1alpha1.ReasonImagePullFailed, since, "(ImagePullBackOff)", `Back-off pulling image "`+pullFailsImage+`"`)
 
 	patchRobot(t, ns, "web", fmt.Sprintf(`{"spec":{"image":%q}}`, image1))
 	expectRecovered(t, ns, "web")
@@ -165,64 +160,63 @@ func TestImagePullFailed(t *testing.T) {
 
 func TestCrashLoop(t *testing.T) {
 	ns := newNamespace(t)
-	createRobot(t, newRobot(ns, "web", 1))
-	waitForRobotReady(t, ns, "web")
-	lastExit := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "flag provided but not defined: -x"}}
-	asKubelet(t, ns, "web", image1, func(s *corev1.PodStatus) {
-		containerNotReady(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container"}}, lastExit, false)(s)
-		s.ContainerStatuses[0].RestartCount = 1
-	})
+	createRobot(t, simulating(ns, "web", "crash-loop"))
+	waitForContainer(t, ns, "web", "waits with CrashLoopBackOff", waiting("CrashLoopBackOff"))
 	since := time.Now()
-	expectCause(t, ns, "web", robotv1alpha1.ReasonCrashLoop, since, "last exit code 2 (Error)", "flag provided but not defined")
+	expectCause(t, ns, "web", robotv1alpha1.ReasonCrashLoop, since, "last exit code 1 (Error)", "open /etc/robot/config.yaml: no such file or directory")
 
 	// Between two crashes the container runs for a moment: still a crash
 	// loop, not another cause.
-	asKubelet(t, ns, "web", image1, func(s *corev1.PodStatus) {
-		containerNotReady(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}, lastExit, true)(s)
-		s.ContainerStatuses[0].RestartCount = 2
+	waitForContainer(t, ns, "web", "runs again after a crash", func(c *corev1.ContainerStatus) bool {
+		return c.State.Running != nil && c.RestartCount >= 2 && c.LastTerminationState.Terminated != nil
 	})
-	expectCause(t, ns, "web", robotv1alpha1.ReasonCrashLoop, since, "last exit code 2")
+	expectCause(t, ns, "web", robotv1alpha1.ReasonCrashLoop, since, "last exit code 1")
 
-	// Fixed: the container stays up.
-	asKubelet(t, ns, "web", image1, runningAndReady)
+	// Fixed: a release whose container stays up.
+	stopSimulating(t, ns, "web")
 	expectRecovered(t, ns, "web")
 }
 
 func TestConfigMissing(t *testing.T) {
 	ns := newNamespace(t)
-	createRobot(t, newRobot(ns, "web", 1))
-	waitForRobotReady(t, ns, "web")
-	const kubeletMessage = `configmap "settings" not found`
-	asKubelet(t, ns, "web", image1, containerNotReady(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: kubeletMessage}}, corev1.ContainerState{}, false))
-	expectCause(t, ns, "web", robotv1alpha1.ReasonConfigMissing, time.Now(), kubeletMessage)
+	createRobot(t, simulating(ns, "web", "config-missing"))
+	pod := waitForContainer(t, ns, "web", "waits with CreateContainerConfigError", waiting("CreateContainerConfigError"))
+	expectCause(t, ns, "web", robotv1alpha1.ReasonConfigMissing, time.Now(), "pod "+pod.Name, `configmap "settings" not found`)
 
-	// The ConfigMap is created: the kubelet starts the container.
-	asKubelet(t, ns, "web", image1, runningAndReady)
+	// Fixed: pods that no longer need the ConfigMap.
+	stopSimulating(t, ns, "web")
 	expectRecovered(t, ns, "web")
 }
 
 func TestReadinessProbeFailing(t *testing.T) {
 	ns := newNamespace(t)
-	createRobot(t, newRobot(ns, "web", 1))
-	waitForRobotReady(t, ns, "web")
-	// Running and started, not ready: for the first 30 s a slow start,
+	createRobot(t, simulating(ns, "web", "readiness-fails"))
+	// Running and started, never ready: for the first 30 s a slow start,
 	// then a failing probe. The operator looks again by itself: no object
 	// changes when the 30 s are up.
-	// The API stores times to the second: the clock starts at the second
-	// the status says.
-	since := time.Now().Truncate(time.Second)
-	asKubelet(t, ns, "web", image1, containerNotReady(corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}, corev1.ContainerState{}, true))
-	time.Sleep(10 * time.Second)
+	pod := waitForContainer(t, ns, "web", "runs, started and not ready", func(c *corev1.ContainerStatus) bool {
+		return c.State.Running != nil && ptr.Deref(c.Started, false) && !c.Ready
+	})
+	// The clock starts when the container started or stopped being ready,
+	// whichever is later, as the status says (to the second).
+	since := pod.Status.ContainerStatuses[0].State.Running.StartedAt.Time
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime.Time
+		}
+	}
+	time.Sleep(time.Until(since.Add(10 * time.Second)))
 	if robot := getRobot(t, ns, "web"); readyCondition(robot).Reason != robotv1alpha1.ReasonRolloutInProgress {
-		t.Errorf("10 s after the container stopped being ready: Ready reason %s, want %s", readyCondition(robot).Reason, robotv1alpha1.ReasonRolloutInProgress)
+		t.Errorf("10 s after the container started, not ready: Ready reason %s, want %s", readyCondition(robot).Reason, robotv1alpha1.ReasonRolloutInProgress)
 	}
 	waitForRobotReason(t, ns, "web", metav1.ConditionFalse, robotv1alpha1.ReasonReadinessProbeFailing, 30*time.Second+causeTimeout)
 	if took := time.Since(since); took < 30*time.Second {
-		t.Errorf("the Robot said %s %v after the container stopped being ready, before 30 s", robotv1alpha1.ReasonReadinessProbeFailing, took)
+		t.Errorf("the Robot said %s %v after the container started, not ready, before 30 s", robotv1alpha1.ReasonReadinessProbeFailing, took)
 	}
-	expectCause(t, ns, "web", robotv1alpha1.ReasonReadinessProbeFailing, since.Add(30*time.Second), "running but not ready")
+	expectCause(t, ns, "web", robotv1alpha1.ReasonReadinessProbeFailing, since.Add(30*time.Second), "running but not ready", "pod "+pod.Name)
 
-	asKubelet(t, ns, "web", image1, runningAndReady)
+	// Fixed: a release whose probe succeeds.
+	stopSimulating(t, ns, "web")
 	expectRecovered(t, ns, "web")
 }
 
