@@ -251,6 +251,12 @@ func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) bool {
 		s.Replicas != want || s.UpdatedReplicas != want || s.ReadyReplicas != want || s.AvailableReplicas != want {
 		return false
 	}
+	// A fight over the Deployment ends a while after the other writer
+	// stops (Synced=False, DeploymentContested, until then).
+	synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionSynced)
+	if synced == nil || synced.Status != metav1.ConditionTrue {
+		return false
+	}
 	// The Deployment controller reports the end of a rollout a little
 	// after the pods are available; until the Robot mirrors that, the
 	// operator has a status write left to make.
