@@ -164,6 +164,11 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		stillRunning = false
 		s.checks = append(s.checks, checkf("operator ran", false, "the operator exited: %v", err))
 	default:
+		// Through an outage the operator must keep running, never be
+		// restarted: say so when it did.
+		if s.outageRate >= 0 {
+			s.checks = append(s.checks, checkf("operator ran", true, "the operator ran through the outage"))
+		}
 	}
 
 	audit, err := readAudit(c.auditLog)
