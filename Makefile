@@ -75,6 +75,18 @@ bench-smoke: ## Run the benchmark once at N=20: it must complete and print its t
 	@grep -q '^| \*\*T_ready / floor-ready\*\*' _output/bench-smoke.md || { echo "bench-smoke: no table in _output/bench-smoke.md"; exit 1; }
 	@echo "bench-smoke: the benchmark completed and printed its table (_output/bench-smoke.md)"
 
+# Each scenario gets a fresh cluster of its own, named chaos.
+CHAOS_N         ?= 300
+CHAOS_SCENARIOS ?= 1,3,4,7
+
+.PHONY: chaos
+chaos: ## Break things on purpose (kill the operator, the API server, etcd; fight it) with N=300 Robots; check the invariants (docs/reliability.md).
+	go run ./test/chaos -n $(CHAOS_N) -scenarios $(CHAOS_SCENARIOS) -out _output/chaos.md
+
+.PHONY: chaos-short
+chaos-short: ## The fault suite's scenarios 1, 3 and 7 at N=60, with 15 kills and a 1-minute fight.
+	go run ./test/chaos -n 60 -scenarios 1,3,7 -kills 15 -fight 60s -out _output/chaos-short.md
+
 .PHONY: verify
 verify: ## Check formatting, vet, and that generated code is up to date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

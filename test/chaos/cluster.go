@@ -1,0 +1,381 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
+)
+
+const (
+	clusterName = "chaos"
+	// operatorUser is the identity the operator runs under: its own
+	// ServiceAccount from artifacts/deploy, not the admin credentials.
+	operatorUser = "system:serviceaccount:robot-operator:robot-operator"
+	// robotsPerNode keeps kwok's fake nodes under their 110-pod capacity
+	// with up to three replicas per Robot.
+	robotsPerNode = 30
+)
+
+// environment is what every scenario shares: the tools and the operator
+// binary.
+type environment struct {
+	cfg         config
+	tools       map[string]string
+	out         string // scratch directory
+	operatorBin string
+	commit      string
+}
+
+func newEnvironment(ctx context.Context, cfg config) (*environment, error) {
+	e := &environment{cfg: cfg, out: filepath.Join(cfg.root, "_output", "chaos")}
+	if err := os.MkdirAll(e.out, 0o755); err != nil {
+		return nil, err
+	}
+	logf("building the cluster tools (cached after the first time)")
+	if _, err := e.run(ctx, nil, filepath.Join(cfg.root, "hack", "tools.sh")); err != nil {
+		return nil, err
+	}
+	envOut, err := e.run(ctx, nil, filepath.Join(cfg.root, "hack", "tools.sh"), "env")
+	if err != nil {
+		return nil, err
+	}
+	e.tools = map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(envOut)), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			e.tools[k] = v
+		}
+	}
+	if commit, err := e.run(ctx, nil, "git", "describe", "--always", "--dirty"); err == nil {
+		e.commit = strings.TrimSpace(string(commit))
+	}
+	logf("building the operator")
+	e.operatorBin = filepath.Join(e.out, "robot-operator")
+	if _, err := e.run(ctx, []string{"CGO_ENABLED=0"}, "go", "build", "-trimpath", "-ldflags", "-X main.version="+e.commit, "-o", e.operatorBin, "."); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// run runs a command in the repository and returns its standard output; on
+// failure the error carries its standard error.
+func (e *environment) run(ctx context.Context, env []string, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = e.cfg.root
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes(), nil
+}
+
+// cluster is one fresh local cluster.
+type cluster struct {
+	env        *environment
+	dir        string // kwokctl's directory of the cluster
+	kubeconfig string
+	auditLog   string
+	kube       kubernetes.Interface
+	robots     clientset.Interface
+}
+
+// newCluster replaces any earlier chaos cluster by a fresh one with enough
+// fake nodes for n Robots, auditing every request of the operator.
+func (e *environment) newCluster(ctx context.Context, n int) (*cluster, error) {
+	policy := filepath.Join(e.out, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  users: ["`+operatorUser+`"]
+- level: None
+`), 0o644); err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	c := &cluster{env: e, kubeconfig: filepath.Join(e.out, "kubeconfig"), dir: filepath.Join(home, ".kwok", "clusters", clusterName)}
+	c.auditLog = filepath.Join(c.dir, "logs", "audit.log")
+	vars := []string{"CLUSTER_NAME=" + clusterName, "KUBECONFIG_OUT=" + c.kubeconfig,
+		fmt.Sprintf("NODES=%d", n/robotsPerNode+1), "AUDIT_POLICY=" + policy}
+	if _, err := e.run(ctx, vars, filepath.Join(e.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
+		return nil, err
+	}
+	if _, err := e.run(ctx, vars, filepath.Join(e.cfg.root, "hack", "cluster.sh"), "up"); err != nil {
+		return nil, err
+	}
+	admin, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	// Each scenario gets a new cluster whose certificates sit at the same
+	// paths; client-go caches transports by those paths, so use the contents.
+	if err := rest.LoadTLSFiles(admin); err != nil {
+		return nil, err
+	}
+	admin.CAFile, admin.CertFile, admin.KeyFile = "", "", ""
+	admin.QPS, admin.Burst = -1, 0
+	if c.kube, err = kubernetes.NewForConfig(admin); err != nil {
+		return nil, err
+	}
+	if c.robots, err = clientset.NewForConfig(admin); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *cluster) down(ctx context.Context) {
+	vars := []string{"CLUSTER_NAME=" + clusterName, "KUBECONFIG_OUT=" + c.kubeconfig}
+	if _, err := c.env.run(context.WithoutCancel(ctx), vars, filepath.Join(c.env.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
+		logf("removing the cluster: %v", err)
+	}
+}
+
+func (c *cluster) kubectl(ctx context.Context, args ...string) ([]byte, error) {
+	return c.env.run(ctx, []string{"KUBECONFIG=" + c.kubeconfig}, c.env.tools["KUBECTL"], args...)
+}
+
+// installOperatorRBAC installs the CRD and the operator's ServiceAccount and
+// RBAC from artifacts/deploy, and returns a kubeconfig that authenticates as
+// that ServiceAccount.
+func (c *cluster) installOperatorRBAC(ctx context.Context) (string, error) {
+	if _, err := c.kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(c.env.cfg.root, "artifacts", "deploy")); err != nil {
+		return "", err
+	}
+	if _, err := c.kubectl(ctx, "wait", "--for=condition=Established", "crd/robots.robot.dev", "--timeout=60s"); err != nil {
+		return "", err
+	}
+	token, err := c.kubectl(ctx, "create", "token", "robot-operator", "-n", "robot-operator", "--duration=4h")
+	if err != nil {
+		return "", err
+	}
+	raw, err := clientcmd.LoadFromFile(c.kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	for _, auth := range raw.AuthInfos {
+		auth.ClientCertificate, auth.ClientKey = "", ""
+		auth.ClientCertificateData, auth.ClientKeyData = nil, nil
+		auth.Token = strings.TrimSpace(string(token))
+	}
+	path := filepath.Join(c.env.out, "operator.kubeconfig")
+	return path, clientcmd.WriteToFile(*raw, path)
+}
+
+// component is a process of the cluster that kwokctl started
+// (kube-apiserver, etcd), found by its pid file.
+type component struct {
+	name    string
+	pidFile string
+	args    []string
+	dir     string
+	logPath string
+}
+
+func (c *cluster) component(name string) (*component, error) {
+	pidFile := filepath.Join(c.dir, "pids", name+".pid")
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		return nil, err
+	}
+	pid := strings.TrimSpace(string(raw))
+	cmdline, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+	if err != nil {
+		return nil, fmt.Errorf("%s (pid %s): %w", name, pid, err)
+	}
+	dir, err := os.Readlink(filepath.Join("/proc", pid, "cwd"))
+	if err != nil {
+		return nil, err
+	}
+	return &component{name: name, pidFile: pidFile, args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"),
+		dir: dir, logPath: filepath.Join(c.dir, "logs", name+".log")}, nil
+}
+
+// components are the processes of the cluster that a machine's supervisor
+// (kubelet, systemd) would restart when they exit.
+var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+// pid returns the component's process id, from its pid file.
+func (p *component) pid() (int, error) {
+	raw, err := os.ReadFile(p.pidFile)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(raw)))
+}
+
+// running reports whether the component's process is there.
+func (p *component) running() bool {
+	pid, err := p.pid()
+	return err == nil && syscall.Kill(pid, 0) == nil
+}
+
+// kill sends SIGKILL to the component and waits until it is gone.
+func (p *component) kill() error {
+	pid, err := p.pid()
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing %s (pid %d): %w", p.name, pid, err)
+	}
+	for range 100 {
+		if syscall.Kill(pid, 0) != nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s (pid %d) is still there after SIGKILL", p.name, pid)
+}
+
+// restart starts the component again with the same command line, in its own
+// session so that it outlives this program as kwokctl's did, and records its
+// pid where kwokctl looks for it.
+func (p *component) restart() error {
+	out, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd.Dir = p.dir
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("restarting %s: %w", p.name, err)
+	}
+	go cmd.Wait()
+	return os.WriteFile(p.pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+}
+
+// waitReady waits until the API server answers /readyz.
+func (c *cluster) waitReady(ctx context.Context, timeout time.Duration) error {
+	return waitFor(ctx, timeout, 200*time.Millisecond, "the API server's /readyz", func() (bool, error) {
+		_, err := c.kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, nil
+	})
+}
+
+// freeAddr returns a loopback address with a port nobody listens on.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// waitFor polls cond every interval until it is true or timeout passes.
+func waitFor(ctx context.Context, timeout, interval time.Duration, what string, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+// operator is the operator under test, running as its own process.
+type operator struct {
+	cmd     *exec.Cmd
+	metrics string
+	exited  chan error
+	logFile *os.File
+}
+
+// startOperator starts the operator without waiting for it: scenario 1
+// kills it at random moments, before it is ready too.
+func (e *environment) startOperator(kubeconfig string, log *os.File) (*operator, error) {
+	o := &operator{exited: make(chan error, 1), logFile: log}
+	var err error
+	if o.metrics, err = freeAddr(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "=== chaos: %s starting the operator\n", time.Now().UTC().Format(time.RFC3339Nano))
+	o.cmd = exec.Command(e.operatorBin, "-kubeconfig", kubeconfig, "-v=2", "-workers=8",
+		"-metrics-bind-address", o.metrics, "-metrics-secure=false", "-health-probe-bind-address=127.0.0.1:0")
+	o.cmd.Stdout, o.cmd.Stderr = log, log
+	if err := o.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { o.exited <- o.cmd.Wait() }()
+	return o, nil
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (o *operator) kill() {
+	o.cmd.Process.Kill()
+	<-o.exited
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (o *operator) stop() error {
+	if err := o.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case err := <-o.exited:
+		return err
+	case <-time.After(60 * time.Second):
+		o.cmd.Process.Kill()
+		return errors.New("the operator did not stop within 60s of SIGTERM")
+	}
+}
+
+// requests returns the operator's client requests so far, from its
+// rest_client_requests_total: failed ones (no answer from the API server)
+// included, which the audit log cannot see.
+func (o *operator) requests() (float64, error) {
+	resp, err := http.Get("http://" + o.metrics + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		return 0, err
+	}
+	var total float64
+	for _, line := range strings.Split(body.String(), "\n") {
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return total, nil
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Bounds of "no hot loop".
+const (
+	// maxWritesPerGeneration bounds the operator's writes (Events aside),
+	// from the first Robot created until all converged, per Robot
+	// generation made (each Robot's first, and each spec change). One
+	// generation needs a Deployment write and one to three status writes
+	// as the rollout progresses; a restarted operator that finds a
+	// converged Robot writes nothing. Eight leaves room for conflicts and
+	// retries, and is far below what a loop writing each Robot again and
+	// again would cost.
+	maxWritesPerGeneration = 8
+	// maxOutageRequestRate bounds the operator's requests per second while
+	// the API server (or etcd) is down: the reflectors back off and the
+	// workers' rate limiter spaces the retries of the Robots in error, so
+	// a few a second per informer and worker is what backing off costs;
+	// a worker retrying without waiting would make hundreds.
+	maxOutageRequestRate = 20.0
+)
+
+// auditEvent holds the fields of an audit log line the checks read.
+type auditEvent struct {
+	Stage     string `json:"stage"`
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	User      struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Name        string `json:"name"`
+	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+}
+
+func (e *auditEvent) write() bool {
+	switch e.Verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+// readAudit returns the operator's requests, one per request: a watch's
+// start, every other request's end.
+func readAudit(path string) ([]auditEvent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var events []auditEvent
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 16<<20)
+	for s.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(s.Bytes(), &e); err != nil {
+			// A line cut short by a killed API server.
+			continue
+		}
+		if e.User.Username != operatorUser || !(e.Stage == "ResponseComplete" && e.Verb != "watch" || e.Stage == "ResponseStarted" && e.Verb == "watch") {
+			continue
+		}
+		events = append(events, e)
+	}
+	return events, s.Err()
+}
+
+// writesIn counts the writes (Events aside) received in [from, to) that
+// match.
+func writesIn(events []auditEvent, from, to time.Time, match func(*auditEvent) bool) int {
+	n := 0
+	for i := range events {
+		e := &events[i]
+		if e.write() && e.ObjectRef.Resource != "events" && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) && (match == nil || match(e)) {
+			n++
+		}
+	}
+	return n
+}
+
+// check is one invariant, held or not.
+type check struct {
+	name   string
+	ok     bool
+	detail string
+}
+
+func checkf(name string, ok bool, format string, args ...any) check {
+	return check{name: name, ok: ok, detail: fmt.Sprintf(format, args...)}
+}
+
+// checkConverged: every Robot exists, is Ready with its spec applied, and
+// says so of its current generation.
+func checkConverged(ctx context.Context, c *cluster, n int, waitErr error) check {
+	count, examples, err := notConverged(ctx, c)
+	if err != nil {
+		return checkf("converged", false, "listing: %v", err)
+	}
+	robots, err := c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return checkf("converged", false, "listing: %v", err)
+	}
+	if waitErr != nil || count > 0 || len(robots.Items) != n {
+		return checkf("converged", false, "%d of %d Robots exist, %d not converged, e.g. %v (%v)", len(robots.Items), n, count, examples, waitErr)
+	}
+	return checkf("converged", true, "%d Robots Ready, spec applied, observedGeneration current", n)
+}
+
+// checkDeployments: each Robot has exactly one Deployment, controlled by it
+// (by UID); none is without its Robot; none was deleted, or recreated under
+// the same name, and the operator deleted none.
+func checkDeployments(ctx context.Context, c *cluster, uids *uidWatch, audit []auditEvent) check {
+	robots, err := c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return checkf("deployments", false, "listing: %v", err)
+	}
+	deployments, err := c.kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return checkf("deployments", false, "listing: %v", err)
+	}
+	robotByUID := map[types.UID]string{}
+	for _, r := range robots.Items {
+		robotByUID[r.UID] = r.Name
+	}
+	var problems []string
+	controlled := map[types.UID]int{}
+	uids.mu.Lock()
+	for _, d := range deployments.Items {
+		owner := metav1.GetControllerOf(&d)
+		switch {
+		case owner == nil || owner.Kind != "Robot":
+			problems = append(problems, d.Name+": no Robot controls it (orphaned)")
+		case robotByUID[owner.UID] == "":
+			problems = append(problems, fmt.Sprintf("%s: its controller Robot %s (%s) is gone (orphaned)", d.Name, owner.Name, owner.UID))
+		default:
+			controlled[owner.UID]++
+		}
+		if first := uids.first[d.Name]; first != "" && first != d.UID {
+			problems = append(problems, fmt.Sprintf("%s: UID %s, first seen as %s (recreated)", d.Name, d.UID, first))
+		}
+	}
+	for name, later := range uids.recreated {
+		problems = append(problems, fmt.Sprintf("%s: recreated as %v", name, later))
+	}
+	for name, n := range uids.deleted {
+		problems = append(problems, fmt.Sprintf("%s: deleted %d times", name, n))
+	}
+	uids.mu.Unlock()
+	for _, r := range robots.Items {
+		if n := controlled[r.UID]; n != 1 {
+			problems = append(problems, fmt.Sprintf("Robot %s controls %d Deployments", r.Name, n))
+		}
+	}
+	deletes := 0
+	for _, e := range audit {
+		if e.Verb == "delete" && e.ObjectRef.Resource == "deployments" {
+			deletes++
+		}
+	}
+	if deletes > 0 {
+		problems = append(problems, fmt.Sprintf("the operator deleted Deployments %d times", deletes))
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return checkf("deployments", false, "%d problems, e.g. %s", len(problems), strings.Join(problems[:min(5, len(problems))], "; "))
+	}
+	return checkf("deployments", true, "%d Deployments, one per Robot, each with its first UID", len(deployments.Items))
+}
+
+// checkEvents: at most one DeploymentCreated Event per Robot.
+func checkEvents(ctx context.Context, c *cluster) check {
+	events, err := c.kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=DeploymentCreated"})
+	if err != nil {
+		return checkf("events", false, "listing: %v", err)
+	}
+	perRobot := map[types.UID]int32{}
+	total := int32(0)
+	for _, e := range events.Items {
+		n := max(e.Count, 1)
+		if e.Series != nil {
+			n = max(n, e.Series.Count)
+		}
+		perRobot[e.InvolvedObject.UID] += n
+		total += n
+	}
+	var over []string
+	for uid, n := range perRobot {
+		if n > 1 {
+			over = append(over, fmt.Sprintf("%s: %d", uid, n))
+		}
+	}
+	if len(over) > 0 {
+		sort.Strings(over)
+		return checkf("events", false, "%d Robots have more than one DeploymentCreated, e.g. %s", len(over), strings.Join(over[:min(5, len(over))], ", "))
+	}
+	return checkf("events", true, "%d DeploymentCreated for %d Robots", total, len(perRobot))
+}

@@ -1,0 +1,469 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// scenario is one fault. fault runs it while the workload creates and
+// changes Robots, and returns the operator it leaves running.
+type scenario struct {
+	id    int
+	name  string
+	fault func(ctx context.Context, s *scenarioRun) error
+}
+
+func scenarioByID(id int) *scenario {
+	for i := range scenarios {
+		if scenarios[i].id == id {
+			return &scenarios[i]
+		}
+	}
+	return nil
+}
+
+var scenarios = []scenario{
+	{1, "kill -9 the operator", killOperator},
+	{3, "kube-apiserver down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "kube-apiserver") }},
+	{4, "etcd down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "etcd") }},
+	{7, "another writer fights", fightOperator},
+}
+
+// scenarioRun is one scenario under way.
+type scenarioRun struct {
+	env        *environment
+	c          *cluster
+	w          *workload
+	kubeconfig string
+	log        *os.File
+	rng        *rand.Rand
+	op         *operator // the operator running now
+	// faultStart and faultEnd bound the fault.
+	faultStart, faultEnd time.Time
+	// outageRate is the operator's requests per second while a component
+	// was down, from its own metrics; negative when there was no outage.
+	outageRate float64
+	checks     []check
+	notes      []string
+	// done is closed when the scenario ends.
+	done chan struct{}
+}
+
+// supervise restarts, every second until done is closed, the components
+// that have exited.
+func supervise(ctx context.Context, all map[string]*component, done <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		}
+		for _, name := range components {
+			if p := all[name]; !p.running() {
+				logf("%s had exited; restarting it", name)
+				if err := p.restart(); err != nil {
+					logf("%v", err)
+				}
+			}
+		}
+	}
+}
+
+// result is what the table shows of one scenario.
+type result struct {
+	s                   *scenario
+	n                   int
+	converge            time.Duration
+	during, after, idle int
+	generations         int64
+	perGeneration       float64
+	outageRate          float64
+	checks              []check
+	notes               []string
+	wall                time.Duration
+}
+
+func (r *result) passed() bool {
+	for _, c := range r.checks {
+		if !c.ok {
+			return false
+		}
+	}
+	return true
+}
+
+func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, error) {
+	n := env.cfg.n
+	c, err := env.newCluster(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	defer c.down(ctx)
+	kubeconfig, err := c.installOperatorRBAC(ctx)
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(env.out, fmt.Sprintf("operator-%d.log", sc.id)))
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	s := &scenarioRun{env: env, c: c, kubeconfig: kubeconfig, log: log, outageRate: -1, done: make(chan struct{}),
+		rng: rand.New(rand.NewSource(env.cfg.seed + int64(sc.id))),
+		w:   newWorkload(c, n, env.cfg.seed+int64(sc.id))}
+	if err := s.w.createNamespace(ctx); err != nil {
+		return nil, err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	uids, err := watchUIDs(watchCtx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer close(s.done)
+	defer func() {
+		if s.op != nil {
+			s.op.kill()
+		}
+	}()
+
+	start := time.Now()
+	if err := sc.fault(ctx, s); err != nil {
+		return nil, err
+	}
+	logf("scenario %d: the fault ended; waiting for every Robot to converge", sc.id)
+	convergedAt, waitErr := waitConverged(ctx, c, n, 10*time.Minute)
+	if waitErr != nil {
+		convergedAt = time.Now()
+	}
+	logf("scenario %d: converged %.1f s after the fault; counting writes for %s", sc.id, convergedAt.Sub(s.faultEnd).Seconds(), env.cfg.idle)
+	select {
+	case <-time.After(env.cfg.idle):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	idleEnd := time.Now()
+	stillRunning := true
+	select {
+	case err := <-s.op.exited:
+		stillRunning = false
+		s.checks = append(s.checks, checkf("operator ran", false, "the operator exited: %v", err))
+	default:
+		// Through an outage the operator must keep running, never be
+		// restarted: say so when it did.
+		if s.outageRate >= 0 {
+			s.checks = append(s.checks, checkf("operator ran", true, "the operator ran through the outage"))
+		}
+	}
+
+	audit, err := readAudit(c.auditLog)
+	if err != nil {
+		return nil, err
+	}
+	robots, err := c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	r := &result{s: sc, n: n, converge: convergedAt.Sub(s.faultEnd), outageRate: s.outageRate,
+		during: writesIn(audit, s.faultStart, s.faultEnd, nil),
+		after:  writesIn(audit, s.faultEnd, convergedAt, nil),
+		idle:   writesIn(audit, convergedAt, idleEnd, nil)}
+	for _, robot := range robots.Items {
+		r.generations += robot.Generation
+	}
+	total := writesIn(audit, start, convergedAt, nil)
+	perGeneration := float64(total) / float64(max(r.generations, 1))
+	r.perGeneration = perGeneration
+	hot := checkf("no hot loop", true, "%.2f writes per Robot generation (bound %d), %d writes in %s once converged",
+		perGeneration, maxWritesPerGeneration, r.idle, env.cfg.idle)
+	if perGeneration > maxWritesPerGeneration || r.idle > 0 {
+		hot.ok = false
+	}
+	if s.outageRate >= 0 {
+		hot.detail += fmt.Sprintf(", %.1f requests/s while down (bound %.0f)", s.outageRate, maxOutageRequestRate)
+		if s.outageRate > maxOutageRequestRate {
+			hot.ok = false
+		}
+	}
+	r.checks = append([]check{
+		checkConverged(ctx, c, n, waitErr),
+		checkDeployments(ctx, c, uids, audit),
+		checkEvents(ctx, c),
+		hot,
+	}, s.checks...)
+	r.notes = s.notes
+	if stillRunning {
+		if err := s.op.stop(); err != nil {
+			logf("stopping the operator: %v", err)
+		}
+	}
+	s.op = nil
+	for _, c := range r.checks {
+		logf("scenario %d: %s: %v: %s", sc.id, c.name, c.ok, c.detail)
+	}
+	return r, nil
+}
+
+// startOperator starts the operator and waits until its metrics answer.
+func (s *scenarioRun) startOperator(ctx context.Context) error {
+	op, err := s.env.startOperator(s.kubeconfig, s.log)
+	if err != nil {
+		return err
+	}
+	s.op = op
+	return waitFor(ctx, time.Minute, 100*time.Millisecond, "the operator's metrics", func() (bool, error) {
+		select {
+		case err := <-op.exited:
+			return false, fmt.Errorf("the operator exited: %v", err)
+		default:
+		}
+		_, err := op.requests()
+		return err == nil, nil
+	})
+}
+
+// churn starts the workload: the Robots are created, and one changed every
+// interval until the returned stop is called, which waits for the creates.
+func (s *scenarioRun) churn(ctx context.Context, interval time.Duration) (stop func() error) {
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- s.w.churn(ctx, interval, done) }()
+	return func() error {
+		close(done)
+		return <-errc
+	}
+}
+
+// killOperator (scenario 1) kills the operator with SIGKILL at a random
+// moment 0-2 s after each start, and starts it again at once, while the
+// Robots are created and changed.
+func killOperator(ctx context.Context, s *scenarioRun) error {
+	s.faultStart = time.Now()
+	stop := s.churn(ctx, 200*time.Millisecond)
+	for i := range s.env.cfg.kills {
+		op, err := s.env.startOperator(s.kubeconfig, s.log)
+		if err != nil {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(s.rng.Int63n(int64(2 * time.Second)))):
+		case <-ctx.Done():
+			op.kill()
+			return ctx.Err()
+		}
+		op.kill()
+		if (i+1)%10 == 0 {
+			logf("killed the operator %d times; %d Robots created", i+1, s.w.created.Load())
+		}
+	}
+	s.faultEnd = time.Now()
+	if err := s.startOperator(ctx); err != nil {
+		return err
+	}
+	s.notes = append(s.notes, fmt.Sprintf("%d kills in %.0f s", s.env.cfg.kills, s.faultEnd.Sub(s.faultStart).Seconds()))
+	return stop()
+}
+
+// outageDown is how long scenarios 3 and 4 keep a component down.
+const outageDown = 20 * time.Second
+
+// outage (scenarios 3 and 4) kills a component of the cluster with SIGKILL
+// once a third of the Robots are created, and starts it again with the same
+// command line 20 s later. The operator keeps running throughout.
+func outage(ctx context.Context, s *scenarioRun, name string) error {
+	if err := s.startOperator(ctx); err != nil {
+		return err
+	}
+	// The controller manager and the scheduler exit when they cannot renew
+	// their leases, as in any cluster, where the kubelet or systemd starts
+	// them again: so does this supervisor, from their command lines taken
+	// now.
+	all := map[string]*component{}
+	for _, other := range components {
+		p, err := s.c.component(other)
+		if err != nil {
+			return err
+		}
+		all[other] = p
+	}
+	component := all[name]
+	stop := s.churn(ctx, 100*time.Millisecond)
+	if err := waitFor(ctx, 5*time.Minute, 50*time.Millisecond, "a third of the Robots", func() (bool, error) {
+		return s.w.created.Load() >= int64(s.w.n/3), nil
+	}); err != nil {
+		return err
+	}
+	before, err := s.op.requests()
+	if err != nil {
+		return err
+	}
+	s.faultStart = time.Now()
+	if err := component.kill(); err != nil {
+		return err
+	}
+	logf("killed %s with %d Robots created", name, s.w.created.Load())
+	select {
+	case <-time.After(outageDown):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	after, err := s.op.requests()
+	if err != nil {
+		return fmt.Errorf("the operator's metrics while %s was down: %w", name, err)
+	}
+	s.outageRate = (after - before) / time.Since(s.faultStart).Seconds()
+	if err := component.restart(); err != nil {
+		return err
+	}
+	if err := s.c.waitReady(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	go supervise(ctx, all, s.done)
+	s.faultEnd = time.Now()
+	logf("%s is back after %.1f s", name, s.faultEnd.Sub(s.faultStart).Seconds())
+	s.notes = append(s.notes, fmt.Sprintf("down %.1f s", s.faultEnd.Sub(s.faultStart).Seconds()))
+	return stop()
+}
+
+// foughtRobots is how many Robots' Deployments the other writer of
+// scenario 7 fights over.
+const foughtRobots = 5
+
+// fightOperator (scenario 7) sets spec.replicas of a few Robots'
+// Deployments every second, as another writer would, while the other
+// Robots are created and changed. Those Robots must say DeploymentContested
+// during the fight and the operator must back off its reverts.
+func fightOperator(ctx context.Context, s *scenarioRun) error {
+	s.w.skip = foughtRobots
+	if err := s.startOperator(ctx); err != nil {
+		return err
+	}
+	stop := s.churn(ctx, 200*time.Millisecond)
+	var fought []string
+	for i := range foughtRobots {
+		fought = append(fought, robotName(i))
+	}
+	if err := waitFor(ctx, 5*time.Minute, 200*time.Millisecond, "the fought Robots' Deployments", func() (bool, error) {
+		for _, name := range fought {
+			if _, err := s.c.kube.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	contested := map[string]bool{}
+	s.faultStart = time.Now()
+	tick := time.NewTicker(time.Second)
+	for time.Since(s.faultStart) < s.env.cfg.fight {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for _, name := range fought {
+			if _, err := s.c.kube.AppsV1().Deployments(namespace).Patch(ctx, name, types.MergePatchType,
+				[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "chaos-fighter"}); err != nil {
+				return fmt.Errorf("the other writer: %w", err)
+			}
+			robot, err := s.c.robots.RobotV1alpha1().Robots(namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, c := range robot.Status.Conditions {
+				if c.Reason == robotv1alpha1.ReasonDeploymentContested {
+					contested[name] = true
+				}
+			}
+		}
+	}
+	tick.Stop()
+	s.faultEnd = time.Now()
+	if err := stop(); err != nil {
+		return err
+	}
+
+	var missing []string
+	for _, name := range fought {
+		if !contested[name] {
+			missing = append(missing, name)
+		}
+	}
+	s.checks = append(s.checks, checkf("contested", len(missing) == 0, "%d of %d fought Robots said DeploymentContested during the fight; not: %v",
+		len(fought)-len(missing), len(fought), missing))
+	// The operator's reverts of the fought Deployments, per minute of the
+	// fight: backing off, a fight costs a few writes in its first minute and
+	// about one a minute after (fight.go).
+	audit, err := readAudit(s.c.auditLog)
+	if err != nil {
+		return err
+	}
+	minutes := s.faultEnd.Sub(s.faultStart).Minutes()
+	bound := 6 + 2*int(math.Ceil(math.Max(0, minutes-1)))
+	var perDeployment []string
+	over := false
+	for _, name := range fought {
+		n := writesIn(audit, s.faultStart, s.faultEnd, func(e *auditEvent) bool {
+			return e.ObjectRef.Resource == "deployments" && e.ObjectRef.Subresource == "" && e.ObjectRef.Name == name
+		})
+		perDeployment = append(perDeployment, fmt.Sprintf("%d", n))
+		if n > bound {
+			over = true
+		}
+	}
+	s.checks = append(s.checks, checkf("backs off", !over, "operator writes to each fought Deployment during the %.1f min fight: %s (bound %d)",
+		minutes, strings.Join(perDeployment, ", "), bound))
+	s.notes = append(s.notes, fmt.Sprintf("reverts per fought Deployment in %.1f min: %s", minutes, strings.Join(perDeployment, ", ")))
+	return nil
+}
+
+// renderTable renders the results as a markdown table.
+func renderTable(cfg config, results []*result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "N = %d Robots per scenario, seed %d\n\n", cfg.n, cfg.seed)
+	b.WriteString("| scenario | converged after the fault | operator writes during the fault | after, until converged | once converged (30 s) | writes per generation | requests/s while down | converged | deployments | events | no hot loop | scenario's own | notes |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		mark := func(name string) string {
+			for _, c := range r.checks {
+				if c.name == name {
+					if c.ok {
+						return "pass"
+					}
+					return "**FAIL**"
+				}
+			}
+			return "-"
+		}
+		var own []string
+		for _, c := range r.checks[4:] {
+			own = append(own, c.name+": "+mark(c.name))
+		}
+		rate := "-"
+		if r.outageRate >= 0 {
+			rate = fmt.Sprintf("%.1f", r.outageRate)
+		}
+		fmt.Fprintf(&b, "| %d %s | %.1f s | %d | %d | %d | %.2f | %s | %s | %s | %s | %s | %s | %s |\n",
+			r.s.id, r.s.name, r.converge.Seconds(), r.during, r.after, r.idle,
+			r.perGeneration, rate,
+			mark("converged"), mark("deployments"), mark("events"), mark("no hot loop"),
+			strings.Join(own, "<br>"), strings.Join(r.notes, "; "))
+	}
+	return b.String()
+}
