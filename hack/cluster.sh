@@ -11,7 +11,8 @@
 # Usage: hack/cluster.sh up      start it (does nothing if it is already up)
 #        hack/cluster.sh down    remove it (does nothing if there is none)
 #
-# Environment: CLUSTER_NAME (robot-operator), KUBECONFIG_OUT
+# Environment: K8S_VERSION (the Kubernetes version, one that hack/tools pins;
+# default the newest), CLUSTER_NAME (robot-operator), KUBECONFIG_OUT
 # (_output/kubeconfig), NODES (fake nodes, 110 pods each; default 2),
 # AUDIT_POLICY (an audit policy file; default: every write, at Metadata level).
 set -o errexit -o nounset -o pipefail
@@ -28,9 +29,11 @@ mkdir -p "${ROOT}/_output"
 
 log() { echo "cluster: $*" >&2; }
 
+# healthy: the cluster answers, and runs the Kubernetes version asked for.
 healthy() {
 	[[ -f "${KUBECONFIG_OUT}" ]] &&
-		"${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get --raw /readyz >/dev/null 2>&1
+		"${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get --raw /readyz >/dev/null 2>&1 &&
+		"${KUBECTL}" --kubeconfig "${KUBECONFIG_OUT}" get --raw /version 2>/dev/null | grep -q "\"gitVersion\": *\"${K8S_VERSION}\""
 }
 
 # stagesEnabled: the cluster serves Stage objects. A cluster made before it
@@ -40,7 +43,10 @@ stagesEnabled() {
 }
 
 exists() {
-	"${KWOKCTL}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"
+	# grep reads the whole list (no -q): under pipefail, a grep that exits
+	# at the first match could make kwokctl's write fail, and the pipeline
+	# with it.
+	"${KWOKCTL}" get clusters 2>/dev/null | grep -x "${CLUSTER_NAME}" >/dev/null
 }
 
 up() {
@@ -49,7 +55,7 @@ up() {
 		log "cluster ${CLUSTER_NAME} is already up (kubeconfig: ${KUBECONFIG_OUT})"
 	else
 		if exists; then
-			log "cluster ${CLUSTER_NAME} exists but does not answer or has no Stage objects; recreating it"
+			log "cluster ${CLUSTER_NAME} exists but does not answer, runs another Kubernetes version than ${K8S_VERSION}, or has no Stage objects; recreating it"
 			"${KWOKCTL}" delete cluster --name "${CLUSTER_NAME}" >/dev/null 2>&1 || true
 		fi
 		mkdir -p "$(dirname "${KUBECONFIG_OUT}")"

@@ -20,7 +20,22 @@ modversion() { # modversion DIR MODULE
 	(cd "$1" && go list -m -f '{{.Version}}' "$2")
 }
 
-K8S_VERSION=$(modversion "${TOOLS_MOD}" k8s.io/kubernetes)
+# The Kubernetes control plane: hack/tools pins the newest supported minor,
+# hack/tools/kubernetes-v1.*/ the older ones. K8S_VERSION (e.g. v1.35.4)
+# picks one; unset, the newest.
+k8s_module() {
+	local dir
+	for dir in "${TOOLS_MOD}" "${TOOLS_MOD}"/kubernetes-v*; do
+		if [[ -z "${K8S_VERSION:-}" || "$(modversion "${dir}" k8s.io/kubernetes)" == "${K8S_VERSION}" ]]; then
+			echo "${dir}"
+			return
+		fi
+	done
+	echo "tools: no module under hack/tools pins k8s.io/kubernetes ${K8S_VERSION}; the supported versions are $(for dir in "${TOOLS_MOD}" "${TOOLS_MOD}"/kubernetes-v*; do modversion "${dir}" k8s.io/kubernetes; done | tr '\n' ' ')" >&2
+	return 1
+}
+K8S_MOD=$(k8s_module)
+K8S_VERSION=$(modversion "${K8S_MOD}" k8s.io/kubernetes)
 ETCD_VERSION=$(modversion "${TOOLS_MOD}/etcd" go.etcd.io/etcd/server/v3)
 KWOK_VERSION=$(modversion "${TOOLS_MOD}/kwok" sigs.k8s.io/kwok)
 PROMETHEUS_VERSION=$(modversion "${TOOLS_MOD}/promtool" github.com/prometheus/prometheus)
@@ -101,7 +116,7 @@ fi
 minor=${K8S_VERSION#v1.}
 minor=${minor%%.*}
 cb=k8s.io/component-base/version
-build "${K8S_DIR}" "${TOOLS_MOD}" \
+build "${K8S_DIR}" "${K8S_MOD}" \
 	"-s -w -X ${cb}.gitVersion=${K8S_VERSION} -X ${cb}.gitMajor=1 -X ${cb}.gitMinor=${minor} -X ${cb}.gitTreeState=clean" \
 	k8s.io/kubernetes/cmd/kube-apiserver \
 	k8s.io/kubernetes/cmd/kube-controller-manager \

@@ -183,10 +183,19 @@ func installCRD(ctx context.Context) error {
 	if _, stderr, err := kubectl(ctx, "", "apply", "-f", crds); err != nil {
 		return fmt.Errorf("installing the CRD (kubectl apply -f %s): %v\n%s", crds, err, stderr)
 	}
-	if _, stderr, err := kubectl(ctx, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/robots.robot.dev"); err != nil {
-		return fmt.Errorf("waiting for the Robot CRD to be Established: %v\n%s", err, stderr)
+	// kubectl 1.35 (unlike 1.37) fails at once, rather than waiting, while the
+	// new CRD has no conditions yet: ask again until the deadline.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, stderr, err := kubectl(ctx, "", "wait", "--for=condition=Established", "--timeout=10s", "crd/robots.robot.dev")
+		switch {
+		case err == nil:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("waiting for the Robot CRD to be Established: %v\n%s", err, stderr)
+		}
+		time.Sleep(time.Second)
 	}
-	return nil
 }
 
 // checkNoOtherOperator fails when some robot-operator other than the one
