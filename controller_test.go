@@ -49,6 +49,9 @@ type fixture struct {
 	robotClient *fake.Clientset
 	kubeClient  *k8sfake.Clientset
 	recorder    *record.FakeRecorder
+	// realRecorder is the one NewController made, which writes Events
+	// through the fake clientset; tests that need it put it back.
+	realRecorder record.EventRecorder
 
 	// Objects in the informer caches.
 	robotLister      []*robotv1alpha1.Robot
@@ -101,6 +104,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
+	f.realRecorder = c.recorder
 	f.recorder = record.NewFakeRecorder(10)
 	c.recorder = f.recorder
 	c.clock = clocktesting.NewFakePassiveClock(fixtureNow)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -582,5 +583,77 @@ func (c *heldApplies) finished(err error) {
 	select {
 	case c.done <- err:
 	default:
+	}
+}
+
+// TestRunWritesItsEventsBeforeReturning: the Events that the syncs record
+// are written before Run returns, however slowly the API server takes them,
+// and none is written after: with leader election the Lease is released
+// when Run returns, and a write after that could land alongside the next
+// leader's. Nothing recorded before the shutdown is dropped.
+func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := newFixture(t)
+	robot := newRobot("in-flight", 1)
+	f.addRobot(robot)
+	// As in main: one context for NewController and Run.
+	c := f.newController(ctx)
+	c.recorder = f.realRecorder
+	c.shutdownTimeout = time.Hour
+
+	var mu sync.Mutex
+	var started, finished []time.Time
+	var reasons []string
+	f.kubeClient.PrependReactor("create", "events", func(action core.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		started = append(started, time.Now())
+		mu.Unlock()
+		// A slow API server.
+		time.Sleep(300 * time.Millisecond)
+		event := action.(core.CreateAction).GetObject().(*corev1.Event)
+		mu.Lock()
+		finished = append(finished, time.Now())
+		reasons = append(reasons, event.Reason)
+		mu.Unlock()
+		return false, nil, nil
+	})
+	applies := holdApplies(f, c, robot.Name)
+	defer applies.letThrough()
+	c.workqueue.Add(cache.MetaObjectToName(robot))
+
+	returned := runInBackground(t, c, ctx)
+	waitForChannel(t, applies.entered, "the Deployment create to begin")
+	cancel()
+	waitFor(t, "Run to shut its queue down", c.workqueue.ShuttingDown)
+	applies.letThrough()
+	var runReturned time.Time
+	select {
+	case err := <-returned:
+		runReturned = time.Now()
+		if err != nil {
+			t.Errorf("Run returned %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return within 10s of the sync in flight being let through")
+	}
+	// Time for a write that Run left behind to show.
+	time.Sleep(time.Second)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{EventDeploymentCreated}); got != want {
+		t.Errorf("Events written %s, want %s: the sync's event, once", got, want)
+	}
+	for i, at := range finished {
+		if at.After(runReturned) {
+			t.Errorf("Event write %d finished %v after Run returned; want every write done before", i, at.Sub(runReturned))
+		}
+	}
+	for i, at := range started {
+		if at.After(runReturned) {
+			t.Errorf("Event write %d began %v after Run returned", i, at.Sub(runReturned))
+		}
 	}
 }
