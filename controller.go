@@ -22,7 +22,6 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -51,6 +50,10 @@ const (
 	// defaultSyncTimeout bounds one sync unless -sync-timeout says
 	// otherwise.
 	defaultSyncTimeout = 30 * time.Second
+
+	// eventsShutdownTimeout bounds how long a shutdown waits for the Events
+	// of the last syncs to be written once the workers have stopped.
+	eventsShutdownTimeout = 5 * time.Second
 )
 
 // Event reasons. Condition reasons, also used as event reasons, live with the
@@ -93,6 +96,7 @@ type Controller struct {
 	// and never synced by two workers at the same time.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder  record.EventRecorder
+	events    *events
 	clock     clock.PassiveClock
 
 	metrics   *controllerMetrics
@@ -139,10 +143,8 @@ func NewController(
 	// Events about Robots need the Robot kind in the scheme the recorder
 	// uses.
 	utilruntime.Must(robotscheme.AddToScheme(scheme.Scheme))
-	eventBroadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	eventBroadcaster.StartStructuredLogging(4)
-	eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
-	recorder := eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
+	var controller *Controller
+	events := newEvents(ctx, kubeclientset.CoreV1(), func() error { return controller.checkMayWrite() })
 
 	// Each Robot backs off on its own, from 5ms up to 5 minutes, and all
 	// retries together are held to 10 per second (burst 100), so that a
@@ -152,7 +154,7 @@ func NewController(
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 
-	controller := &Controller{
+	controller = &Controller{
 		kubeclientset:     kubeclientset,
 		robotclientset:    robotclientset,
 		deploymentsLister: deploymentInformer.Lister(),
@@ -164,7 +166,8 @@ func NewController(
 		podsSynced:        func() bool { return true },
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
-		recorder:        recorder,
+		recorder:        events.recorder,
+		events:          events,
 		clock:           clock.RealClock{},
 		fights:          newFights(),
 		metrics:         newControllerMetrics(),
@@ -238,6 +241,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		<-stopped
 	}
 	logger.Info("Workers stopped")
+	// The Events of the last syncs are written now, while this process
+	// still leads.
+	c.events.shutdown(ctx, eventsShutdownTimeout)
 	return nil
 }
 

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	restclient "k8s.io/client-go/rest"
+	core "k8s.io/client-go/testing"
+	"k8s.io/klog/v2/ktesting"
+)
+
+func testEvent(reason string) *corev1.Event {
+	return &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "robot.1"},
+		Reason:     reason,
+	}
+}
+
+// TestEventsShutdownCancelsAWriteThatHangs: a shutdown waits for an Event
+// write only until its timeout, then cancels it, so that an API server that
+// does not answer cannot hold the Lease past the shutdown.
+func TestEventsShutdownCancelsAWriteThatHangs(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := k8sfake.NewClientset()
+	entered := make(chan struct{})
+	e := newEvents(ctx, client.CoreV1(), func() error { return nil })
+	gate := e.gate
+	written := make(chan error, 1)
+	go func() {
+		_, err := gate.write(testEvent("Hangs"), func(ctx context.Context, _ typedcorev1.EventInterface) (*corev1.Event, error) {
+			close(entered)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		written <- err
+	}()
+	<-entered
+	begin := time.Now()
+	e.shutdown(ctx, 200*time.Millisecond)
+	took := time.Since(begin)
+	select {
+	case err := <-written:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the hanging write returned %v, want it cancelled", err)
+		}
+	default:
+		t.Fatal("shutdown returned while the hanging write was still in flight")
+	}
+	if took < 200*time.Millisecond || took > 5*time.Second {
+		t.Errorf("shutdown took %v, want about its 200ms timeout", took)
+	}
+}
+
+// TestEventGateRefuses: no write after the shutdown, nor while this process
+// may not write (it does not hold the Lease); neither is retried.
+func TestEventGateRefuses(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := k8sfake.NewClientset()
+	var mayWrite error
+	e := newEvents(ctx, client.CoreV1(), func() error { return mayWrite })
+
+	if _, err := e.gate.Create(testEvent("Written")); err != nil {
+		t.Fatalf("Create while open: %v", err)
+	}
+	mayWrite = errNotLeader
+	_, err := e.gate.Create(testEvent("NotLeader"))
+	var construction *restclient.RequestConstructionError
+	if !errors.As(err, &construction) || !errors.Is(construction.Err, errNotLeader) {
+		t.Errorf("Create when not the leader returned %v, want a request construction error (not retried) wrapping %v", err, errNotLeader)
+	}
+	mayWrite = nil
+	e.shutdown(ctx, time.Second)
+	if _, err := e.gate.Create(testEvent("AfterShutdown")); err != errEventsStopped {
+		t.Errorf("Create after the shutdown returned %v, want %v", err, errEventsStopped)
+	}
+	if _, err := e.gate.Patch(testEvent("AfterShutdown"), []byte(`{}`)); err != errEventsStopped {
+		t.Errorf("Patch after the shutdown returned %v, want %v", err, errEventsStopped)
+	}
+
+	var reasons []string
+	for _, action := range client.Actions() {
+		if create, ok := action.(core.CreateAction); ok {
+			reasons = append(reasons, create.GetObject().(*corev1.Event).Reason)
+		}
+	}
+	if len(reasons) != 1 || reasons[0] != "Written" {
+		t.Errorf("Events created %v, want only [Written]", reasons)
+	}
+}
