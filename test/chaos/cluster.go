@@ -23,7 +23,6 @@ import (
 )
 
 const (
-	clusterName = "chaos"
 	// operatorUser is the identity the operator runs under: its own
 	// ServiceAccount from artifacts/deploy, not the admin credentials.
 	operatorUser = "system:serviceaccount:robot-operator:robot-operator"
@@ -111,9 +110,9 @@ rules:
 		return nil, err
 	}
 	home, _ := os.UserHomeDir()
-	c := &cluster{env: e, kubeconfig: filepath.Join(e.out, "kubeconfig"), dir: filepath.Join(home, ".kwok", "clusters", clusterName)}
+	c := &cluster{env: e, kubeconfig: filepath.Join(e.out, "kubeconfig"), dir: filepath.Join(home, ".kwok", "clusters", e.cfg.cluster)}
 	c.auditLog = filepath.Join(c.dir, "logs", "audit.log")
-	vars := []string{"CLUSTER_NAME=" + clusterName, "KUBECONFIG_OUT=" + c.kubeconfig,
+	vars := []string{"CLUSTER_NAME=" + e.cfg.cluster, "KUBECONFIG_OUT=" + c.kubeconfig,
 		fmt.Sprintf("NODES=%d", n/robotsPerNode+1), "AUDIT_POLICY=" + policy}
 	if _, err := e.run(ctx, vars, filepath.Join(e.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
 		return nil, err
@@ -142,7 +141,7 @@ rules:
 }
 
 func (c *cluster) down(ctx context.Context) {
-	vars := []string{"CLUSTER_NAME=" + clusterName, "KUBECONFIG_OUT=" + c.kubeconfig}
+	vars := []string{"CLUSTER_NAME=" + c.env.cfg.cluster, "KUBECONFIG_OUT=" + c.kubeconfig}
 	if _, err := c.env.run(context.WithoutCancel(ctx), vars, filepath.Join(c.env.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
 		logf("removing the cluster: %v", err)
 	}
