@@ -23,7 +23,7 @@ build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
 .PHONY: test
-test: unit monitoring-test image-test chart-test chart-e2e e2e bench-smoke ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests, and the benchmark at N=20.
+test: unit monitoring-test image-test chart-test chart-e2e e2e bench-smoke chaos-short ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests, the benchmark at N=20 and the short fault suite.
 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
