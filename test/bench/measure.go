@@ -394,6 +394,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if _, r.peakRSS, r.heap, err = op.memory(); err != nil {
 		return err
 	}
+	op.heapProfile(ctx, e, fmt.Sprintf("%d-robot-operator-heap.pprof", n))
 
 	logf("operator: counting writes while idle for %s", e.cfg.idle)
 	select {

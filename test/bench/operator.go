@@ -43,6 +43,11 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 		"-pprof-bind-address", o.pprof,
 	}
 	o.cmd = exec.Command(e.operatorBin, append(args, strings.Fields(e.cfg.operatorArgs)...)...)
+	if e.cfg.profile {
+		// A heap profile samples one allocation in 512 KiB by default, too
+		// few to tell a few kilobytes per Robot apart.
+		o.cmd.Env = append(os.Environ(), "GODEBUG=memprofilerate=4096")
+	}
 	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
 	if err := o.cmd.Start(); err != nil {
 		return nil, err
@@ -120,6 +125,26 @@ func (o *operator) memory() (rss, peakRSS, heap uint64, err error) {
 		}
 	}
 	return 0, 0, 0, errors.New("no HeapAlloc in the heap profile")
+}
+
+// heapProfile saves the operator's heap profile, after a collection, when
+// -profile is set: what holds its live heap (go tool pprof -sample_index=inuse_space).
+func (o *operator) heapProfile(ctx context.Context, e *environment, name string) {
+	e.recordProfile(name, "the operator's heap", func() ([]byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.pprof+"/debug/pprof/heap?gc=1", nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %s", req.URL, resp.Status)
+		}
+		return io.ReadAll(resp.Body)
+	})()
 }
 
 // profile records a CPU profile of the operator for d, from now, when
