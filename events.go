@@ -40,6 +40,11 @@ type events struct {
 // asked before every write; the broadcaster runs until shutdown, whatever
 // becomes of ctx, which only gives it its logger.
 func newEvents(ctx context.Context, client typedcorev1.EventsGetter, mayWrite func() error) *events {
+	return newEventsWithCache(ctx, client, mayWrite, eventCorrelatorCacheSize)
+}
+
+// newEventsWithCache is newEvents with correlator caches of cacheSize.
+func newEventsWithCache(ctx context.Context, client typedcorev1.EventsGetter, mayWrite func() error, cacheSize int) *events {
 	writeCtx, cancelWrites := context.WithCancel(context.WithoutCancel(ctx))
 	gate := &eventGate{
 		client:       client,
@@ -48,7 +53,8 @@ func newEvents(ctx context.Context, client typedcorev1.EventsGetter, mayWrite fu
 		cancelWrites: cancelWrites,
 		flushed:      map[types.UID]chan struct{}{},
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)),
+		record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: cacheSize}))
 	broadcaster.StartStructuredLogging(4)
 	broadcaster.StartRecordingToSink(gate)
 	return &events{
@@ -67,6 +73,18 @@ func (e *events) shutdown(ctx context.Context, timeout time.Duration) {
 	logger := klog.FromContext(ctx)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	if e.flush(deadline.C) {
+		logger.V(2).Info("Events written")
+	} else {
+		logger.Info("Gave up writing the remaining Events", "timeout", timeout)
+	}
+	e.gate.close(deadline.C)
+	e.broadcaster.Shutdown()
+}
+
+// flush reports whether every Event recorded before it was called has been
+// handled (written, or given up on) before giveUp fires.
+func (e *events) flush(giveUp <-chan time.Time) bool {
 	marker := types.UID(fmt.Sprintf("robot-operator-flush-%d", e.flushes.Add(1)))
 	flushed := e.gate.expectFlush(marker)
 	// The marker is never written: the gate recognises it.
@@ -74,13 +92,22 @@ func (e *events) shutdown(ctx context.Context, timeout time.Duration) {
 		corev1.EventTypeNormal, flushReason, "")
 	select {
 	case <-flushed:
-		logger.V(2).Info("Events written")
-	case <-deadline.C:
-		logger.Info("Gave up writing the remaining Events", "timeout", timeout)
+		return true
+	case <-giveUp:
+		return false
 	}
-	e.gate.close(deadline.C)
-	e.broadcaster.Shutdown()
 }
+
+// eventCorrelatorCacheSize bounds each of the three caches with which the
+// broadcaster counts repeats, aggregates similar Events and limits the
+// Events about one object, by the objects they remember. client-go's
+// default, 4096, holds some 1.2 KB per object across the three: about
+// 5 MiB once 4096 Robots have had an Event, more than the rest of the
+// operator's state for as many Robots. The operator records an Event only
+// when something changes (a Deployment created, a new cause), so a repeat
+// that finds its object forgotten, hundreds of other objects' Events later,
+// is rare; it is then written as a new Event instead of a count.
+const eventCorrelatorCacheSize = 512
 
 // flushReason marks the flush event, which the gate never writes.
 const flushReason = "RobotOperatorFlush"

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	restclient "k8s.io/client-go/rest"
@@ -91,5 +93,59 @@ func TestEventGateRefuses(t *testing.T) {
 	}
 	if len(reasons) != 1 || reasons[0] != "Written" {
 		t.Errorf("Events created %v, want only [Written]", reasons)
+	}
+}
+
+// discardEvents answers Event writes as the API server would, keeping
+// nothing, so that a measure of memory sees only the recorder's.
+type discardEvents struct {
+	typedcorev1.EventInterface
+}
+
+func (discardEvents) Create(_ context.Context, event *corev1.Event, _ metav1.CreateOptions) (*corev1.Event, error) {
+	return event, nil
+}
+
+func (discardEvents) Patch(_ context.Context, name string, _ types.PatchType, _ []byte, _ metav1.PatchOptions, _ ...string) (*corev1.Event, error) {
+	return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name}}, nil
+}
+
+type discardEventsGetter struct{}
+
+func (discardEventsGetter) Events(string) typedcorev1.EventInterface { return discardEvents{} }
+
+// BenchmarkEventRecorderMemory: what the Event recorder keeps once 5,000
+// Robots have had an Event each (a Deployment created), with client-go's
+// default correlator caches and with the operator's. Live heap after a
+// collection, divided by the number of Robots:
+//
+//	go test -run XXX -bench BenchmarkEventRecorderMemory -benchtime=1x .
+func BenchmarkEventRecorderMemory(b *testing.B) {
+	const robots = 5000
+	for _, bc := range []struct {
+		name      string
+		cacheSize int
+	}{{"client-go-default", 4096}, {"operator", eventCorrelatorCacheSize}} {
+		b.Run(bc.name, func(b *testing.B) {
+			// Not a test logger, which would keep what it is given.
+			ctx := context.Background()
+			var perRobot float64
+			for b.Loop() {
+				before := liveHeap()
+				e := newEventsWithCache(ctx, discardEventsGetter{}, func() error { return nil }, bc.cacheSize)
+				for i := range robots {
+					robot := newRobot(fmt.Sprintf("robot-%05d", i), 1)
+					robot.UID = types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i))
+					e.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentCreated, "Created Deployment %q", robot.Name)
+					// Within the broadcaster's queue of 1,000.
+					if i%500 == 499 && !e.flush(time.After(time.Minute)) {
+						b.Fatal("the Events were not handled within a minute")
+					}
+				}
+				perRobot = float64(liveHeap()-before) / robots
+				e.shutdown(ctx, time.Second)
+			}
+			b.ReportMetric(perRobot, "bytes/robot")
+		})
 	}
 }
