@@ -223,15 +223,17 @@ func summarizePod(obj interface{}) (interface{}, error) {
 		if c.Name != containerName {
 			continue
 		}
-		container := &containerSummary{name: c.Name, ready: c.Ready, started: ptr.Deref(c.Started, false)}
+		// Constants where they can be: the cache keeps no string of its
+		// own for them.
+		container := &containerSummary{name: containerName, ready: c.Ready, started: ptr.Deref(c.Started, false)}
 		switch s := c.State; {
 		case s.Waiting != nil:
-			container.waitingReason, container.waitingMessage = s.Waiting.Reason, s.Waiting.Message
+			container.waitingReason, container.waitingMessage = internString(s.Waiting.Reason), s.Waiting.Message
 		case s.Running != nil:
 			container.running, container.startedAt = true, s.Running.StartedAt
 		}
 		if last := c.LastTerminationState.Terminated; last != nil {
-			container.lastExit = &corev1.ContainerStateTerminated{ExitCode: last.ExitCode, Reason: last.Reason, Message: last.Message}
+			container.lastExit = &corev1.ContainerStateTerminated{ExitCode: last.ExitCode, Reason: internString(last.Reason), Message: last.Message}
 		}
 		summary.container = container
 	}

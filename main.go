@@ -423,10 +423,11 @@ func checkCluster(cfg *rest.Config) error {
 
 // stripManagedFields drops managedFields from Robots before they are cached:
 // the operator never reads them, and they are often the largest part of an
-// object.
+// object. The strings every Robot shares become constants (internStrings).
 func stripManagedFields(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)
+		internStrings(obj)
 	}
 	return obj, nil
 }

@@ -60,6 +60,7 @@ func trimManagedFields(obj interface{}) (interface{}, error) {
 	if err != nil {
 		return obj, nil
 	}
+	internStrings(obj)
 	entries := accessor.GetManagedFields()
 	i := createdFieldsEntry(entries)
 	if i < 0 {
