@@ -21,7 +21,6 @@ import (
 )
 
 const (
-	clusterName = "robot-operator-bench"
 	// operatorUser is the identity the operator runs under: its own
 	// ServiceAccount from artifacts/deploy, not the admin credentials.
 	operatorUser = "system:serviceaccount:robot-operator:robot-operator"
@@ -113,8 +112,8 @@ rules:
 	}
 	c := &cluster{env: e, kubeconfig: filepath.Join(e.out, "kubeconfig")}
 	home, _ := os.UserHomeDir()
-	c.auditLog = filepath.Join(home, ".kwok", "clusters", clusterName, "logs", "audit.log")
-	vars := []string{"CLUSTER_NAME=" + clusterName, "KUBECONFIG_OUT=" + c.kubeconfig,
+	c.auditLog = filepath.Join(home, ".kwok", "clusters", e.cfg.cluster, "logs", "audit.log")
+	vars := []string{"CLUSTER_NAME=" + e.cfg.cluster, "KUBECONFIG_OUT=" + c.kubeconfig,
 		fmt.Sprintf("NODES=%d", pods/robotsPerNode+1), "AUDIT_POLICY=" + policy}
 	if _, err := e.run(ctx, vars, filepath.Join(e.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
 		return nil, err
@@ -145,7 +144,7 @@ rules:
 }
 
 func (c *cluster) down(ctx context.Context) {
-	vars := []string{"CLUSTER_NAME=" + clusterName, "KUBECONFIG_OUT=" + c.kubeconfig}
+	vars := []string{"CLUSTER_NAME=" + c.env.cfg.cluster, "KUBECONFIG_OUT=" + c.kubeconfig}
 	if _, err := c.env.run(context.WithoutCancel(ctx), vars, filepath.Join(c.env.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
 		logf("removing the cluster: %v", err)
 	}

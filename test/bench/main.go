@@ -22,6 +22,8 @@ import (
 )
 
 type config struct {
+	// cluster names the local cluster each phase makes afresh (and removes).
+	cluster     string
 	sizes       []int
 	concurrency int
 	idle        time.Duration
@@ -44,6 +46,7 @@ func main() {
 	cfg := config{}
 	var sizes string
 	flag.StringVar(&sizes, "n", "100,1000,5000", "Comma-separated numbers of Robots to measure, one run each.")
+	flag.StringVar(&cfg.cluster, "cluster", "robot-operator-bench", "Name of the local cluster each phase makes afresh (and removes); give two runs on one machine different names.")
 	flag.IntVar(&cfg.concurrency, "concurrency", 16, "Concurrent writers of the floor client and of the Robot creator, and the operator's -workers.")
 	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "How long to count the operator's writes after convergence.")
 	flag.DurationVar(&cfg.settle, "restart-settle", 20*time.Second, "How long to count a restarted operator's writes after its caches synced.")

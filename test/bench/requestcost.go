@@ -207,7 +207,7 @@ func (c *cluster) pause(names ...string) (resume func(), err error) {
 		}
 	}
 	for _, name := range names {
-		b, err := os.ReadFile(filepath.Join(home, ".kwok", "clusters", clusterName, "pids", name+".pid"))
+		b, err := os.ReadFile(filepath.Join(home, ".kwok", "clusters", c.env.cfg.cluster, "pids", name+".pid"))
 		if err != nil {
 			return resume, err
 		}
