@@ -62,7 +62,7 @@ func renderReport(e *environment, cfg config, results []*series) string {
 	b.WriteString("\n## Every pair\n\nIn the order run; CPU in ms per Robot, floor / operator, from the first create until all were Ready.\n")
 	for _, s := range results {
 		fmt.Fprintf(&b, "\n**N = %d**\n\n", s.n)
-		b.WriteString("| pair | floor-sync | T_sync | T_sync / floor-sync | floor-ready | T_ready | T_ready / floor-ready | kube-apiserver (operator / floor) | etcd | kube-controller-manager | robot-operator | operator writes per Robot |\n")
+		b.WriteString("| pair | floor-sync | T_sync | T_sync / floor-sync | floor-ready | T_ready | T_ready / floor-ready | kube-apiserver (× operator / floor) | etcd | kube-controller-manager | robot-operator | operator writes per Robot |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range s.pairs {
 			cpu := func(p string) string {
@@ -172,7 +172,8 @@ ServiceAccount and the RBAC of artifacts/deploy:
   Ready (Available, for the floor), divided by N, in ms per Robot. It depends much less on what
   else the machine is doing than the times do. The operator / floor ratio of the API server's
   CPU per Robot is what the operator's requests cost it against the requests any controller
-  must make.
+  must make. It also holds what the processes spend anyway while the clock runs, which weighs
+  more at small N and in the longer phase.
 - **API cost** comes from the API server's audit log, filtered by the operator's user: the
   writes while converging in every pair; the reads, idle and restart writes in the first.
 - **The first pair in detail**: per Robot, from its creation to its Deployment first seen, to
