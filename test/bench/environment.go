@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -154,6 +155,33 @@ func (c *cluster) kubectl(ctx context.Context, args ...string) ([]byte, error) {
 	return c.env.run(ctx, []string{"KUBECONFIG=" + c.kubeconfig}, c.env.tools["KUBECTL"], args...)
 }
 
+// waitEstablished waits until the Robot CRD is served. It asks for the
+// condition itself: kubectl wait (and a jsonpath filter) fails at once,
+// instead of waiting, when it finds the CRD before the API server has
+// written any condition to it, which a busy machine makes likely.
+func (c *cluster) waitEstablished(ctx context.Context) error {
+	return waitFor(ctx, 60*time.Second, 200*time.Millisecond, "the Robot CRD to be Established", func() (bool, error) {
+		out, err := c.kubectl(ctx, "get", "crd/robots.robot.dev", "-o", "json")
+		if err != nil {
+			return false, err
+		}
+		var crd struct {
+			Status struct {
+				Conditions []struct{ Type, Status string } `json:"conditions"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(out, &crd); err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == "Established" {
+				return c.Status == "True", nil
+			}
+		}
+		return false, nil
+	})
+}
+
 // installOperatorRBAC installs the CRD and the operator's ServiceAccount and
 // RBAC from artifacts/deploy, and returns a kubeconfig that authenticates as
 // that ServiceAccount. The operator Deployment in those manifests gets fake
@@ -162,7 +190,7 @@ func (c *cluster) installOperatorRBAC(ctx context.Context) (string, error) {
 	if _, err := c.kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(c.env.cfg.root, "artifacts", "deploy")); err != nil {
 		return "", err
 	}
-	if _, err := c.kubectl(ctx, "wait", "--for=condition=Established", "crd/robots.robot.dev", "--timeout=60s"); err != nil {
+	if err := c.waitEstablished(ctx); err != nil {
 		return "", err
 	}
 	token, err := c.kubectl(ctx, "create", "token", "robot-operator", "-n", "robot-operator", "--duration=4h")

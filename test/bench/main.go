@@ -121,7 +121,7 @@ func run(ctx context.Context, cfg config) error {
 				operatorCPUPerRobot(apiServer)(r), floorCPUPerRobot(apiServer)(r), cpuRatio(apiServer)(r))
 		}
 		results = append(results, s)
-		logf("N = %d over %d pairs: T_sync / floor-sync %s, T_ready / floor-ready %s", n, len(s.pairs),
+		logf("N = %d over %d %s: T_sync / floor-sync %s, T_ready / floor-ready %s", n, len(s.pairs), plural(len(s.pairs), "pair", "pairs"),
 			s.over(syncRatio).format(twoPlaces), s.over(readyRatio).format(twoPlaces))
 	}
 
