@@ -50,7 +50,7 @@ func main() {
 	cfg := config{}
 	var sizes string
 	flag.StringVar(&sizes, "n", "1000", "Comma-separated numbers of Robots to measure, -pairs floor/operator pairs each.")
-	flag.IntVar(&cfg.pairs, "pairs", 3, "Floor/operator pairs to run for each N, in turn, each phase on a fresh cluster; the report gives each ratio's median and range over them.")
+	flag.IntVar(&cfg.pairs, "pairs", 3, "Floor/operator pairs to run for each N, in turn, each phase on a fresh cluster; the report gives each ratio's median and range over them (-request-costs runs once).")
 	flag.StringVar(&cfg.cluster, "cluster", "robot-operator-bench", "Name of the local cluster each phase makes afresh (and removes); give two runs on one machine different names.")
 	flag.IntVar(&cfg.concurrency, "concurrency", 16, "Concurrent writers of the floor client and of the Robot creator, and the operator's -workers.")
 	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "How long to count the operator's writes after convergence, in the first pair of each N.")
