@@ -24,7 +24,7 @@ type cpuUse map[string]time.Duration
 func (c *cluster) cpuNow(extra map[string]int) cpuUse {
 	pids := map[string]int{}
 	home, _ := os.UserHomeDir()
-	files, _ := filepath.Glob(filepath.Join(home, ".kwok", "clusters", clusterName, "pids", "*.pid"))
+	files, _ := filepath.Glob(filepath.Join(home, ".kwok", "clusters", c.env.cfg.cluster, "pids", "*.pid"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

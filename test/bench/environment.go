@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -21,7 +22,6 @@ import (
 )
 
 const (
-	clusterName = "robot-operator-bench"
 	// operatorUser is the identity the operator runs under: its own
 	// ServiceAccount from artifacts/deploy, not the admin credentials.
 	operatorUser = "system:serviceaccount:robot-operator:robot-operator"
@@ -113,8 +113,8 @@ rules:
 	}
 	c := &cluster{env: e, kubeconfig: filepath.Join(e.out, "kubeconfig")}
 	home, _ := os.UserHomeDir()
-	c.auditLog = filepath.Join(home, ".kwok", "clusters", clusterName, "logs", "audit.log")
-	vars := []string{"CLUSTER_NAME=" + clusterName, "KUBECONFIG_OUT=" + c.kubeconfig,
+	c.auditLog = filepath.Join(home, ".kwok", "clusters", e.cfg.cluster, "logs", "audit.log")
+	vars := []string{"CLUSTER_NAME=" + e.cfg.cluster, "KUBECONFIG_OUT=" + c.kubeconfig,
 		fmt.Sprintf("NODES=%d", pods/robotsPerNode+1), "AUDIT_POLICY=" + policy}
 	if _, err := e.run(ctx, vars, filepath.Join(e.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ rules:
 }
 
 func (c *cluster) down(ctx context.Context) {
-	vars := []string{"CLUSTER_NAME=" + clusterName, "KUBECONFIG_OUT=" + c.kubeconfig}
+	vars := []string{"CLUSTER_NAME=" + c.env.cfg.cluster, "KUBECONFIG_OUT=" + c.kubeconfig}
 	if _, err := c.env.run(context.WithoutCancel(ctx), vars, filepath.Join(c.env.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
 		logf("removing the cluster: %v", err)
 	}
@@ -153,6 +153,33 @@ func (c *cluster) down(ctx context.Context) {
 
 func (c *cluster) kubectl(ctx context.Context, args ...string) ([]byte, error) {
 	return c.env.run(ctx, []string{"KUBECONFIG=" + c.kubeconfig}, c.env.tools["KUBECTL"], args...)
+}
+
+// waitEstablished waits until the Robot CRD is served. It asks for the
+// condition itself: kubectl wait (and a jsonpath filter) fails at once,
+// instead of waiting, when it finds the CRD before the API server has
+// written any condition to it, which a busy machine makes likely.
+func (c *cluster) waitEstablished(ctx context.Context) error {
+	return waitFor(ctx, 60*time.Second, 200*time.Millisecond, "the Robot CRD to be Established", func() (bool, error) {
+		out, err := c.kubectl(ctx, "get", "crd/robots.robot.dev", "-o", "json")
+		if err != nil {
+			return false, err
+		}
+		var crd struct {
+			Status struct {
+				Conditions []struct{ Type, Status string } `json:"conditions"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(out, &crd); err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == "Established" {
+				return c.Status == "True", nil
+			}
+		}
+		return false, nil
+	})
 }
 
 // installOperatorRBAC installs the CRD and the operator's ServiceAccount and
@@ -163,7 +190,7 @@ func (c *cluster) installOperatorRBAC(ctx context.Context) (string, error) {
 	if _, err := c.kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(c.env.cfg.root, "artifacts", "deploy")); err != nil {
 		return "", err
 	}
-	if _, err := c.kubectl(ctx, "wait", "--for=condition=Established", "crd/robots.robot.dev", "--timeout=60s"); err != nil {
+	if err := c.waitEstablished(ctx); err != nil {
 		return "", err
 	}
 	token, err := c.kubectl(ctx, "create", "token", "robot-operator", "-n", "robot-operator", "--duration=4h")

@@ -4,8 +4,11 @@
 // operator costs the API server (from the audit log), and its memory with
 // and without 10,000 unrelated Deployments and pods in the cluster.
 //
-// Run it with `make bench` (N = 100, 1000, 5000) or `go run ./test/bench -n 20`.
-// Each N gets fresh clusters: one for the floor, one for the operator.
+// Run it with `make bench` (N = 1000) or `go run ./test/bench -n 20`. Each N
+// is measured in -pairs floor/operator pairs, run in turn (floor, operator,
+// floor, operator, …), each phase on a fresh cluster of its own. Every
+// ratio is taken within a pair, and reported as its median and its range
+// over the pairs.
 package main
 
 import (
@@ -22,7 +25,10 @@ import (
 )
 
 type config struct {
+	// cluster names the local cluster each phase makes afresh (and removes).
+	cluster     string
 	sizes       []int
+	pairs       int
 	concurrency int
 	idle        time.Duration
 	settle      time.Duration
@@ -43,14 +49,16 @@ type config struct {
 func main() {
 	cfg := config{}
 	var sizes string
-	flag.StringVar(&sizes, "n", "100,1000,5000", "Comma-separated numbers of Robots to measure, one run each.")
+	flag.StringVar(&sizes, "n", "1000", "Comma-separated numbers of Robots to measure, -pairs floor/operator pairs each.")
+	flag.IntVar(&cfg.pairs, "pairs", 3, "Floor/operator pairs to run for each N, in turn, each phase on a fresh cluster; the report gives each ratio's median and range over them (-request-costs runs once).")
+	flag.StringVar(&cfg.cluster, "cluster", "robot-operator-bench", "Name of the local cluster each phase makes afresh (and removes); give two runs on one machine different names.")
 	flag.IntVar(&cfg.concurrency, "concurrency", 16, "Concurrent writers of the floor client and of the Robot creator, and the operator's -workers.")
-	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "How long to count the operator's writes after convergence.")
-	flag.DurationVar(&cfg.settle, "restart-settle", 20*time.Second, "How long to count a restarted operator's writes after its caches synced.")
-	flag.IntVar(&cfg.unrelated, "unrelated", 10000, "Unrelated Deployments, and as many pods, to add for the memory comparison (0 skips it).")
+	flag.DurationVar(&cfg.idle, "idle", 60*time.Second, "How long to count the operator's writes after convergence, in the first pair of each N.")
+	flag.DurationVar(&cfg.settle, "restart-settle", 20*time.Second, "How long to count a restarted operator's writes after its caches synced, in the first pair of each N.")
+	flag.IntVar(&cfg.unrelated, "unrelated", 10000, "Unrelated Deployments, and as many pods, to add for the memory comparison in the first pair of each N (0 skips it).")
 	flag.StringVar(&cfg.out, "out", "", "Write the markdown report here (default: print it only).")
 	flag.StringVar(&cfg.plot, "plot", "", "Write a PNG plot of per-Robot latency here.")
-	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one N after this long.")
+	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one floor/operator pair after this long.")
 	flag.StringVar(&cfg.operatorArgs, "operator-args", "", "Extra flags for the operator, space-separated (e.g. \"-kube-api-qps=500\").")
 	flag.BoolVar(&cfg.profile, "profile", false, "Record 20s CPU profiles of the API server and the operator from the first create of each phase, and the operator's heap after convergence, into _output/bench; with -request-costs, 4s of the API server at the start of each kind of request.")
 	flag.BoolVar(&cfg.requestCosts, "request-costs", false, "Instead of the benchmark, measure the API server's and etcd's CPU per request of each kind the floor and the operator make (N = the first -n).")
@@ -62,6 +70,10 @@ func main() {
 			os.Exit(2)
 		}
 		cfg.sizes = append(cfg.sizes, n)
+	}
+	if cfg.pairs < 1 {
+		fmt.Fprintf(os.Stderr, "bench: -pairs wants a positive integer, got %d\n", cfg.pairs)
+		os.Exit(2)
 	}
 	root, err := repoRoot()
 	if err != nil {
@@ -94,16 +106,23 @@ func run(ctx context.Context, cfg config) error {
 		}
 		return nil
 	}
-	var results []*result
+	var results []*series
 	for _, n := range cfg.sizes {
-		logf("=== N = %d", n)
-		r, err := measure(ctx, env, n)
-		if err != nil {
-			return fmt.Errorf("N = %d: %w", n, err)
+		s := &series{n: n}
+		for pair := 1; pair <= cfg.pairs; pair++ {
+			logf("=== N = %d, pair %d of %d", n, pair, cfg.pairs)
+			r, err := measure(ctx, env, n, pair)
+			if err != nil {
+				return fmt.Errorf("N = %d, pair %d: %w", n, pair, err)
+			}
+			s.pairs = append(s.pairs, r)
+			logf("N = %d, pair %d: T_sync %s (floor %s, ×%.2f), T_ready %s (floor %s, ×%.2f), kube-apiserver %.1f ms per Robot (floor %.1f, ×%.2f)",
+				n, pair, secs(r.tSync), secs(r.floorSync), syncRatio(r), secs(r.tReady), secs(r.floorReady), readyRatio(r),
+				operatorCPUPerRobot(apiServer)(r), floorCPUPerRobot(apiServer)(r), cpuRatio(apiServer)(r))
 		}
-		results = append(results, r)
-		logf("N = %d: T_sync %s (floor %s, ×%.2f), T_ready %s (floor %s, ×%.2f)", n,
-			secs(r.tSync), secs(r.floorSync), ratio(r.tSync, r.floorSync), secs(r.tReady), secs(r.floorReady), ratio(r.tReady, r.floorReady))
+		results = append(results, s)
+		logf("N = %d over %d %s: T_sync / floor-sync %s, T_ready / floor-ready %s", n, len(s.pairs), plural(len(s.pairs), "pair", "pairs"),
+			s.over(syncRatio).format(twoPlaces), s.over(readyRatio).format(twoPlaces))
 	}
 
 	report := renderReport(env, cfg, results)
@@ -115,7 +134,11 @@ func run(ctx context.Context, cfg config) error {
 		logf("wrote %s", cfg.out)
 	}
 	if cfg.plot != "" {
-		if err := writePlot(cfg.plot, results); err != nil {
+		first := make([]*result, len(results))
+		for i, s := range results {
+			first[i] = s.first()
+		}
+		if err := writePlot(cfg.plot, first); err != nil {
 			return err
 		}
 		logf("wrote %s", cfg.plot)

@@ -30,9 +30,12 @@ const (
 	benchImage     = "registry.example/robot:1.0"
 )
 
-// result is everything measured for one N.
+// result is everything one floor/operator pair measured for one N. Only
+// the first pair measures the operator at rest, restarted and among
+// unrelated objects: idle, restart, baseRSS, baseHeap, unrelRSS and
+// unrelHeap are empty in the others.
 type result struct {
-	n                     int
+	n, pair               int
 	floorSync, floorReady time.Duration
 	tSync, tReady         time.Duration
 	latencies             []time.Duration // create → Ready, per Robot
@@ -162,10 +165,12 @@ func (c *cluster) warmUp(ctx context.Context, create func(ctx context.Context, r
 	})
 }
 
-func measure(ctx context.Context, e *environment, n int) (*result, error) {
+// measure runs one floor/operator pair for N (pair counts from 1), each
+// phase on a fresh cluster of its own.
+func measure(ctx context.Context, e *environment, n, pair int) (*result, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.timeout)
 	defer cancel()
-	r := &result{n: n}
+	r := &result{n: n, pair: pair}
 	if err := measureFloor(ctx, e, n, r); err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
@@ -187,7 +192,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	if _, err := c.kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
 		return err
 	}
-	if _, err := c.kubectl(ctx, "wait", "--for=condition=Established", "crd/robots.robot.dev", "--timeout=60s"); err != nil {
+	if err := c.waitEstablished(ctx); err != nil {
 		return err
 	}
 	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
@@ -241,7 +246,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	logf("floor: %d Robots, Deployments and status writes", n)
 	self := map[string]int{"bench client": os.Getpid()}
 	cpuStart := c.cpuNow(self)
-	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-floor-kube-apiserver.pprof", n), profileLength)
+	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-pair%d-floor-kube-apiserver.pprof", n, r.pair), profileLength)
 	defer profiled()
 	start := time.Now()
 	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
@@ -277,7 +282,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	op, err := startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d.log", n))
+	op, err := startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d.log", n, r.pair))
 	if err != nil {
 		return err
 	}
@@ -349,9 +354,9 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	logf("operator: creating %d Robots", n)
 	procs := map[string]int{"bench client": os.Getpid(), "robot-operator": op.cmd.Process.Pid}
 	cpuStart := c.cpuNow(procs)
-	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-operator-kube-apiserver.pprof", n), profileLength)
+	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-pair%d-operator-kube-apiserver.pprof", n, r.pair), profileLength)
 	defer profiled()
-	operatorProfiled := op.profile(ctx, e, fmt.Sprintf("%d-robot-operator.pprof", n), profileLength)
+	operatorProfiled := op.profile(ctx, e, fmt.Sprintf("%d-pair%d-robot-operator.pprof", n, r.pair), profileLength)
 	defer operatorProfiled()
 	start := time.Now()
 	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
@@ -375,7 +380,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	r.stages = "Robot created → Deployment seen " + stage(robotCreated, deploymentSeen) +
 		"<br>Deployment seen → Available " + stage(deploymentSeen, available) + "<br>Available → Robot Ready " + stage(available, ready)
 	logf("operator: %s", strings.ReplaceAll(r.stages, "<br>", "; "))
-	if err := writeTimeline(filepath.Join(e.out, fmt.Sprintf("timeline-%d.csv", n)), start,
+	if err := writeTimeline(filepath.Join(e.out, fmt.Sprintf("timeline-%d-pair%d.csv", n, r.pair)), start,
 		[]string{"robot created", "Deployment seen", "Available", "Ready"}, robotCreated, deploymentSeen, available, ready); err != nil {
 		return err
 	}
@@ -394,7 +399,20 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if _, r.peakRSS, r.heap, err = op.memory(); err != nil {
 		return err
 	}
-	op.heapProfile(ctx, e, fmt.Sprintf("%d-robot-operator-heap.pprof", n))
+	op.heapProfile(ctx, e, fmt.Sprintf("%d-pair%d-robot-operator-heap.pprof", n, r.pair))
+
+	if r.pair > 1 {
+		// The writes while converging are counted in every pair; the rest
+		// only in the first.
+		time.Sleep(2 * time.Second) // for the audit log to catch up
+		if r.creation, err = readAudit(c.auditLog, start, converged); err != nil {
+			return err
+		}
+		operatorProfiled()
+		err = op.stop()
+		op = nil
+		return err
+	}
 
 	logf("operator: counting writes while idle for %s", e.cfg.idle)
 	select {
@@ -418,7 +436,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		return err
 	}
 	restarted := time.Now()
-	if op, err = startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-restarted.log", n)); err != nil {
+	if op, err = startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d-restarted.log", n, r.pair)); err != nil {
 		return err
 	}
 	time.Sleep(e.cfg.settle)

@@ -15,7 +15,8 @@ import (
 )
 
 // writePlot draws each Robot's create → Ready latency against when it was
-// created, one colour per N, so the shape of a run shows at a glance.
+// created, one colour per N (one pair each), so the shape of a run shows at
+// a glance.
 func writePlot(path string, results []*result) error {
 	const w, h, left, right, top, bottom = 960, 540, 70, 20, 40, 50
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -55,7 +56,7 @@ func writePlot(path string, results []*result) error {
 				}
 			}
 		}
-		label(img, w-right-150, top+16*(i+1), fmt.Sprintf("N = %d", r.n), c)
+		label(img, w-right-150, top+16*(i+1), fmt.Sprintf("N = %d, pair %d", r.n, r.pair), c)
 	}
 
 	f, err := os.Create(path)

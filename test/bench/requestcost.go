@@ -46,7 +46,7 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 	if _, err := c.kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
 		return "", err
 	}
-	if _, err := c.kubectl(ctx, "wait", "--for=condition=Established", "crd/robots.robot.dev", "--timeout=60s"); err != nil {
+	if err := c.waitEstablished(ctx); err != nil {
 		return "", err
 	}
 	// Only the requests measured may cost anything: pause the controllers,
@@ -207,7 +207,7 @@ func (c *cluster) pause(names ...string) (resume func(), err error) {
 		}
 	}
 	for _, name := range names {
-		b, err := os.ReadFile(filepath.Join(home, ".kwok", "clusters", clusterName, "pids", name+".pid"))
+		b, err := os.ReadFile(filepath.Join(home, ".kwok", "clusters", c.env.cfg.cluster, "pids", name+".pid"))
 		if err != nil {
 			return resume, err
 		}
