@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -143,7 +142,7 @@ func replicaFailureCause(failure *appsv1.DeploymentCondition) *podCause {
 type podSummary struct {
 	// Name, Namespace, ResourceVersion and DeletionTimestamp only: the
 	// informer keys and versions its objects by them.
-	metav1.ObjectMeta
+	podMeta
 	// robot is the value of the pod's selector label: its Robot's name.
 	robot string
 	// image is the image the pod's spec gives the Robot container, which
@@ -178,7 +177,9 @@ func (p *podSummary) GetObjectKind() schema.ObjectKind { return schema.EmptyObje
 // DeepCopyObject is part of runtime.Object.
 func (p *podSummary) DeepCopyObject() runtime.Object {
 	copied := *p
-	p.ObjectMeta.DeepCopyInto(&copied.ObjectMeta)
+	if p.DeletionTimestamp != nil {
+		copied.DeletionTimestamp = p.DeletionTimestamp.DeepCopy()
+	}
 	if p.container != nil {
 		c := *p.container
 		if c.lastExit != nil {
@@ -198,7 +199,7 @@ func summarizePod(obj interface{}) (interface{}, error) {
 		return obj, nil
 	}
 	summary := &podSummary{
-		ObjectMeta: metav1.ObjectMeta{
+		podMeta: podMeta{
 			Name:              pod.Name,
 			Namespace:         pod.Namespace,
 			ResourceVersion:   pod.ResourceVersion,
@@ -354,8 +355,8 @@ func (p *podSummary) sameAs(obj interface{}) bool {
 		return false
 	}
 	a, b := *p, *other
-	a.ResourceVersion, b.ResourceVersion = "", ""
-	return apiequality.Semantic.DeepEqual(a.ObjectMeta, b.ObjectMeta) && a.robot == b.robot && a.image == b.image &&
+	return a.Name == b.Name && a.Namespace == b.Namespace && a.DeletionTimestamp.Equal(b.DeletionTimestamp) &&
+		a.robot == b.robot && a.image == b.image &&
 		a.unschedulable == b.unschedulable && a.readySince.Equal(&b.readySince) && reflect.DeepEqual(a.container, b.container)
 }
 

@@ -331,8 +331,8 @@ func TestSummarizePodKeepsOnlyWhatDiagnoseReads(t *testing.T) {
 		if !full.sameAs(minimal) || full.ResourceVersion != minimal.ResourceVersion {
 			t.Errorf("%s: the full pod's summary %+v differs from the minimal pod's %+v", pod.Name, full, minimal)
 		}
-		if full.robot != robot.Name || full.Labels != nil || full.OwnerReferences != nil || full.ManagedFields != nil || full.UID != "" {
-			t.Errorf("%s: the summary keeps more than it should: %+v", pod.Name, full.ObjectMeta)
+		if full.robot != robot.Name || full.GetLabels() != nil || full.GetOwnerReferences() != nil || full.GetManagedFields() != nil || full.GetUID() != "" {
+			t.Errorf("%s: the summary keeps more than it should: %+v", pod.Name, full.podMeta)
 		}
 		if copied := full.DeepCopyObject().(*podSummary); !copied.sameAs(full) || (copied.container != nil && copied.container == full.container) {
 			t.Errorf("%s: DeepCopyObject is not a deep copy", pod.Name)
