@@ -428,8 +428,10 @@ func partitionLeader(ctx context.Context, s *scenarioRun) error {
 				status = fmt.Sprint(e.err)
 			}
 		}
-		rejoin = fmt.Sprintf("the old leader exited (%s) %.1f s after the cut and, started again (%d starts while cut off), follows as %s",
-			status, stoppedAt.Sub(s.faultStart).Seconds(), len(exits), follower.identity())
+		// Started again while cut off, a replica exits at once: it
+		// cannot reach the API server.
+		rejoin = fmt.Sprintf("the old leader exited (%s) %.1f s after the cut; started again (%d more exits while cut off), it follows as %s",
+			status, stoppedAt.Sub(s.faultStart).Seconds(), len(exits)-1, follower.identity())
 	}
 	s.notes = append(s.notes, fmt.Sprintf("cut off %.1f s; the other replica led %.1f s after the cut", s.faultEnd.Sub(s.faultStart).Seconds(), tookOver.Sub(s.faultStart).Seconds()), rejoin)
 	s.notes = append(s.notes, s.unexpectedExits(s.faultStart, a)...)
