@@ -38,3 +38,22 @@ func TestCheckOneWriter(t *testing.T) {
 		t.Errorf("a write of the old leader after the new leader took the Lease: the check passed: %s", c.detail)
 	}
 }
+
+func TestCheckStoppedInTime(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	audit := []auditEvent{
+		auditWrite("a", "leases", 200, at(0)),
+		auditWrite("a", "robots", 200, at(0.5)),
+		auditWrite("b", "leases", 200, at(9)),
+	}
+	if c := checkStoppedInTime(audit, "a", "b", at(5.5)); !c.ok {
+		t.Errorf("stopped 5.5 s after the last renewal: %s", c.detail)
+	}
+	if c := checkStoppedInTime(audit, "a", "b", at(8.5)); c.ok {
+		t.Errorf("stopped after the lease duration: the check passed: %s", c.detail)
+	}
+	if c := checkStoppedInTime(audit, "a", "b", time.Time{}); c.ok {
+		t.Errorf("never stopped: the check passed: %s", c.detail)
+	}
+}
