@@ -79,10 +79,10 @@ bench-smoke: ## Run the benchmark once at N=20 (one floor/operator pair): it mus
 
 # Each scenario gets a fresh cluster of its own, named chaos.
 CHAOS_N         ?= 300
-CHAOS_SCENARIOS ?= 1,3,4,7
+CHAOS_SCENARIOS ?= 1,2,3,4,6,7
 
 .PHONY: chaos
-chaos: ## Break things on purpose (kill the operator, the API server, etcd; fight it) with N=300 Robots; check the invariants (docs/reliability.md).
+chaos: ## Break things on purpose (kill the operator, its leader, the API server, etcd; partition the leader; fight it) with N=300 Robots; check the invariants (docs/reliability.md).
 	go run ./test/chaos -n $(CHAOS_N) -scenarios $(CHAOS_SCENARIOS) -out _output/chaos.md
 
 .PHONY: chaos-short

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -309,25 +313,93 @@ type operator struct {
 	cmd     *exec.Cmd
 	metrics string
 	exited  chan error
-	logFile *os.File
+	// gone is closed when the process has exited, at exitedAt, with
+	// exitErr; exited gets the same error once, for kill and stop.
+	gone      chan struct{}
+	startedAt time.Time
+	exitedAt  time.Time
+	exitErr   error
+	// id is the identity the operator logged ("Waiting to become the
+	// leader"), with leader election only; it names the replica in its
+	// User-Agent, and so in the audit log.
+	idMu sync.Mutex
+	id   string
+}
+
+// identity returns the identity the operator logged, "" until it has.
+func (o *operator) identity() string {
+	o.idMu.Lock()
+	defer o.idMu.Unlock()
+	return o.id
 }
 
 // startOperator starts the operator without waiting for it: scenario 1
 // kills it at random moments, before it is ready too.
 func (e *environment) startOperator(kubeconfig string, log *os.File) (*operator, error) {
-	o := &operator{exited: make(chan error, 1), logFile: log}
+	return e.startOperatorAs("", kubeconfig, log)
+}
+
+// identityRE finds the identity in the operator's log line "Waiting to
+// become the leader".
+var identityRE = regexp.MustCompile(`"Waiting to become the leader".* identity="([^"]+)"`)
+
+// startOperatorAs starts the operator with extra flags; a replica of a
+// leader-elected pair has a name, which prefixes each line of its log, and
+// its identity is read from that log.
+func (e *environment) startOperatorAs(name, kubeconfig string, log io.Writer, extra ...string) (*operator, error) {
+	o := &operator{exited: make(chan error, 1), gone: make(chan struct{}), startedAt: time.Now()}
+	wait := func(after func()) {
+		err := o.cmd.Wait()
+		if after != nil {
+			after()
+		}
+		o.exitedAt, o.exitErr = time.Now(), err
+		close(o.gone)
+		o.exited <- err
+	}
 	var err error
 	if o.metrics, err = freeAddr(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "=== chaos: %s starting the operator\n", time.Now().UTC().Format(time.RFC3339Nano))
-	o.cmd = exec.Command(e.operatorBin, "-kubeconfig", kubeconfig, "-v=2", "-workers=8",
-		"-metrics-bind-address", o.metrics, "-metrics-secure=false", "-health-probe-bind-address=127.0.0.1:0")
-	o.cmd.Stdout, o.cmd.Stderr = log, log
+	fmt.Fprintf(log, "=== chaos: %s starting the operator %s\n", time.Now().UTC().Format(time.RFC3339Nano), name)
+	args := append([]string{"-kubeconfig", kubeconfig, "-v=2", "-workers=8",
+		"-metrics-bind-address", o.metrics, "-metrics-secure=false", "-health-probe-bind-address=127.0.0.1:0"}, extra...)
+	o.cmd = exec.Command(e.operatorBin, args...)
+	if name == "" {
+		o.cmd.Stdout, o.cmd.Stderr = log, log
+		if err := o.cmd.Start(); err != nil {
+			return nil, err
+		}
+		go wait(nil)
+		return o, nil
+	}
+	pr, pw := io.Pipe()
+	o.cmd.Stdout, o.cmd.Stderr = pw, pw
 	if err := o.cmd.Start(); err != nil {
 		return nil, err
 	}
-	go func() { o.exited <- o.cmd.Wait() }()
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		s := bufio.NewScanner(pr)
+		s.Buffer(make([]byte, 64<<10), 4<<20)
+		for s.Scan() {
+			line := s.Text()
+			if m := identityRE.FindStringSubmatch(line); m != nil {
+				o.idMu.Lock()
+				o.id = m[1]
+				o.idMu.Unlock()
+			}
+			fmt.Fprintf(log, "[%s] %s\n", name, line)
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	// The log is complete (its identity read) before anyone hears of the
+	// exit.
+	go wait(func() {
+		pw.Close()
+		<-scanned
+	})
 	return o, nil
 }
 
@@ -355,7 +427,21 @@ func (o *operator) stop() error {
 // rest_client_requests_total: failed ones (no answer from the API server)
 // included, which the audit log cannot see.
 func (o *operator) requests() (float64, error) {
-	resp, err := http.Get("http://" + o.metrics + "/metrics")
+	return o.metric("rest_client_requests_total{")
+}
+
+// leading reports whether the operator runs its workers, from its
+// robot_operator_leader gauge.
+func (o *operator) leading() (bool, error) {
+	v, err := o.metric("robot_operator_leader ")
+	return v == 1, err
+}
+
+// metric returns the sum of the operator's samples whose line starts with
+// prefix.
+func (o *operator) metric(prefix string) (float64, error) {
+	client := http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + o.metrics + "/metrics")
 	if err != nil {
 		return 0, err
 	}
@@ -366,7 +452,7 @@ func (o *operator) requests() (float64, error) {
 	}
 	var total float64
 	for _, line := range strings.Split(body.String(), "\n") {
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+		if !strings.HasPrefix(line, prefix) {
 			continue
 		}
 		fields := strings.Fields(line)

@@ -85,13 +85,15 @@ func readAudit(path string) ([]auditEvent, error) {
 	return events, s.Err()
 }
 
-// writesIn counts the writes (Events aside) received in [from, to) that
-// match.
+// writesIn counts the writes (Events and the leader election Lease aside)
+// received in [from, to) that match. A leader renews its Lease every retry
+// period whatever its Robots do: that is not work, and would make any idle
+// operator look busy.
 func writesIn(events []auditEvent, from, to time.Time, match func(*auditEvent) bool) int {
 	n := 0
 	for i := range events {
 		e := &events[i]
-		if e.write() && e.ObjectRef.Resource != "events" && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) && (match == nil || match(e)) {
+		if e.write() && e.ObjectRef.Resource != "events" && e.ObjectRef.Resource != "leases" && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) && (match == nil || match(e)) {
 			n++
 		}
 	}
@@ -214,4 +216,114 @@ func checkEvents(ctx context.Context, c *cluster) check {
 		return checkf("events", false, "%d Robots have more than one DeploymentCreated, e.g. %s", len(over), strings.Join(over[:min(5, len(over))], ", "))
 	}
 	return checkf("events", true, "%d DeploymentCreated for %d Robots", total, len(perRobot))
+}
+
+// identity returns the replica's identity from the User-Agent the operator
+// sends: "robot-operator/<version> (<identity>)".
+func (e *auditEvent) identity() string {
+	open, end := strings.LastIndex(e.UserAgent, "("), strings.LastIndex(e.UserAgent, ")")
+	if open < 0 || end < open {
+		return e.UserAgent
+	}
+	return e.UserAgent[open+1 : end]
+}
+
+// effectiveWrite reports whether e is a write that counts towards who
+// wrote when: every write the operator attempted, whatever the answer,
+// except a Lease write the API server refused. A follower tries to take an
+// expired Lease, and a deposed leader may try to renew one already taken;
+// the API server refuses both (409) and nothing changes.
+func (e *auditEvent) effectiveWrite() bool {
+	if !e.write() {
+		return false
+	}
+	if e.ObjectRef.Resource == "leases" {
+		return e.ResponseStatus.Code >= 200 && e.ResponseStatus.Code < 300
+	}
+	return true
+}
+
+// term is one replica's time as a writer: its first and last writes.
+type term struct {
+	identity    string
+	first, last time.Time
+	// firstWork is its first write other than the Lease (zero if none).
+	firstWork time.Time
+	writes    int
+}
+
+// terms returns, in the order they started, each replica's span of writes
+// from the audit log. Every start of the operator has a new identity, so a
+// replica leads at most once: a leader that loses the Lease exits, and one
+// that is stopped releases the Lease and exits.
+func terms(audit []auditEvent) []*term {
+	byID := map[string]*term{}
+	var all []*term
+	for i := range audit {
+		e := &audit[i]
+		if !e.effectiveWrite() {
+			continue
+		}
+		id := e.identity()
+		t := byID[id]
+		if t == nil {
+			t = &term{identity: id, first: e.RequestReceived, last: e.RequestReceived}
+			byID[id] = t
+			all = append(all, t)
+		}
+		if e.RequestReceived.Before(t.first) {
+			t.first = e.RequestReceived
+		}
+		if e.RequestReceived.After(t.last) {
+			t.last = e.RequestReceived
+		}
+		if e.ObjectRef.Resource != "leases" && (t.firstWork.IsZero() || e.RequestReceived.Before(t.firstWork)) {
+			t.firstWork = e.RequestReceived
+		}
+		t.writes++
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].first.Before(all[j].first) })
+	return all
+}
+
+// checkOneWriter: from the audit log, once a replica has written (its first
+// write is taking the Lease), no replica that wrote before it writes again.
+// Two replicas whose writes interleave past a hand-over is what leader
+// election exists to prevent. It also returns the hand-overs seen and the
+// shortest quiet time between one leader's last write and the next one's
+// first.
+func checkOneWriter(audit []auditEvent) (check, int, time.Duration) {
+	all := terms(audit)
+	var problems []string
+	overlaps := 0
+	for j := 1; j < len(all); j++ {
+		next := all[j]
+		for _, old := range all[:j] {
+			if !old.last.Before(next.first) {
+				late := 0
+				for i := range audit {
+					e := &audit[i]
+					if e.effectiveWrite() && e.identity() == old.identity && !e.RequestReceived.Before(next.first) {
+						late++
+					}
+				}
+				overlaps += late
+				problems = append(problems, fmt.Sprintf("%s wrote %d times after %s's first write at %s, the last at %s",
+					old.identity, late, next.identity, next.first.Format("15:04:05.000000"), old.last.Format("15:04:05.000000")))
+			}
+		}
+	}
+	handovers := max(len(all)-1, 0)
+	gap := time.Duration(-1)
+	for j := 1; j < len(all); j++ {
+		if d := all[j].first.Sub(all[j-1].last); gap < 0 || d < gap {
+			gap = d
+		}
+	}
+	if len(problems) > 0 {
+		return checkf("one writer", false, "%d writes of an old leader after its successor's first write: %s",
+			overlaps, strings.Join(problems[:min(3, len(problems))], "; ")), handovers, gap
+	}
+	return checkf("one writer", true, "%d replicas wrote, one after the other: %d hand-overs, no write of an old leader after its successor's first; shortest quiet time between two leaders' writes %.1f s",
+		len(all), handovers, gap.Seconds()), handovers, gap
 }

@@ -35,8 +35,10 @@ func scenarioByID(id int) *scenario {
 
 var scenarios = []scenario{
 	{1, "kill -9 the operator", killOperator},
+	{2, "kill -9 the leader of two replicas", killLeader},
 	{3, "kube-apiserver down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "kube-apiserver") }},
 	{4, "etcd down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "etcd") }},
+	{6, "partition the leader from the API server", partitionLeader},
 	{7, "another writer fights", fightOperator},
 }
 
@@ -49,6 +51,14 @@ type scenarioRun struct {
 	log        *os.File
 	rng        *rand.Rand
 	op         *operator // the operator running now
+	// replicas are the leader-elected replicas of scenarios 2 and 6, when
+	// op is nil.
+	replicas []*replica
+	// auditChecks are the scenario's checks that read the whole audit log,
+	// through convergence and the idle time after.
+	auditChecks []func(audit []auditEvent) check
+	// cleanups run when the scenario ends, after the operators have.
+	cleanups []func()
 	// faultStart and faultEnd bound the fault.
 	faultStart, faultEnd time.Time
 	// outageRate is the operator's requests per second while a component
@@ -140,6 +150,12 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		if s.op != nil {
 			s.op.kill()
 		}
+		for _, rp := range s.replicas {
+			rp.kill()
+		}
+		for _, f := range s.cleanups {
+			f()
+		}
 	}()
 
 	start := time.Now()
@@ -158,16 +174,18 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		return nil, ctx.Err()
 	}
 	idleEnd := time.Now()
-	stillRunning := true
-	select {
-	case err := <-s.op.exited:
-		stillRunning = false
-		s.checks = append(s.checks, checkf("operator ran", false, "the operator exited: %v", err))
-	default:
-		// Through an outage the operator must keep running, never be
-		// restarted: say so when it did.
-		if s.outageRate >= 0 {
-			s.checks = append(s.checks, checkf("operator ran", true, "the operator ran through the outage"))
+	stillRunning := s.op != nil
+	if s.op != nil {
+		select {
+		case err := <-s.op.exited:
+			stillRunning = false
+			s.checks = append(s.checks, checkf("operator ran", false, "the operator exited: %v", err))
+		default:
+			// Through an outage the operator must keep running, never be
+			// restarted: say so when it did.
+			if s.outageRate >= 0 {
+				s.checks = append(s.checks, checkf("operator ran", true, "the operator ran through the outage"))
+			}
 		}
 	}
 
@@ -206,7 +224,15 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		checkEvents(ctx, c),
 		hot,
 	}, s.checks...)
+	for _, c := range s.auditChecks {
+		r.checks = append(r.checks, c(audit))
+	}
 	r.notes = s.notes
+	for _, rp := range s.replicas {
+		if err := rp.stop(); err != nil {
+			logf("stopping replica %s: %v", rp.name, err)
+		}
+	}
 	if stillRunning {
 		if err := s.op.stop(); err != nil {
 			logf("stopping the operator: %v", err)

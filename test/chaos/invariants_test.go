@@ -1,0 +1,59 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func auditWrite(identity, resource string, code int, at time.Time) auditEvent {
+	e := auditEvent{Stage: "ResponseComplete", Verb: "update", UserAgent: "robot-operator/v1 (" + identity + ")", RequestReceived: at}
+	e.ObjectRef.Resource = resource
+	e.ResponseStatus.Code = code
+	return e
+}
+
+func TestCheckOneWriter(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	handOver := []auditEvent{
+		auditWrite("a", "leases", 200, at(0)),
+		auditWrite("b", "leases", 409, at(0.1)), // b lost the race to create the Lease
+		auditWrite("a", "deployments", 201, at(1)),
+		auditWrite("a", "robots", 200, at(2)),
+		auditWrite("b", "leases", 200, at(8)),
+		auditWrite("a", "leases", 409, at(8.5)), // a's renewal, refused
+		auditWrite("b", "deployments", 201, at(9)),
+	}
+	c, handovers, gap := checkOneWriter(handOver)
+	if !c.ok || handovers != 1 || gap != 6*time.Second {
+		t.Errorf("a clean hand-over: got %+v, %d hand-overs, gap %v", c, handovers, gap)
+	}
+
+	late := append(handOver, auditWrite("a", "robots", 409, at(10)))
+	if c, _, _ := checkOneWriter(late); c.ok {
+		t.Errorf("a write of the old leader after the new leader's: the check passed: %s", c.detail)
+	}
+	beforeWork := append(handOver[:5:5], auditWrite("a", "deployments", 201, at(8.2)), handOver[6])
+	if c, _, _ := checkOneWriter(beforeWork); c.ok {
+		t.Errorf("a write of the old leader after the new leader took the Lease: the check passed: %s", c.detail)
+	}
+}
+
+func TestCheckStoppedInTime(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	audit := []auditEvent{
+		auditWrite("a", "leases", 200, at(0)),
+		auditWrite("a", "robots", 200, at(0.5)),
+		auditWrite("b", "leases", 200, at(9)),
+	}
+	if c := checkStoppedInTime(audit, "a", "b", at(5.5)); !c.ok {
+		t.Errorf("stopped 5.5 s after the last renewal: %s", c.detail)
+	}
+	if c := checkStoppedInTime(audit, "a", "b", at(8.5)); c.ok {
+		t.Errorf("stopped after the lease duration: the check passed: %s", c.detail)
+	}
+	if c := checkStoppedInTime(audit, "a", "b", time.Time{}); c.ok {
+		t.Errorf("never stopped: the check passed: %s", c.detail)
+	}
+}
