@@ -405,6 +405,9 @@ func BenchmarkPodCache(b *testing.B) {
 					// string shared with the template.
 					pod := roundTripPod(b, template)
 					pod.Name = fmt.Sprintf("test-5d9c7b8f6-%05d", i)
+					// A Robot of its own, as with N Robots of one
+					// replica: one entry of the Robot index each.
+					pod.Labels[labelRobot] = fmt.Sprintf("test-%05d", i)
 					var obj interface{} = pod
 					if tt.transform != nil {
 						obj, _ = tt.transform(pod)
