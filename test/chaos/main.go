@@ -42,7 +42,7 @@ func main() {
 	var scenarios string
 	flag.IntVar(&cfg.n, "n", 300, "Robots per scenario.")
 	flag.StringVar(&cfg.cluster, "cluster", "chaos", "Name of the local cluster each scenario makes afresh (and removes).")
-	flag.StringVar(&scenarios, "scenarios", "1,3,7", "Comma-separated scenarios to run: 1 (kill -9 the operator), 3 (kube-apiserver down), 4 (etcd down), 7 (another writer fights).")
+	flag.StringVar(&scenarios, "scenarios", "1,3,7", "Comma-separated scenarios to run: 1 (kill -9 the operator), 3 (kube-apiserver down), 4 (etcd down), 5 (watches expire: 410 Gone), 7 (another writer fights).")
 	flag.IntVar(&cfg.kills, "kills", 50, "Scenario 1: how many times to kill the operator.")
 	flag.DurationVar(&cfg.fight, "fight", 2*time.Minute, "Scenario 7: how long the other writer fights.")
 	flag.DurationVar(&cfg.idle, "idle", 30*time.Second, "How long a converged operator must make no write.")

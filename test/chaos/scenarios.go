@@ -37,6 +37,7 @@ var scenarios = []scenario{
 	{1, "kill -9 the operator", killOperator},
 	{3, "kube-apiserver down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "kube-apiserver") }},
 	{4, "etcd down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "etcd") }},
+	{5, "watches expire (410 Gone)", watchExpiry},
 	{7, "another writer fights", fightOperator},
 }
 
@@ -58,6 +59,19 @@ type scenarioRun struct {
 	notes      []string
 	// done is closed when the scenario ends.
 	done chan struct{}
+	// want is how many Robots exist once the fault ends: N unless the
+	// scenario deletes some.
+	want int
+	// deleted names the Robots the scenario deleted (their Deployments go
+	// with them), and deletedGenerations sums their generations.
+	deleted            map[string]bool
+	deletedGenerations int64
+	// opArgs are added to the operator's command line.
+	opArgs []string
+	// finish, when set, runs once the Robots have converged and the idle
+	// time is over, before the operator stops, and adds the scenario's own
+	// checks of what happened after the fault.
+	finish func(ctx context.Context, audit []auditEvent, convergedAt, idleEnd time.Time) error
 }
 
 // supervise restarts, every second until done is closed, the components
@@ -123,7 +137,7 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		return nil, err
 	}
 	defer log.Close()
-	s := &scenarioRun{env: env, c: c, kubeconfig: kubeconfig, log: log, outageRate: -1, done: make(chan struct{}),
+	s := &scenarioRun{env: env, c: c, kubeconfig: kubeconfig, log: log, outageRate: -1, done: make(chan struct{}), want: n, deleted: map[string]bool{},
 		rng: rand.New(rand.NewSource(env.cfg.seed + int64(sc.id))),
 		w:   newWorkload(c, n, env.cfg.seed+int64(sc.id))}
 	if err := s.w.createNamespace(ctx); err != nil {
@@ -147,7 +161,7 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		return nil, err
 	}
 	logf("scenario %d: the fault ended; waiting for every Robot to converge", sc.id)
-	convergedAt, waitErr := waitConverged(ctx, c, n, 10*time.Minute)
+	convergedAt, waitErr := waitConverged(ctx, c, s.want, 10*time.Minute)
 	if waitErr != nil {
 		convergedAt = time.Now()
 	}
@@ -179,10 +193,16 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 	if err != nil {
 		return nil, err
 	}
+	if s.finish != nil && stillRunning {
+		if err := s.finish(ctx, audit, convergedAt, idleEnd); err != nil {
+			return nil, err
+		}
+	}
 	r := &result{s: sc, n: n, converge: convergedAt.Sub(s.faultEnd), outageRate: s.outageRate,
 		during: writesIn(audit, s.faultStart, s.faultEnd, nil),
 		after:  writesIn(audit, s.faultEnd, convergedAt, nil),
 		idle:   writesIn(audit, convergedAt, idleEnd, nil)}
+	r.generations = s.deletedGenerations
 	for _, robot := range robots.Items {
 		r.generations += robot.Generation
 	}
@@ -201,8 +221,8 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		}
 	}
 	r.checks = append([]check{
-		checkConverged(ctx, c, n, waitErr),
-		checkDeployments(ctx, c, uids, audit),
+		checkConverged(ctx, c, s.want, waitErr),
+		checkDeployments(ctx, c, uids, audit, s.deleted),
 		checkEvents(ctx, c),
 		hot,
 	}, s.checks...)
@@ -221,7 +241,7 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 
 // startOperator starts the operator and waits until its metrics answer.
 func (s *scenarioRun) startOperator(ctx context.Context) error {
-	op, err := s.env.startOperator(s.kubeconfig, s.log)
+	op, err := s.env.startOperator(s.kubeconfig, s.log, s.opArgs...)
 	if err != nil {
 		return err
 	}
