@@ -39,6 +39,7 @@ var scenarios = []scenario{
 	{4, "etcd down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "etcd") }},
 	{5, "watches expire (410 Gone)", watchExpiry},
 	{7, "another writer fights", fightOperator},
+	{8, "churn: Robots come and go", churnRobots},
 }
 
 // scenarioRun is one scenario under way.
