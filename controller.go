@@ -361,6 +361,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	} else {
 		service = c.ownService(robot)
 	}
+	if errors.Is(syncErr, errRobotGone) {
+		// Its delete event is on its way, and the garbage collector
+		// removes what it owned.
+		logger.V(4).Info("Robot no longer exists; the cache has yet to catch up")
+		return 0, nil
+	}
 	if errors.Is(syncErr, errNamespaceTerminating) {
 		// Nothing to report, and nobody to report it to.
 		logger.V(4).Info("Namespace is terminating")
@@ -409,6 +415,17 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return nil, err
 	}
 	if current == nil {
+		if meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1alpha1.ConditionSynced) {
+			// The Robot had its Deployment, and it is gone: someone deleted
+			// it, and it must come back; or the garbage collector did,
+			// because the Robot is gone too and the cache has not caught up
+			// with that yet. Only the API server can tell which: recreated
+			// for a deleted Robot, the Deployment would be deleted again,
+			// after a second DeploymentCreated.
+			if err := c.checkRobotExists(ctx, robot); err != nil {
+				return nil, err
+			}
+		}
 		created, err := c.createDeployment(ctx, robot, desired)
 		if !apierrors.IsAlreadyExists(err) {
 			return created, err
@@ -465,6 +482,19 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return applied, &contestedError{deployment: applied.Name, drift: fight.drift, writer: fight.writer, recheck: min(fight.wait, fightCalm)}
 	}
 	return applied, nil
+}
+
+// errRobotGone is a Robot the cache holds but the API server no longer does.
+var errRobotGone = errors.New("the Robot no longer exists")
+
+// checkRobotExists asks the API server whether robot still exists, the
+// same Robot (by UID): errRobotGone when not.
+func (c *Controller) checkRobotExists(ctx context.Context, robot *robotv1alpha1.Robot) error {
+	live, err := c.robotclientset.RobotV1alpha1().Robots(robot.Namespace).Get(ctx, robot.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || err == nil && live.UID != robot.UID {
+		return errRobotGone
+	}
+	return err
 }
 
 // createDeployment creates robot's Deployment, desired, with a plain create

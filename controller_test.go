@@ -504,6 +504,44 @@ func TestRobotDeleted(t *testing.T) {
 	f.expectEvents()
 }
 
+// TestDeploymentOfDeletedRobotIsNotRecreated: the garbage collector deletes
+// the Deployment of a deleted Robot, and its delete event queues the Robot,
+// which the cache may still hold. A Robot that had its Deployment must be
+// asked for before the Deployment is created again: recreated for a Robot
+// that is gone, it would only be deleted again, after a second
+// DeploymentCreated Event for the same Robot.
+func TestDeploymentOfDeletedRobotIsNotRecreated(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("gone", 1)
+	converged(robot, liveDeployment(t, robot))
+	// In the cache only: the API server no longer has it.
+	f.robotLister = append(f.robotLister, robot)
+
+	f.robotActions = append(f.robotActions, core.NewGetAction(robotsResource, robot.Namespace, robot.Name))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents()
+}
+
+// TestDeletedDeploymentIsRecreated: a Robot that still exists gets its
+// deleted Deployment back, after the one read that says it exists.
+func TestDeletedDeploymentIsRecreated(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := newRobot("test", 2)
+	converged(robot, liveDeployment(t, robot))
+	f.addRobot(robot)
+
+	f.robotActions = append(f.robotActions, core.NewGetAction(robotsResource, robot.Namespace, robot.Name))
+	f.expectCreateDeployment(robot)
+	created := liveDeployment(t, robot)
+	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
+	f.expectApplyStatus(robot, computeStatus(robot, created, nil, nil, metav1.NewTime(fixtureNow)))
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents(corev1.EventTypeNormal + " " + EventDeploymentCreated + ` Created Deployment "test"`)
+}
+
 func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)

@@ -522,6 +522,9 @@ func TestOwnDeploymentOutsideTheCacheIsApplied(t *testing.T) {
 	f.addRobot(robot)
 	f.kubeObjects = append(f.kubeObjects, deployment)
 
+	// Gone from the cache of a Robot that had it, as if deleted: the
+	// Robot is asked for first, lest it be gone too.
+	f.robotActions = append(f.robotActions, core.NewGetAction(robotsResource, robot.Namespace, robot.Name))
 	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
 	f.expectApplyDeployment(robot)

@@ -65,6 +65,7 @@ func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 	for _, collector := range []prometheus.Collector{
 		c.metrics.syncs, c.metrics.syncDuration, c.metrics.timeToReady, c.metrics.leader,
 		&robotsCollector{lister: c.robotsLister},
+		&trackedCollector{c: c},
 	} {
 		if err := registry.Register(collector); err != nil {
 			return err
@@ -100,6 +101,46 @@ func (rc *robotsCollector) Collect(ch chan<- prometheus.Metric) {
 	for status, n := range counts {
 		ch <- prometheus.MustNewConstMetric(robotsDesc, prometheus.GaugeValue, n, string(status))
 	}
+}
+
+const trackedHelp = "Entries of the operator's in-memory maps kept per Robot or per owned object, by map: each stays about the number of Robots that exist, whatever the number that ever existed."
+
+var trackedDesc = prometheus.NewDesc(metricsNamespace+"_tracked_objects", trackedHelp, []string{"map"}, nil)
+
+// trackedCollector reports, at each scrape, the size of every map the
+// controller keeps per Robot, Deployment or Service: one that grew with
+// every Robot ever seen would be a leak that only a restart clears.
+type trackedCollector struct{ c *Controller }
+
+func (tc *trackedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- trackedDesc }
+
+func (tc *trackedCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, n := range tc.c.trackedObjects() {
+		ch <- prometheus.MustNewConstMetric(trackedDesc, prometheus.GaugeValue, float64(n), name)
+	}
+}
+
+// trackedObjects returns the size of each map the controller keeps per
+// object, by the name the robot_operator_tracked_objects gauge gives it.
+func (c *Controller) trackedObjects() map[string]int {
+	return map[string]int{
+		"readiness":           c.readiness.len(),
+		"written_robots":      c.writtenRobots.len(),
+		"written_deployments": c.writtenDeployments.len(),
+		"written_services":    c.writtenServices.len(),
+		"specs_checked":       syncMapLen(&c.specsChecked),
+		"fights":              c.fights.len(),
+		"inflight":            syncMapLen(&c.inflight),
+	}
+}
+
+func syncMapLen(m *sync.Map) int {
+	n := 0
+	m.Range(func(_, _ any) bool {
+		n++
+		return true
+	})
+	return n
 }
 
 // runLeading runs run, the controller's workers, with the leader gauge at
@@ -152,6 +193,13 @@ func (t *readinessTracker) ready(uid types.UID, generation int64, now time.Time)
 	}
 	delete(t.pending, uid)
 	return now.Sub(p.at), true
+}
+
+// len is the number of Robots waited for.
+func (t *readinessTracker) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending)
 }
 
 func (t *readinessTracker) forget(uid types.UID) {

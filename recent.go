@@ -59,3 +59,8 @@ func (r *recentWrites[T]) isOwnWrite(obj T) bool {
 func (r *recentWrites[T]) forget(uid types.UID) {
 	r.objects.Delete(uid)
 }
+
+// len is the number of objects remembered.
+func (r *recentWrites[T]) len() int {
+	return syncMapLen(&r.objects)
+}

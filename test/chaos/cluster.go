@@ -312,6 +312,7 @@ func waitFor(ctx context.Context, timeout, interval time.Duration, what string, 
 type operator struct {
 	cmd     *exec.Cmd
 	metrics string
+	pprof   string // address of its Go profiles
 	exited  chan error
 	// gone is closed when the process has exited, at exitedAt, with
 	// exitErr; exited gets the same error once, for kill and stop.
@@ -335,8 +336,9 @@ func (o *operator) identity() string {
 
 // startOperator starts the operator without waiting for it: scenario 1
 // kills it at random moments, before it is ready too.
-func (e *environment) startOperator(kubeconfig string, log *os.File) (*operator, error) {
-	return e.startOperatorAs("", kubeconfig, log)
+// extra are added to its command line.
+func (e *environment) startOperator(kubeconfig string, log *os.File, extra ...string) (*operator, error) {
+	return e.startOperatorAs("", kubeconfig, log, extra...)
 }
 
 // identityRE finds the identity in the operator's log line "Waiting to
@@ -361,9 +363,13 @@ func (e *environment) startOperatorAs(name, kubeconfig string, log io.Writer, ex
 	if o.metrics, err = freeAddr(); err != nil {
 		return nil, err
 	}
+	if o.pprof, err = freeAddr(); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(log, "=== chaos: %s starting the operator %s\n", time.Now().UTC().Format(time.RFC3339Nano), name)
 	args := append([]string{"-kubeconfig", kubeconfig, "-v=2", "-workers=8",
-		"-metrics-bind-address", o.metrics, "-metrics-secure=false", "-health-probe-bind-address=127.0.0.1:0"}, extra...)
+		"-metrics-bind-address", o.metrics, "-metrics-secure=false", "-health-probe-bind-address=127.0.0.1:0",
+		"-pprof-bind-address", o.pprof}, extra...)
 	o.cmd = exec.Command(e.operatorBin, args...)
 	if name == "" {
 		o.cmd.Stdout, o.cmd.Stderr = log, log
@@ -421,6 +427,77 @@ func (o *operator) stop() error {
 		o.cmd.Process.Kill()
 		return errors.New("the operator did not stop within 60s of SIGTERM")
 	}
+}
+
+// pause stops the operator with SIGSTOP: its connections stay open, it
+// reads nothing and writes nothing until resume.
+func (o *operator) pause() error { return o.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// resume continues a paused operator with SIGCONT.
+func (o *operator) resume() error { return o.cmd.Process.Signal(syscall.SIGCONT) }
+
+// metricsText returns the operator's metrics in the text format.
+func (o *operator) metricsText() (string, error) {
+	resp, err := http.Get("http://" + o.metrics + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		return "", err
+	}
+	return body.String(), nil
+}
+
+// tracked returns the sizes of the operator's per-object maps, from its
+// robot_operator_tracked_objects gauge.
+func (o *operator) tracked() (map[string]int, error) {
+	text, err := o.metricsText()
+	if err != nil {
+		return nil, err
+	}
+	sizes := map[string]int{}
+	for _, line := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(line, `robot_operator_tracked_objects{map="`)
+		if !ok {
+			continue
+		}
+		name, value, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			return nil, fmt.Errorf("unexpected line %q", line)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return nil, err
+		}
+		sizes[name] = int(v)
+	}
+	if len(sizes) == 0 {
+		return nil, errors.New("the operator reports no robot_operator_tracked_objects")
+	}
+	return sizes, nil
+}
+
+// liveHeap returns the bytes of live heap objects right after a garbage
+// collection, which the heap profile forces (gc=1) and whose text form
+// ends with the runtime's MemStats.
+func (o *operator) liveHeap() (uint64, error) {
+	resp, err := http.Get("http://" + o.pprof + "/debug/pprof/heap?debug=1&gc=1")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, errors.New("no HeapAlloc in the operator's heap profile")
 }
 
 // requests returns the operator's client requests so far, from its

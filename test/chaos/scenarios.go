@@ -38,8 +38,10 @@ var scenarios = []scenario{
 	{2, "kill -9 the leader of two replicas", killLeader},
 	{3, "kube-apiserver down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "kube-apiserver") }},
 	{4, "etcd down 20 s", func(ctx context.Context, s *scenarioRun) error { return outage(ctx, s, "etcd") }},
+	{5, "watches expire (410 Gone)", watchExpiry},
 	{6, "partition the leader from the API server", partitionLeader},
 	{7, "another writer fights", fightOperator},
+	{8, "churn: Robots come and go", churnRobots},
 }
 
 // scenarioRun is one scenario under way.
@@ -68,6 +70,19 @@ type scenarioRun struct {
 	notes      []string
 	// done is closed when the scenario ends.
 	done chan struct{}
+	// want is how many Robots exist once the fault ends: N unless the
+	// scenario deletes some.
+	want int
+	// deleted names the Robots the scenario deleted (their Deployments go
+	// with them), and deletedGenerations sums their generations.
+	deleted            map[string]bool
+	deletedGenerations int64
+	// opArgs are added to the operator's command line.
+	opArgs []string
+	// finish, when set, runs once the Robots have converged and the idle
+	// time is over, before the operator stops, and adds the scenario's own
+	// checks of what happened after the fault.
+	finish func(ctx context.Context, audit []auditEvent, convergedAt, idleEnd time.Time) error
 }
 
 // supervise restarts, every second until done is closed, the components
@@ -133,7 +148,7 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		return nil, err
 	}
 	defer log.Close()
-	s := &scenarioRun{env: env, c: c, kubeconfig: kubeconfig, log: log, outageRate: -1, done: make(chan struct{}),
+	s := &scenarioRun{env: env, c: c, kubeconfig: kubeconfig, log: log, outageRate: -1, done: make(chan struct{}), want: n, deleted: map[string]bool{},
 		rng: rand.New(rand.NewSource(env.cfg.seed + int64(sc.id))),
 		w:   newWorkload(c, n, env.cfg.seed+int64(sc.id))}
 	if err := s.w.createNamespace(ctx); err != nil {
@@ -163,7 +178,7 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		return nil, err
 	}
 	logf("scenario %d: the fault ended; waiting for every Robot to converge", sc.id)
-	convergedAt, waitErr := waitConverged(ctx, c, n, 10*time.Minute)
+	convergedAt, waitErr := waitConverged(ctx, c, s.want, 10*time.Minute)
 	if waitErr != nil {
 		convergedAt = time.Now()
 	}
@@ -197,10 +212,16 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 	if err != nil {
 		return nil, err
 	}
+	if s.finish != nil && stillRunning {
+		if err := s.finish(ctx, audit, convergedAt, idleEnd); err != nil {
+			return nil, err
+		}
+	}
 	r := &result{s: sc, n: n, converge: convergedAt.Sub(s.faultEnd), outageRate: s.outageRate,
 		during: writesIn(audit, s.faultStart, s.faultEnd, nil),
 		after:  writesIn(audit, s.faultEnd, convergedAt, nil),
 		idle:   writesIn(audit, convergedAt, idleEnd, nil)}
+	r.generations = s.deletedGenerations
 	for _, robot := range robots.Items {
 		r.generations += robot.Generation
 	}
@@ -219,8 +240,8 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		}
 	}
 	r.checks = append([]check{
-		checkConverged(ctx, c, n, waitErr),
-		checkDeployments(ctx, c, uids, audit),
+		checkConverged(ctx, c, s.want, waitErr),
+		checkDeployments(ctx, c, uids, audit, s.deleted),
 		checkEvents(ctx, c),
 		hot,
 	}, s.checks...)
@@ -247,7 +268,7 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 
 // startOperator starts the operator and waits until its metrics answer.
 func (s *scenarioRun) startOperator(ctx context.Context) error {
-	op, err := s.env.startOperator(s.kubeconfig, s.log)
+	op, err := s.env.startOperator(s.kubeconfig, s.log, s.opArgs...)
 	if err != nil {
 		return err
 	}
