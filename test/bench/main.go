@@ -15,13 +15,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
 type config struct {

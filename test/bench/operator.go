@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/robot-operator/robot-operator/test/internal/localcluster"
-	"github.com/robot-operator/robot-operator/test/internal/task"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +14,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
+	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
 // operator is the operator under test, running as its own process.
