@@ -1,47 +1,18 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/robot-operator/robot-operator/test/internal/audit"
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
-// auditEvent holds the fields of an audit log line the benchmark reads.
-type auditEvent struct {
-	Stage     string `json:"stage"`
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	User      struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef struct {
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	RequestReceived time.Time `json:"requestReceivedTimestamp"`
-}
-
-func (e *auditEvent) write() bool {
-	switch e.Verb {
-	case "create", "update", "patch", "delete", "deletecollection":
-		return true
-	}
-	return false
-}
-
-func (e *auditEvent) key() string {
-	resource := e.ObjectRef.Resource
-	if e.ObjectRef.Subresource != "" {
-		resource += "/" + e.ObjectRef.Subresource
-	}
-	return fmt.Sprintf("%s %s %d", e.Verb, resource, e.ResponseStatus.Code)
+// key names a kind of request: "verb resource[/subresource] code".
+func key(e *audit.Event) string {
+	return fmt.Sprintf("%s %s %d", e.Verb, e.Resource(), e.ResponseStatus.Code)
 }
 
 // apiCost is what the operator asked of the API server in a time window.
@@ -54,34 +25,19 @@ type apiCost struct {
 
 // readAudit counts the operator's requests received in [from, to).
 func readAudit(path string, from, to time.Time) (*apiCost, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	cost := &apiCost{writes: map[string]int{}, reads: map[string]int{}}
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 16<<20)
-	for s.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(s.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		// One line per request: a watch's start, every other request's end.
-		if e.User.Username != operatorUser || !(e.Stage == "ResponseComplete" && e.Verb != "watch" || e.Stage == "ResponseStarted" && e.Verb == "watch") {
-			continue
-		}
+	err := audit.Scan(path, localcluster.OperatorUser, false, func(e *audit.Event) {
 		if e.RequestReceived.Before(from) || !e.RequestReceived.Before(to) {
-			continue
+			return
 		}
 		switch {
-		case e.ObjectRef.Resource == "events" && e.write():
+		case e.ObjectRef.Resource == "events" && e.Write():
 			cost.events++
-		case e.write():
-			cost.writes[e.key()]++
+		case e.Write():
+			cost.writes[key(e)]++
 			cost.total.writes++
 		default:
-			cost.reads[e.key()]++
+			cost.reads[key(e)]++
 			cost.total.reads++
 		}
 		switch e.ResponseStatus.Code {
@@ -90,8 +46,8 @@ func readAudit(path string, from, to time.Time) (*apiCost, error) {
 		case 429:
 			cost.total.throttled++
 		}
-	}
-	return cost, s.Err()
+	})
+	return cost, err
 }
 
 // breakdown renders counts per Robot, largest first.

@@ -123,7 +123,7 @@ func machineBusy() time.Duration {
 // It returns at once; wait blocks until the profile is written.
 func (c *cluster) profileAPIServer(ctx context.Context, name string, d time.Duration) (wait func()) {
 	return c.env.recordProfile(name, "the API server", func() ([]byte, error) {
-		return c.kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		return c.Kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
 			Param("seconds", strconv.Itoa(int(d.Seconds()))).DoRaw(ctx)
 	})
 }
@@ -139,7 +139,7 @@ func (e *environment) recordProfile(name, what string, fetch func() ([]byte, err
 	go func() {
 		defer close(done)
 		body, err := fetch()
-		path := filepath.Join(e.out, name)
+		path := filepath.Join(e.Out, name)
 		if err == nil {
 			err = os.WriteFile(path, body, 0o644)
 		}

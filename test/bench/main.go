@@ -17,11 +17,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
 type config struct {
@@ -75,7 +76,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: -pairs wants a positive integer, got %d\n", cfg.pairs)
 		os.Exit(2)
 	}
-	root, err := repoRoot()
+	root, err := localcluster.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -146,26 +147,7 @@ func run(ctx context.Context, cfg config) error {
 	return nil
 }
 
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "hack", "cluster.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("run it from inside the robot-operator repository")
-		}
-		dir = parent
-	}
-}
-
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
+var logf = localcluster.Logger("bench")
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 

@@ -21,6 +21,7 @@ import (
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
+	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
 const (
@@ -59,34 +60,6 @@ func newBenchRobot(i int) *robotv1alpha1.Robot {
 		ObjectMeta: metav1.ObjectMeta{Name: robotName(i), Namespace: benchNamespace},
 		Spec:       robotv1alpha1.RobotSpec{Image: benchImage, Replicas: ptr.To[int32](1)},
 	}
-}
-
-// parallel runs fn(0..n-1) on c goroutines and returns the first error.
-func parallel(ctx context.Context, n, c int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range c {
-		wg.Go(func() {
-			for i := range next {
-				if err := fn(ctx, i); err != nil {
-					cancel(err)
-				}
-			}
-		})
-	}
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	return context.Cause(ctx)
 }
 
 // milestones records, per object name, the first time a condition held.
@@ -148,7 +121,7 @@ const warmUpNamespace = "warm-up"
 // says it has converged.
 func (c *cluster) warmUp(ctx context.Context, create func(ctx context.Context, robot *robotv1alpha1.Robot) error,
 	converged func(ctx context.Context, name string) (bool, error)) error {
-	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmUpNamespace}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmUpNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	robot := newBenchRobot(0)
@@ -156,7 +129,7 @@ func (c *cluster) warmUp(ctx context.Context, create func(ctx context.Context, r
 	if err := create(ctx, robot); err != nil {
 		return fmt.Errorf("warming up: %w", err)
 	}
-	return waitFor(ctx, 2*time.Minute, 100*time.Millisecond, "the warm-up Robot to converge", func() (bool, error) {
+	return task.WaitFor(ctx, 2*time.Minute, 100*time.Millisecond, "the warm-up Robot to converge", func() (bool, error) {
 		ok, err := converged(ctx, robot.Name)
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -188,27 +161,27 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	if err != nil {
 		return err
 	}
-	defer c.down(ctx)
-	if _, err := c.kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
+	defer c.Down(ctx)
+	if _, err := c.Kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
 		return err
 	}
-	if err := c.waitEstablished(ctx); err != nil {
+	if err := c.WaitEstablished(ctx); err != nil {
 		return err
 	}
-	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 
 	available, deploymentCreated := newMilestones(n), newMilestones(n)
 	// The floor's own writes, for one Robot.
 	writeFloor := func(ctx context.Context, robot *robotv1alpha1.Robot) error {
-		robot, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
+		robot, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
 		deployment := plainDeployment(robot.Name, "robot.dev/name", 1)
 		deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}
-		if _, err := c.kube.AppsV1().Deployments(robot.Namespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+		if _, err := c.Kube.AppsV1().Deployments(robot.Namespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		if robot.Namespace == benchNamespace {
@@ -216,18 +189,18 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 		}
 		robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
 			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
-		_, err = c.robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+		_, err = c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
 		return err
 	}
 	err = c.warmUp(ctx, writeFloor, func(ctx context.Context, name string) (bool, error) {
-		d, err := c.kube.AppsV1().Deployments(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
+		d, err := c.Kube.AppsV1().Deployments(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && d.Status.AvailableReplicas == 1, err
 	})
 	if err != nil {
 		return err
 	}
 
-	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0, kubeinformers.WithNamespace(benchNamespace))
+	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithNamespace(benchNamespace))
 	onDeployment := func(obj any) {
 		if d, ok := obj.(*appsv1.Deployment); ok && d.Status.AvailableReplicas == 1 && d.Status.ObservedGeneration >= d.Generation {
 			available.mark(d.Name, time.Now())
@@ -249,7 +222,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-pair%d-floor-kube-apiserver.pprof", n, r.pair), profileLength)
 	defer profiled()
 	start := time.Now()
-	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
+	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
 		return writeFloor(ctx, newBenchRobot(i))
 	})
 	if err != nil {
@@ -274,12 +247,12 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if err != nil {
 		return err
 	}
-	defer c.down(ctx)
-	kubeconfig, err := c.installOperatorRBAC(ctx)
+	defer c.Down(ctx)
+	kubeconfig, err := c.InstallOperatorRBAC(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	op, err := startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d.log", n, r.pair))
@@ -293,10 +266,10 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	}()
 
 	err = c.warmUp(ctx, func(ctx context.Context, robot *robotv1alpha1.Robot) error {
-		_, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
+		_, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
 		return err
 	}, func(ctx context.Context, name string) (bool, error) {
-		robot, err := c.robots.RobotV1alpha1().Robots(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
+		robot, err := c.Robots.RobotV1alpha1().Robots(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && meta.IsStatusConditionTrue(robot.Status.Conditions, "Ready"), err
 	})
 	if err != nil {
@@ -307,8 +280,8 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	created := sync.Map{}
 	synced, ready := newMilestones(n), newMilestones(n)
 	robotCreated, deploymentSeen, available := newMilestones(n), newMilestones(n), newMilestones(n)
-	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0, kubeinformers.WithNamespace(benchNamespace))
-	robotFactory := informers.NewSharedInformerFactoryWithOptions(c.robots, 0, informers.WithNamespace(benchNamespace))
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithNamespace(benchNamespace))
+	robotFactory := informers.NewSharedInformerFactoryWithOptions(c.Robots, 0, informers.WithNamespace(benchNamespace))
 	deployments := kubeFactory.Apps().V1().Deployments()
 	robots := robotFactory.Robot().V1alpha1().Robots()
 	check := func(name string) {
@@ -359,9 +332,9 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	operatorProfiled := op.profile(ctx, e, fmt.Sprintf("%d-pair%d-robot-operator.pprof", n, r.pair), profileLength)
 	defer operatorProfiled()
 	start := time.Now()
-	err = parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
+	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
 		created.Store(robotName(i), time.Now())
-		_, err := c.robots.RobotV1alpha1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
+		_, err := c.Robots.RobotV1alpha1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
 		robotCreated.mark(robotName(i), time.Now())
 		return err
 	})
@@ -380,7 +353,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	r.stages = "Robot created → Deployment seen " + stage(robotCreated, deploymentSeen) +
 		"<br>Deployment seen → Available " + stage(deploymentSeen, available) + "<br>Available → Robot Ready " + stage(available, ready)
 	logf("operator: %s", strings.ReplaceAll(r.stages, "<br>", "; "))
-	if err := writeTimeline(filepath.Join(e.out, fmt.Sprintf("timeline-%d-pair%d.csv", n, r.pair)), start,
+	if err := writeTimeline(filepath.Join(e.Out, fmt.Sprintf("timeline-%d-pair%d.csv", n, r.pair)), start,
 		[]string{"robot created", "Deployment seen", "Available", "Ready"}, robotCreated, deploymentSeen, available, ready); err != nil {
 		return err
 	}
@@ -405,7 +378,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		// The writes while converging are counted in every pair; the rest
 		// only in the first.
 		time.Sleep(2 * time.Second) // for the audit log to catch up
-		if r.creation, err = readAudit(c.auditLog, start, converged); err != nil {
+		if r.creation, err = readAudit(c.AuditLog, start, converged); err != nil {
 			return err
 		}
 		operatorProfiled()
@@ -423,10 +396,10 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	idleEnd := time.Now()
 	// Let the audit log catch up with requests received before idleEnd.
 	time.Sleep(2 * time.Second)
-	if r.creation, err = readAudit(c.auditLog, start, converged); err != nil {
+	if r.creation, err = readAudit(c.AuditLog, start, converged); err != nil {
 		return err
 	}
-	if r.idle, err = readAudit(c.auditLog, converged, idleEnd); err != nil {
+	if r.idle, err = readAudit(c.AuditLog, converged, idleEnd); err != nil {
 		return err
 	}
 
@@ -440,7 +413,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		return err
 	}
 	time.Sleep(e.cfg.settle)
-	if r.restart, err = readAudit(c.auditLog, restarted, time.Now()); err != nil {
+	if r.restart, err = readAudit(c.AuditLog, restarted, time.Now()); err != nil {
 		return err
 	}
 	// Only what a restart must cost: the initial lists and watches are
@@ -451,11 +424,11 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 
 	if e.cfg.unrelated > 0 {
 		logf("operator: adding %d unrelated Deployments", e.cfg.unrelated)
-		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "unrelated"}}, metav1.CreateOptions{}); err != nil {
+		if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "unrelated"}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		err = parallel(ctx, e.cfg.unrelated, e.cfg.concurrency, func(ctx context.Context, i int) error {
-			_, err := c.kube.AppsV1().Deployments("unrelated").Create(ctx, plainDeployment(fmt.Sprintf("unrelated-%05d", i), "app", 0), metav1.CreateOptions{})
+		err = task.Parallel(ctx, e.cfg.unrelated, e.cfg.concurrency, func(ctx context.Context, i int) error {
+			_, err := c.Kube.AppsV1().Deployments("unrelated").Create(ctx, plainDeployment(fmt.Sprintf("unrelated-%05d", i), "app", 0), metav1.CreateOptions{})
 			return err
 		})
 		if err != nil {
@@ -465,8 +438,8 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		// its label selector is applied by the API server. No scheduler
 		// takes them, so they cost the cluster their storage only.
 		logf("operator: adding %d unrelated pods", e.cfg.unrelated)
-		err = parallel(ctx, e.cfg.unrelated, e.cfg.concurrency, func(ctx context.Context, i int) error {
-			_, err := c.kube.CoreV1().Pods("unrelated").Create(ctx, unrelatedPod(fmt.Sprintf("unrelated-%05d", i)), metav1.CreateOptions{})
+		err = task.Parallel(ctx, e.cfg.unrelated, e.cfg.concurrency, func(ctx context.Context, i int) error {
+			_, err := c.Kube.CoreV1().Pods("unrelated").Create(ctx, unrelatedPod(fmt.Sprintf("unrelated-%05d", i)), metav1.CreateOptions{})
 			return err
 		})
 		if err != nil {

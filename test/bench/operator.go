@@ -14,6 +14,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
+	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
 // operator is the operator under test, running as its own process.
@@ -27,11 +30,11 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 	o := &operator{exited: make(chan error, 1)}
 	var err error
 	for _, addr := range []*string{&o.metrics, &o.health, &o.pprof} {
-		if *addr, err = freeAddr(); err != nil {
+		if *addr, err = localcluster.FreeAddr(); err != nil {
 			return nil, err
 		}
 	}
-	logFile, err := os.Create(filepath.Join(e.out, logName))
+	logFile, err := os.Create(filepath.Join(e.Out, logName))
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +45,7 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 		"-health-probe-bind-address", o.health,
 		"-pprof-bind-address", o.pprof,
 	}
-	o.cmd = exec.Command(e.operatorBin, append(args, strings.Fields(e.cfg.operatorArgs)...)...)
+	o.cmd = exec.Command(e.OperatorBin, append(args, strings.Fields(e.cfg.operatorArgs)...)...)
 	if e.cfg.profile {
 		// A heap profile samples one allocation in 512 KiB by default, too
 		// few to tell a few kilobytes per Robot apart.
@@ -53,7 +56,7 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 		return nil, err
 	}
 	go func() { o.exited <- o.cmd.Wait(); logFile.Close() }()
-	err = waitFor(ctx, 60*time.Second, 100*time.Millisecond, "the operator's /readyz", func() (bool, error) {
+	err = task.WaitFor(ctx, 60*time.Second, 100*time.Millisecond, "the operator's /readyz", func() (bool, error) {
 		select {
 		case err := <-o.exited:
 			return false, fmt.Errorf("the operator exited: %v (log: %s)", err, logFile.Name())

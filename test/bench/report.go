@@ -18,7 +18,7 @@ func renderReport(e *environment, cfg config, results []*series) string {
 	}
 	b.WriteString(methodText)
 	fmt.Fprintf(&b, "Measured %s on %d cores, %s of memory; Kubernetes %s (kwok %s), %s, operator %s.\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), e.memory, e.tools["K8S_VERSION"], kwokVersion(e), e.goVersion, e.commit)
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), e.memory, e.Tools["K8S_VERSION"], kwokVersion(e), e.goVersion, e.Commit)
 	extra := ""
 	if cfg.operatorArgs != "" {
 		extra = fmt.Sprintf(" -operator-args %q", cfg.operatorArgs)
@@ -132,7 +132,7 @@ func plural(n int, one, many string) string {
 func mib(bytes uint64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
 
 func kwokVersion(e *environment) string {
-	parts := strings.Split(e.tools["KWOK"], "/")
+	parts := strings.Split(e.Tools["KWOK"], "/")
 	if len(parts) >= 2 {
 		return strings.TrimPrefix(parts[len(parts)-2], "kwok-")
 	}

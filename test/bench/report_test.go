@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 	"strings"
 	"testing"
 	"time"
@@ -87,8 +88,8 @@ func fakePair(pair int, floorReady, tReady time.Duration, floorAPI, operatorAPI 
 }
 
 func TestRenderReport(t *testing.T) {
-	e := &environment{tools: map[string]string{"K8S_VERSION": "v1.37.1", "KWOK": "/cache/kwok-v0.8.0/kwok"},
-		commit: "abc1234", goVersion: "go1.26", memory: "24 GiB"}
+	e := &environment{Env: &localcluster.Env{Tools: map[string]string{"K8S_VERSION": "v1.37.1", "KWOK": "/cache/kwok-v0.8.0/kwok"},
+		Commit: "abc1234"}, goVersion: "go1.26", memory: "24 GiB"}
 	cfg := config{sizes: []int{100}, pairs: 3, concurrency: 16, idle: time.Minute, settle: 20 * time.Second}
 	s := &series{n: 100, pairs: []*result{
 		// T_ready / floor-ready 1.50, 1.20, 1.30; API server operator / floor 2.00, 1.50, 1.60.
@@ -132,7 +133,7 @@ func TestRenderReport(t *testing.T) {
 }
 
 func TestRenderReportOnePair(t *testing.T) {
-	e := &environment{tools: map[string]string{}}
+	e := &environment{Env: &localcluster.Env{Tools: map[string]string{}}}
 	cfg := config{sizes: []int{100, 200}, pairs: 1}
 	a, b := fakePair(1, 20*time.Second, 30*time.Second, 1, 2), fakePair(1, 10*time.Second, 11*time.Second, 1, 1)
 	b.n = 200
@@ -156,7 +157,7 @@ func TestRenderReportPairWithoutExtras(t *testing.T) {
 	// stands first (it never does when run), the report says so instead
 	// of failing.
 	r := fakePair(2, 20*time.Second, 30*time.Second, 1, 2)
-	report := renderReport(&environment{tools: map[string]string{}}, config{sizes: []int{100}, pairs: 1, unrelated: 10}, []*series{{n: 100, pairs: []*result{r}}})
+	report := renderReport(&environment{Env: &localcluster.Env{Tools: map[string]string{}}}, config{sizes: []int{100}, pairs: 1, unrelated: 10}, []*series{{n: 100, pairs: []*result{r}}})
 	for _, want := range []string{"| idle writes (0s after convergence) | not measured |", "| restart writes (fresh operator, 0s) | not measured |",
 		"| … with 10 unrelated Deployments and 10 pods | not measured |"} {
 		if !strings.Contains(report, want) {

@@ -19,6 +19,7 @@ import (
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	robotac "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1alpha1"
+	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
 // requestProfileLength is how long -profile records the API server at the
@@ -42,11 +43,11 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 	if err != nil {
 		return "", err
 	}
-	defer c.down(ctx)
-	if _, err := c.kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
+	defer c.Down(ctx)
+	if _, err := c.Kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
 		return "", err
 	}
-	if err := c.waitEstablished(ctx); err != nil {
+	if err := c.WaitEstablished(ctx); err != nil {
 		return "", err
 	}
 	// Only the requests measured may cost anything: pause the controllers,
@@ -57,7 +58,7 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 		return "", err
 	}
 	for _, ns := range []string{"cost-floor", "cost-operator"} {
-		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return "", err
 		}
 	}
@@ -70,7 +71,7 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 		profiled := c.profileAPIServer(ctx, fmt.Sprintf("request-cost-%d.pprof", len(costs)+1), requestProfileLength)
 		defer profiled()
 		before := c.cpuNow(nil)
-		if err := parallel(ctx, n, e.cfg.concurrency, fn); err != nil {
+		if err := task.Parallel(ctx, n, e.cfg.concurrency, fn); err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
 		// Let watch fan-out and etcd finish with the last requests.
@@ -87,12 +88,12 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 		{"create robots (the user, in both)", 1, 1, func(ctx context.Context, i int) error {
 			robot := newBenchRobot(i)
 			robot.Namespace = "cost-operator"
-			created, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
+			created, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
 			robots[i] = created
 			return err
 		}},
 		{"get deployments 404 (operator: a cache miss confirmed)", 0, 1, func(ctx context.Context, i int) error {
-			_, err := c.kube.AppsV1().Deployments("cost-operator").Get(ctx, robots[i].Name, metav1.GetOptions{})
+			_, err := c.Kube.AppsV1().Deployments("cost-operator").Get(ctx, robots[i].Name, metav1.GetOptions{})
 			if err == nil {
 				return fmt.Errorf("deployment %s exists", robots[i].Name)
 			}
@@ -101,18 +102,18 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 		{"create deployments (floor)", 1, 0, func(ctx context.Context, i int) error {
 			deployment := plainDeployment(robots[i].Name, "robot.dev/name", 1)
 			deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robots[i], robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}
-			_, err := c.kube.AppsV1().Deployments("cost-floor").Create(ctx, deployment, metav1.CreateOptions{})
+			_, err := c.Kube.AppsV1().Deployments("cost-floor").Create(ctx, deployment, metav1.CreateOptions{})
 			return err
 		}},
 		{"apply deployments (operator, server-side apply)", 0, 1, func(ctx context.Context, i int) error {
-			_, err := c.kube.AppsV1().Deployments("cost-operator").Apply(ctx, operatorLikeDeployment(robots[i]), metav1.ApplyOptions{FieldManager: "robot-operator", Force: true})
+			_, err := c.Kube.AppsV1().Deployments("cost-operator").Apply(ctx, operatorLikeDeployment(robots[i]), metav1.ApplyOptions{FieldManager: "robot-operator", Force: true})
 			return err
 		}},
 		{"update robots/status, one condition (floor)", 1, 0, func(ctx context.Context, i int) error {
 			robot := robots[i].DeepCopy()
 			robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
 				Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
-			_, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+			_, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
 			return err
 		}},
 		{"apply robots/status, three conditions (operator, at creation)", 0, 1, func(ctx context.Context, i int) error {
@@ -130,13 +131,13 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 			for j := range robot.Status.Conditions {
 				robot.Status.Conditions[j].Message += "."
 			}
-			_, err := c.robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+			_, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
 			return err
 		}},
 		{"create events (operator: Deployment created)", 0, 1, func(ctx context.Context, i int) error {
 			robot := robots[i]
 			now := metav1.Now()
-			_, err := c.kube.CoreV1().Events(robot.Namespace).Create(ctx, &corev1.Event{
+			_, err := c.Kube.CoreV1().Events(robot.Namespace).Create(ctx, &corev1.Event{
 				ObjectMeta: metav1.ObjectMeta{GenerateName: robot.Name + "."},
 				InvolvedObject: corev1.ObjectReference{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot",
 					Namespace: robot.Namespace, Name: robot.Name, UID: robot.UID, ResourceVersion: robot.ResourceVersion},
@@ -192,7 +193,7 @@ func applyOperatorLikeStatus(ctx context.Context, c *cluster, robot *robotv1alph
 			condition("Ready", ready, reason, fmt.Sprintf("%d of 1 replicas are available", available)),
 			condition("Available", ready, "MinimumReplicasAvailable", "Deployment has minimum availability."),
 			condition("Progressing", metav1.ConditionTrue, "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", robot.Name)))
-	return c.robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx, robotac.Robot(robot.Name, robot.Namespace).WithStatus(status),
+	return c.Robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx, robotac.Robot(robot.Name, robot.Namespace).WithStatus(status),
 		metav1.ApplyOptions{FieldManager: "robot-operator", Force: true})
 }
 
@@ -235,7 +236,7 @@ rows sum them per Robot, as each side makes them from creation to Ready.
 
 `)
 	fmt.Fprintf(&b, "Measured %s on %d cores; Kubernetes %s, operator %s; N = %d, concurrency %d.\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), e.tools["K8S_VERSION"], e.commit, n, e.cfg.concurrency)
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), e.Tools["K8S_VERSION"], e.Commit, n, e.cfg.concurrency)
 	b.WriteString("| request | kube-apiserver ms | etcd ms | floor, per Robot | operator, per Robot |\n|---|---|---|---|---|\n")
 	var floorAPI, floorEtcd, opAPI, opEtcd float64
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
 const (
@@ -55,7 +56,7 @@ func churnRobots(ctx context.Context, s *scenarioRun) error {
 	if err != nil {
 		return err
 	}
-	robots := s.c.robots.RobotV1alpha1().Robots(namespace)
+	robots := s.c.Robots.RobotV1alpha1().Robots(namespace)
 	alive := make([]string, 0, n)
 	for i := range n {
 		alive = append(alive, robotName(i))
@@ -201,15 +202,15 @@ func churnRobots(ctx context.Context, s *scenarioRun) error {
 	keep := max(n/keepShare, 1)
 	sort.Strings(alive)
 	doomed := alive[keep:]
-	if err := parallel(ctx, len(doomed), 8, func(ctx context.Context, i int) error {
+	if err := task.Parallel(ctx, len(doomed), 8, func(ctx context.Context, i int) error {
 		return remove(ctx, doomed[i])
 	}); err != nil {
 		return err
 	}
 	s.want = keep
 	logf("deleted %d Robots, %d left; waiting for the garbage collector to delete their Deployments", len(doomed), keep)
-	if err := waitFor(ctx, 10*time.Minute, time.Second, "the deleted Robots' Deployments to go", func() (bool, error) {
-		deployments, err := s.c.kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err := task.WaitFor(ctx, 10*time.Minute, time.Second, "the deleted Robots' Deployments to go", func() (bool, error) {
+		deployments, err := s.c.Kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		return err == nil && len(deployments.Items) == keep, nil
 	}); err != nil {
 		return err

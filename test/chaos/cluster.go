@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,167 +18,43 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
-	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
+	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
-const (
-	// operatorUser is the identity the operator runs under: its own
-	// ServiceAccount from artifacts/deploy, not the admin credentials.
-	operatorUser = "system:serviceaccount:robot-operator:robot-operator"
-	// robotsPerNode keeps kwok's fake nodes under their 110-pod capacity
-	// with up to three replicas per Robot.
-	robotsPerNode = 30
-)
+// robotsPerNode keeps kwok's fake nodes under their 110-pod capacity with
+// up to three replicas per Robot.
+const robotsPerNode = 30
 
 // environment is what every scenario shares: the tools and the operator
 // binary.
 type environment struct {
-	cfg         config
-	tools       map[string]string
-	out         string // scratch directory
-	operatorBin string
-	commit      string
+	*localcluster.Env
+	cfg config
 }
 
 func newEnvironment(ctx context.Context, cfg config) (*environment, error) {
-	e := &environment{cfg: cfg, out: filepath.Join(cfg.root, "_output", "chaos")}
-	if err := os.MkdirAll(e.out, 0o755); err != nil {
-		return nil, err
-	}
-	logf("building the cluster tools (cached after the first time)")
-	if _, err := e.run(ctx, nil, filepath.Join(cfg.root, "hack", "tools.sh")); err != nil {
-		return nil, err
-	}
-	envOut, err := e.run(ctx, nil, filepath.Join(cfg.root, "hack", "tools.sh"), "env")
+	shared, err := localcluster.NewEnv(ctx, cfg.root, filepath.Join(cfg.root, "_output", "chaos"), logf)
 	if err != nil {
 		return nil, err
 	}
-	e.tools = map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(envOut)), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			e.tools[k] = v
-		}
-	}
-	if commit, err := e.run(ctx, nil, "git", "describe", "--always", "--dirty"); err == nil {
-		e.commit = strings.TrimSpace(string(commit))
-	}
-	logf("building the operator")
-	e.operatorBin = filepath.Join(e.out, "robot-operator")
-	if _, err := e.run(ctx, []string{"CGO_ENABLED=0"}, "go", "build", "-trimpath", "-ldflags", "-X main.version="+e.commit, "-o", e.operatorBin, "."); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// run runs a command in the repository and returns its standard output; on
-// failure the error carries its standard error.
-func (e *environment) run(ctx context.Context, env []string, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = e.cfg.root
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.Bytes(), nil
+	return &environment{Env: shared, cfg: cfg}, nil
 }
 
 // cluster is one fresh local cluster.
 type cluster struct {
-	env        *environment
-	dir        string // kwokctl's directory of the cluster
-	kubeconfig string
-	auditLog   string
-	kube       kubernetes.Interface
-	robots     clientset.Interface
+	*localcluster.Cluster
+	env *environment
 }
 
 // newCluster replaces any earlier chaos cluster by a fresh one with enough
 // fake nodes for n Robots, auditing every request of the operator.
 func (e *environment) newCluster(ctx context.Context, n int) (*cluster, error) {
-	policy := filepath.Join(e.out, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(`apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-- level: Metadata
-  users: ["`+operatorUser+`"]
-- level: None
-`), 0o644); err != nil {
-		return nil, err
-	}
-	home, _ := os.UserHomeDir()
-	c := &cluster{env: e, kubeconfig: filepath.Join(e.out, "kubeconfig"), dir: filepath.Join(home, ".kwok", "clusters", e.cfg.cluster)}
-	c.auditLog = filepath.Join(c.dir, "logs", "audit.log")
-	vars := []string{"CLUSTER_NAME=" + e.cfg.cluster, "KUBECONFIG_OUT=" + c.kubeconfig,
-		fmt.Sprintf("NODES=%d", n/robotsPerNode+1), "AUDIT_POLICY=" + policy}
-	if _, err := e.run(ctx, vars, filepath.Join(e.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
-		return nil, err
-	}
-	if _, err := e.run(ctx, vars, filepath.Join(e.cfg.root, "hack", "cluster.sh"), "up"); err != nil {
-		return nil, err
-	}
-	admin, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	c, err := e.NewCluster(ctx, e.cfg.cluster, n/robotsPerNode+1)
 	if err != nil {
 		return nil, err
 	}
-	// Each scenario gets a new cluster whose certificates sit at the same
-	// paths; client-go caches transports by those paths, so use the contents.
-	if err := rest.LoadTLSFiles(admin); err != nil {
-		return nil, err
-	}
-	admin.CAFile, admin.CertFile, admin.KeyFile = "", "", ""
-	admin.QPS, admin.Burst = -1, 0
-	if c.kube, err = kubernetes.NewForConfig(admin); err != nil {
-		return nil, err
-	}
-	if c.robots, err = clientset.NewForConfig(admin); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func (c *cluster) down(ctx context.Context) {
-	vars := []string{"CLUSTER_NAME=" + c.env.cfg.cluster, "KUBECONFIG_OUT=" + c.kubeconfig}
-	if _, err := c.env.run(context.WithoutCancel(ctx), vars, filepath.Join(c.env.cfg.root, "hack", "cluster.sh"), "down"); err != nil {
-		logf("removing the cluster: %v", err)
-	}
-}
-
-func (c *cluster) kubectl(ctx context.Context, args ...string) ([]byte, error) {
-	return c.env.run(ctx, []string{"KUBECONFIG=" + c.kubeconfig}, c.env.tools["KUBECTL"], args...)
-}
-
-// installOperatorRBAC installs the CRD and the operator's ServiceAccount and
-// RBAC from artifacts/deploy, and returns a kubeconfig that authenticates as
-// that ServiceAccount.
-func (c *cluster) installOperatorRBAC(ctx context.Context) (string, error) {
-	if _, err := c.kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(c.env.cfg.root, "artifacts", "deploy")); err != nil {
-		return "", err
-	}
-	if _, err := c.kubectl(ctx, "wait", "--for=condition=Established", "crd/robots.robot.dev", "--timeout=60s"); err != nil {
-		return "", err
-	}
-	token, err := c.kubectl(ctx, "create", "token", "robot-operator", "-n", "robot-operator", "--duration=4h")
-	if err != nil {
-		return "", err
-	}
-	raw, err := clientcmd.LoadFromFile(c.kubeconfig)
-	if err != nil {
-		return "", err
-	}
-	for _, auth := range raw.AuthInfos {
-		auth.ClientCertificate, auth.ClientKey = "", ""
-		auth.ClientCertificateData, auth.ClientKeyData = nil, nil
-		auth.Token = strings.TrimSpace(string(token))
-	}
-	path := filepath.Join(c.env.out, "operator.kubeconfig")
-	return path, clientcmd.WriteToFile(*raw, path)
+	return &cluster{Cluster: c, env: e}, nil
 }
 
 // component is a process of the cluster that kwokctl started
@@ -193,7 +68,7 @@ type component struct {
 }
 
 func (c *cluster) component(name string) (*component, error) {
-	pidFile := filepath.Join(c.dir, "pids", name+".pid")
+	pidFile := filepath.Join(c.Dir, "pids", name+".pid")
 	raw, err := os.ReadFile(pidFile)
 	if err != nil {
 		return nil, err
@@ -208,7 +83,7 @@ func (c *cluster) component(name string) (*component, error) {
 		return nil, err
 	}
 	return &component{name: name, pidFile: pidFile, args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"),
-		dir: dir, logPath: filepath.Join(c.dir, "logs", name+".log")}, nil
+		dir: dir, logPath: filepath.Join(c.Dir, "logs", name+".log")}, nil
 }
 
 // components are the processes of the cluster that a machine's supervisor
@@ -270,42 +145,10 @@ func (p *component) restart() error {
 
 // waitReady waits until the API server answers /readyz.
 func (c *cluster) waitReady(ctx context.Context, timeout time.Duration) error {
-	return waitFor(ctx, timeout, 200*time.Millisecond, "the API server's /readyz", func() (bool, error) {
-		_, err := c.kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	return task.WaitFor(ctx, timeout, 200*time.Millisecond, "the API server's /readyz", func() (bool, error) {
+		_, err := c.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err == nil, nil
 	})
-}
-
-// freeAddr returns a loopback address with a port nobody listens on.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// waitFor polls cond every interval until it is true or timeout passes.
-func waitFor(ctx context.Context, timeout, interval time.Duration, what string, cond func() (bool, error)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(interval):
-		}
-	}
 }
 
 // operator is the operator under test, running as its own process.
@@ -360,17 +203,17 @@ func (e *environment) startOperatorAs(name, kubeconfig string, log io.Writer, ex
 		o.exited <- err
 	}
 	var err error
-	if o.metrics, err = freeAddr(); err != nil {
+	if o.metrics, err = localcluster.FreeAddr(); err != nil {
 		return nil, err
 	}
-	if o.pprof, err = freeAddr(); err != nil {
+	if o.pprof, err = localcluster.FreeAddr(); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(log, "=== chaos: %s starting the operator %s\n", time.Now().UTC().Format(time.RFC3339Nano), name)
 	args := append([]string{"-kubeconfig", kubeconfig, "-v=2", "-workers=8",
 		"-metrics-bind-address", o.metrics, "-metrics-secure=false", "-health-probe-bind-address=127.0.0.1:0",
 		"-pprof-bind-address", o.pprof}, extra...)
-	o.cmd = exec.Command(e.operatorBin, args...)
+	o.cmd = exec.Command(e.OperatorBin, args...)
 	if name == "" {
 		o.cmd.Stdout, o.cmd.Stderr = log, log
 		if err := o.cmd.Start(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robot-operator/robot-operator/test/internal/task"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -68,7 +69,7 @@ func watchExpiry(ctx context.Context, s *scenarioRun) error {
 	for _, i := range picked {
 		changed[robotName(i)] = true
 	}
-	before, err := s.c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	before, err := s.c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -78,13 +79,13 @@ func watchExpiry(ctx context.Context, s *scenarioRun) error {
 		image[r.Name] = r.Spec.Image
 		replicas[r.Name] = ptr.Deref(r.Spec.Replicas, 1)
 	}
-	if err := parallel(ctx, len(picked), 8, func(ctx context.Context, i int) error {
+	if err := task.Parallel(ctx, len(picked), 8, func(ctx context.Context, i int) error {
 		name := robotName(picked[i])
 		next := imageV2
 		if image[name] == imageV2 {
 			next = imageV1
 		}
-		_, err := s.c.robots.RobotV1alpha1().Robots(namespace).Patch(ctx, name, types.MergePatchType,
+		_, err := s.c.Robots.RobotV1alpha1().Robots(namespace).Patch(ctx, name, types.MergePatchType,
 			[]byte(fmt.Sprintf(`{"spec":{"image":%q}}`, next)), metav1.PatchOptions{})
 		return err
 	}); err != nil {

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
+	auditlog "github.com/robot-operator/robot-operator/test/internal/audit"
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -33,58 +32,18 @@ const (
 	maxOutageRequestRate = 20.0
 )
 
-// auditEvent holds the fields of an audit log line the checks read.
-type auditEvent struct {
-	Stage string `json:"stage"`
-	Verb  string `json:"verb"`
-	// RequestURI carries the query: a watch's resourceVersion, say.
-	RequestURI string `json:"requestURI"`
-	UserAgent  string `json:"userAgent"`
-	User       struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef struct {
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-		Name        string `json:"name"`
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	RequestReceived time.Time `json:"requestReceivedTimestamp"`
-}
-
-func (e *auditEvent) write() bool {
-	switch e.Verb {
-	case "create", "update", "patch", "delete", "deletecollection":
-		return true
-	}
-	return false
-}
+// auditEvent is one of the operator's requests in the audit log.
+type auditEvent = auditlog.Event
 
 // readAudit returns the operator's requests, one per request: a watch's
-// start, every other request's end.
+// start, every other request's end. A line cut short by a killed API
+// server is passed over.
 func readAudit(path string) ([]auditEvent, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var events []auditEvent
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 16<<20)
-	for s.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(s.Bytes(), &e); err != nil {
-			// A line cut short by a killed API server.
-			continue
-		}
-		if e.User.Username != operatorUser || !(e.Stage == "ResponseComplete" && e.Verb != "watch" || e.Stage == "ResponseStarted" && e.Verb == "watch") {
-			continue
-		}
-		events = append(events, e)
-	}
-	return events, s.Err()
+	err := auditlog.Scan(path, localcluster.OperatorUser, true, func(e *auditEvent) {
+		events = append(events, *e)
+	})
+	return events, err
 }
 
 // writesIn counts the writes (Events and the leader election Lease aside)
@@ -95,7 +54,7 @@ func writesIn(events []auditEvent, from, to time.Time, match func(*auditEvent) b
 	n := 0
 	for i := range events {
 		e := &events[i]
-		if e.write() && e.ObjectRef.Resource != "events" && e.ObjectRef.Resource != "leases" && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) && (match == nil || match(e)) {
+		if e.Write() && e.ObjectRef.Resource != "events" && e.ObjectRef.Resource != "leases" && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) && (match == nil || match(e)) {
 			n++
 		}
 	}
@@ -120,7 +79,7 @@ func checkConverged(ctx context.Context, c *cluster, n int, waitErr error) check
 	if err != nil {
 		return checkf("converged", false, "listing: %v", err)
 	}
-	robots, err := c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checkf("converged", false, "listing: %v", err)
 	}
@@ -135,11 +94,11 @@ func checkConverged(ctx context.Context, c *cluster, n int, waitErr error) check
 // Robots the scenario deleted, or recreated under the same name, and the
 // operator deleted none.
 func checkDeployments(ctx context.Context, c *cluster, uids *uidWatch, audit []auditEvent, deletedRobots map[string]bool) check {
-	robots, err := c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checkf("deployments", false, "listing: %v", err)
 	}
-	deployments, err := c.kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	deployments, err := c.Kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checkf("deployments", false, "listing: %v", err)
 	}
@@ -197,7 +156,7 @@ func checkDeployments(ctx context.Context, c *cluster, uids *uidWatch, audit []a
 
 // checkEvents: at most one DeploymentCreated Event per Robot.
 func checkEvents(ctx context.Context, c *cluster) check {
-	events, err := c.kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=DeploymentCreated"})
+	events, err := c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=DeploymentCreated"})
 	if err != nil {
 		return checkf("events", false, "listing: %v", err)
 	}
@@ -224,9 +183,9 @@ func checkEvents(ctx context.Context, c *cluster) check {
 	return checkf("events", true, "%d DeploymentCreated for %d Robots", total, len(perRobot))
 }
 
-// identity returns the replica's identity from the User-Agent the operator
+// writerOf returns the replica's identity from the User-Agent the operator
 // sends: "robot-operator/<version> (<identity>)".
-func (e *auditEvent) identity() string {
+func writerOf(e *auditEvent) string {
 	open, end := strings.LastIndex(e.UserAgent, "("), strings.LastIndex(e.UserAgent, ")")
 	if open < 0 || end < open {
 		return e.UserAgent
@@ -239,8 +198,8 @@ func (e *auditEvent) identity() string {
 // except a Lease write the API server refused. A follower tries to take an
 // expired Lease, and a deposed leader may try to renew one already taken;
 // the API server refuses both (409) and nothing changes.
-func (e *auditEvent) effectiveWrite() bool {
-	if !e.write() {
+func effectiveWrite(e *auditEvent) bool {
+	if !e.Write() {
 		return false
 	}
 	if e.ObjectRef.Resource == "leases" {
@@ -267,10 +226,10 @@ func terms(audit []auditEvent) []*term {
 	var all []*term
 	for i := range audit {
 		e := &audit[i]
-		if !e.effectiveWrite() {
+		if !effectiveWrite(e) {
 			continue
 		}
-		id := e.identity()
+		id := writerOf(e)
 		t := byID[id]
 		if t == nil {
 			t = &term{identity: id, first: e.RequestReceived, last: e.RequestReceived}
@@ -309,7 +268,7 @@ func checkOneWriter(audit []auditEvent) (check, int, time.Duration) {
 				late := 0
 				for i := range audit {
 					e := &audit[i]
-					if e.effectiveWrite() && e.identity() == old.identity && !e.RequestReceived.Before(next.first) {
+					if effectiveWrite(e) && writerOf(e) == old.identity && !e.RequestReceived.Before(next.first) {
 						late++
 					}
 				}

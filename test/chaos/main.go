@@ -18,11 +18,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
 type config struct {
@@ -64,7 +65,7 @@ func main() {
 	if cfg.seed == 0 {
 		cfg.seed = time.Now().UnixNano()
 	}
-	root, err := repoRoot()
+	root, err := localcluster.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
 		os.Exit(1)
@@ -122,23 +123,4 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	return true, nil
 }
 
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "hack", "cluster.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("run it from inside the robot-operator repository")
-		}
-		dir = parent
-	}
-}
-
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s chaos: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
+var logf = localcluster.Logger("chaos")

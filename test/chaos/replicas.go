@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robot-operator/robot-operator/test/internal/task"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -183,7 +184,7 @@ func (r *replica) exitsSince(t time.Time) []replicaExit {
 
 // holder returns the Lease's holder identity, "" when none.
 func (s *scenarioRun) holder(ctx context.Context) string {
-	lease, err := s.c.kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, leaseName, metav1.GetOptions{})
+	lease, err := s.c.Kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, leaseName, metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil {
 		return ""
 	}
@@ -196,7 +197,7 @@ func (s *scenarioRun) holder(ctx context.Context) string {
 func (s *scenarioRun) waitLeader(ctx context.Context, timeout time.Duration, not string) (*replica, *operator, error) {
 	var leader *replica
 	var leaderOp *operator
-	err := waitFor(ctx, timeout, 100*time.Millisecond, "a leader", func() (bool, error) {
+	err := task.WaitFor(ctx, timeout, 100*time.Millisecond, "a leader", func() (bool, error) {
 		holder := s.holder(ctx)
 		if holder == "" || holder == not {
 			return false, nil
@@ -220,7 +221,7 @@ func (s *scenarioRun) waitLeader(ctx context.Context, timeout time.Duration, not
 // an identity and does not lead.
 func waitFollower(ctx context.Context, r *replica, timeout time.Duration) (*operator, error) {
 	var follower *operator
-	err := waitFor(ctx, timeout, 200*time.Millisecond, "replica "+r.name+" to follow", func() (bool, error) {
+	err := task.WaitFor(ctx, timeout, 200*time.Millisecond, "replica "+r.name+" to follow", func() (bool, error) {
 		op := r.current()
 		if op.identity() == "" {
 			return false, nil
@@ -354,7 +355,7 @@ func partitionLeader(ctx context.Context, s *scenarioRun) error {
 		return err
 	}
 	stop := s.churn(ctx, 200*time.Millisecond)
-	if err := waitFor(ctx, 5*time.Minute, 50*time.Millisecond, "a third of the Robots", func() (bool, error) {
+	if err := task.WaitFor(ctx, 5*time.Minute, 50*time.Millisecond, "a third of the Robots", func() (bool, error) {
 		return s.w.created.Load() >= int64(s.w.n/3), nil
 	}); err != nil {
 		return err
@@ -460,10 +461,10 @@ func checkStoppedInTime(audit []auditEvent, oldID, newID string, stoppedAt time.
 	var lastRenewal, newFirst time.Time
 	for i := range audit {
 		e := &audit[i]
-		if !e.effectiveWrite() {
+		if !effectiveWrite(e) {
 			continue
 		}
-		switch id := e.identity(); {
+		switch id := writerOf(e); {
 		case id == oldID && e.ObjectRef.Resource == "leases" && e.RequestReceived.After(lastRenewal):
 			lastRenewal = e.RequestReceived
 		case id == newID && (newFirst.IsZero() || e.RequestReceived.Before(newFirst)):
@@ -511,7 +512,7 @@ func (s *scenarioRun) proxiedKubeconfig(name string) (*tcpProxy, string, error) 
 	if p == nil {
 		return nil, "", errors.New("the operator's kubeconfig names no cluster")
 	}
-	path := filepath.Join(s.env.out, "operator-"+name+".kubeconfig")
+	path := filepath.Join(s.env.Out, "operator-"+name+".kubeconfig")
 	if err := clientcmd.WriteToFile(*raw, path); err != nil {
 		p.close()
 		return nil, "", err
@@ -608,7 +609,7 @@ func (p *tcpProxy) cut() {
 // heal listens again, on the same address.
 func (p *tcpProxy) heal() error {
 	var l net.Listener
-	err := waitFor(context.Background(), 10*time.Second, 100*time.Millisecond, "the proxy's port", func() (bool, error) {
+	err := task.WaitFor(context.Background(), 10*time.Second, 100*time.Millisecond, "the proxy's port", func() (bool, error) {
 		var err error
 		l, err = net.Listen("tcp", p.addr)
 		return err == nil, nil

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
 // scenario is one fault. fault runs it while the workload creates and
@@ -138,12 +139,12 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 	if err != nil {
 		return nil, err
 	}
-	defer c.down(ctx)
-	kubeconfig, err := c.installOperatorRBAC(ctx)
+	defer c.Down(ctx)
+	kubeconfig, err := c.InstallOperatorRBAC(ctx)
 	if err != nil {
 		return nil, err
 	}
-	log, err := os.Create(filepath.Join(env.out, fmt.Sprintf("operator-%d.log", sc.id)))
+	log, err := os.Create(filepath.Join(env.Out, fmt.Sprintf("operator-%d.log", sc.id)))
 	if err != nil {
 		return nil, err
 	}
@@ -204,11 +205,11 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		}
 	}
 
-	audit, err := readAudit(c.auditLog)
+	audit, err := readAudit(c.AuditLog)
 	if err != nil {
 		return nil, err
 	}
-	robots, err := c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +274,7 @@ func (s *scenarioRun) startOperator(ctx context.Context) error {
 		return err
 	}
 	s.op = op
-	return waitFor(ctx, time.Minute, 100*time.Millisecond, "the operator's metrics", func() (bool, error) {
+	return task.WaitFor(ctx, time.Minute, 100*time.Millisecond, "the operator's metrics", func() (bool, error) {
 		select {
 		case err := <-op.exited:
 			return false, fmt.Errorf("the operator exited: %v", err)
@@ -350,7 +351,7 @@ func outage(ctx context.Context, s *scenarioRun, name string) error {
 	}
 	component := all[name]
 	stop := s.churn(ctx, 100*time.Millisecond)
-	if err := waitFor(ctx, 5*time.Minute, 50*time.Millisecond, "a third of the Robots", func() (bool, error) {
+	if err := task.WaitFor(ctx, 5*time.Minute, 50*time.Millisecond, "a third of the Robots", func() (bool, error) {
 		return s.w.created.Load() >= int64(s.w.n/3), nil
 	}); err != nil {
 		return err
@@ -405,9 +406,9 @@ func fightOperator(ctx context.Context, s *scenarioRun) error {
 	for i := range foughtRobots {
 		fought = append(fought, robotName(i))
 	}
-	if err := waitFor(ctx, 5*time.Minute, 200*time.Millisecond, "the fought Robots' Deployments", func() (bool, error) {
+	if err := task.WaitFor(ctx, 5*time.Minute, 200*time.Millisecond, "the fought Robots' Deployments", func() (bool, error) {
 		for _, name := range fought {
-			if _, err := s.c.kube.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			if _, err := s.c.Kube.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
 				return false, nil
 			}
 		}
@@ -425,11 +426,11 @@ func fightOperator(ctx context.Context, s *scenarioRun) error {
 			return ctx.Err()
 		}
 		for _, name := range fought {
-			if _, err := s.c.kube.AppsV1().Deployments(namespace).Patch(ctx, name, types.MergePatchType,
+			if _, err := s.c.Kube.AppsV1().Deployments(namespace).Patch(ctx, name, types.MergePatchType,
 				[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "chaos-fighter"}); err != nil {
 				return fmt.Errorf("the other writer: %w", err)
 			}
-			robot, err := s.c.robots.RobotV1alpha1().Robots(namespace).Get(ctx, name, metav1.GetOptions{})
+			robot, err := s.c.Robots.RobotV1alpha1().Robots(namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -457,7 +458,7 @@ func fightOperator(ctx context.Context, s *scenarioRun) error {
 	// The operator's reverts of the fought Deployments, per minute of the
 	// fight: backing off, a fight costs a few writes in its first minute and
 	// about one a minute after (fight.go).
-	audit, err := readAudit(s.c.auditLog)
+	audit, err := readAudit(s.c.AuditLog)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
 const (
@@ -55,7 +56,7 @@ func (w *workload) intn(n int) int {
 }
 
 func (w *workload) createNamespace(ctx context.Context) error {
-	_, err := w.c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
+	_, err := w.c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
 	return err
 }
 
@@ -68,7 +69,7 @@ const createSpread = 30 * time.Second
 func (w *workload) create(ctx context.Context) error {
 	pace := time.NewTicker(createSpread / time.Duration(w.n))
 	defer pace.Stop()
-	return parallel(ctx, w.n, 8, func(ctx context.Context, i int) error {
+	return task.Parallel(ctx, w.n, 8, func(ctx context.Context, i int) error {
 		select {
 		case <-pace.C:
 		case <-ctx.Done():
@@ -79,7 +80,7 @@ func (w *workload) create(ctx context.Context) error {
 			Spec:       robotv1alpha1.RobotSpec{Image: imageV1, Replicas: ptr.To(int32(1 + i%3))},
 		}
 		for {
-			_, err := w.c.robots.RobotV1alpha1().Robots(namespace).Create(ctx, robot, metav1.CreateOptions{})
+			_, err := w.c.Robots.RobotV1alpha1().Robots(namespace).Create(ctx, robot, metav1.CreateOptions{})
 			// A create whose answer was lost may have happened.
 			if err == nil || apierrors.IsAlreadyExists(err) {
 				w.created.Add(1)
@@ -109,7 +110,7 @@ func (w *workload) change(ctx context.Context) error {
 	} else {
 		patch = fmt.Sprintf(`{"spec":{"image":%q}}`, []string{imageV1, imageV2}[w.intn(2)])
 	}
-	_, err := w.c.robots.RobotV1alpha1().Robots(namespace).Patch(ctx, robotName(i), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := w.c.Robots.RobotV1alpha1().Robots(namespace).Patch(ctx, robotName(i), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -155,34 +156,6 @@ func (w *workload) churn(ctx context.Context, interval time.Duration, stop <-cha
 	}
 }
 
-// parallel runs fn(0..n-1) on c goroutines and returns the first error.
-func parallel(ctx context.Context, n, c int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range c {
-		wg.Go(func() {
-			for i := range next {
-				if err := fn(ctx, i); err != nil {
-					cancel(err)
-				}
-			}
-		})
-	}
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	return context.Cause(ctx)
-}
-
 // uidWatch records the first UID each Deployment of the namespace had, and
 // every later one: a Deployment whose name comes back with another UID was
 // deleted and recreated.
@@ -196,7 +169,7 @@ type uidWatch struct {
 
 func watchUIDs(ctx context.Context, c *cluster) (*uidWatch, error) {
 	u := &uidWatch{first: map[string]types.UID{}, recreated: map[string][]types.UID{}, deleted: map[string]int{}}
-	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0, kubeinformers.WithNamespace(namespace))
+	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithNamespace(namespace))
 	informer := factory.Apps().V1().Deployments().Informer()
 	seen := func(obj any) {
 		d, ok := obj.(*appsv1.Deployment)
@@ -279,11 +252,11 @@ func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) bool {
 // notConverged lists the Robots of the namespace that have not converged,
 // with why, up to a few.
 func notConverged(ctx context.Context, c *cluster) (int, []string, error) {
-	robots, err := c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, nil, err
 	}
-	deployments, err := c.kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	deployments, err := c.Kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -315,12 +288,12 @@ func notConverged(ctx context.Context, c *cluster) (int, []string, error) {
 func waitConverged(ctx context.Context, c *cluster, n int, timeout time.Duration) (time.Time, error) {
 	var last []string
 	var missing int
-	err := waitFor(ctx, timeout, time.Second, "every Robot to converge", func() (bool, error) {
+	err := task.WaitFor(ctx, timeout, time.Second, "every Robot to converge", func() (bool, error) {
 		count, examples, err := notConverged(ctx, c)
 		if err != nil {
 			return false, nil // the API server may be coming back
 		}
-		robots, err := c.robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false, nil
 		}
