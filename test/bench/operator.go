@@ -134,19 +134,7 @@ func (o *operator) memory() (rss, peakRSS, heap uint64, err error) {
 // -profile is set: what holds its live heap (go tool pprof -sample_index=inuse_space).
 func (o *operator) heapProfile(ctx context.Context, e *environment, name string) {
 	e.recordProfile(name, "the operator's heap", func() ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.pprof+"/debug/pprof/heap?gc=1", nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s: %s", req.URL, resp.Status)
-		}
-		return io.ReadAll(resp.Body)
+		return get(ctx, "http://"+o.pprof+"/debug/pprof/heap?gc=1")
 	})()
 }
 
@@ -154,19 +142,23 @@ func (o *operator) heapProfile(ctx context.Context, e *environment, name string)
 // -profile is set. It returns at once; wait blocks until it is written.
 func (o *operator) profile(ctx context.Context, e *environment, name string, d time.Duration) (wait func()) {
 	return e.recordProfile(name, "the operator", func() ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-			fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())), nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s: %s", req.URL, resp.Status)
-		}
-		return io.ReadAll(resp.Body)
+		return get(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())))
 	})
+}
+
+// get returns the body of a GET of url, which must answer 200.
+func get(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
 }
