@@ -13,8 +13,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strconv"
@@ -129,7 +131,7 @@ func run(ctx context.Context, cfg config) error {
 	report := renderReport(env, cfg, results)
 	fmt.Println(report)
 	if cfg.out != "" {
-		if err := os.WriteFile(cfg.out, []byte(report), 0o644); err != nil {
+		if err := writeReport(cfg.out, report); err != nil {
 			return err
 		}
 		logf("wrote %s", cfg.out)
@@ -148,6 +150,24 @@ func run(ctx context.Context, cfg config) error {
 }
 
 var logf = localcluster.Logger("bench")
+
+// keptMarker starts the part of a report file that a new report keeps: what
+// people wrote below the figures (comparisons, attributions) outlives the
+// run that replaces them.
+const keptMarker = "<!-- Written by hand from here on: make bench replaces what is above this line only. -->"
+
+// writeReport writes report to path, followed by what the file held from
+// keptMarker on, if it had one.
+func writeReport(path, report string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if i := strings.Index(string(old), keptMarker); i >= 0 {
+		report = strings.TrimRight(report, "\n") + "\n\n" + string(old[i:])
+	}
+	return os.WriteFile(path, []byte(report), 0o644)
+}
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 

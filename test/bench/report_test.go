@@ -1,10 +1,12 @@
 package main
 
 import (
-	"github.com/robot-operator/robot-operator/test/internal/localcluster"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
 func TestSummarize(t *testing.T) {
@@ -163,5 +165,30 @@ func TestRenderReportPairWithoutExtras(t *testing.T) {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
 		}
+	}
+}
+
+func TestWriteReportKeepsWhatFollowsTheMarker(t *testing.T) {
+	path := t.TempDir() + "/benchmarks.md"
+	if err := writeReport(path, "# Benchmarks\n\nold figures\n"); err != nil {
+		t.Fatal(err)
+	}
+	// A file without the marker is replaced whole.
+	if err := writeReport(path, "# Benchmarks\n\nfigures 1\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "# Benchmarks\n\nfigures 1\n" {
+		t.Fatalf("without the marker: %q", got)
+	}
+	kept := keptMarker + "\n\n## Against the previous run\n\nwritten by hand\n"
+	if err := os.WriteFile(path, []byte("# Benchmarks\n\nfigures 1\n\n"+kept), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReport(path, "# Benchmarks\n\nfigures 2\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := "# Benchmarks\n\nfigures 2\n\n" + kept; string(got) != want {
+		t.Errorf("with the marker:\n%s\nwant:\n%s", got, want)
 	}
 }
