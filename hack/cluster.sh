@@ -14,7 +14,10 @@
 # Environment: K8S_VERSION (the Kubernetes version, one that hack/tools pins;
 # default the newest), CLUSTER_NAME (robot-operator), KUBECONFIG_OUT
 # (_output/kubeconfig), NODES (fake nodes, 110 pods each; default 2),
-# AUDIT_POLICY (an audit policy file; default: every write, at Metadata level).
+# AUDIT_POLICY (an audit policy file; default: every write, at Metadata level),
+# KUBE_FEATURE_GATES (feature gates of the control plane, e.g.
+# CBORServingAndStorage=true; default none; a cluster already up keeps its
+# own).
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -94,6 +97,7 @@ POLICY
 			--kwok-controller-binary "${KWOK}" \
 			--kube-audit-policy "${policy}" \
 			--disable-qps-limits \
+			--kube-feature-gates "${KUBE_FEATURE_GATES:-}" \
 			--kubeconfig "${KUBECONFIG_OUT}" \
 			--wait 120s >"${KWOKCTL_LOG}" 2>&1; then
 			cat "${KWOKCTL_LOG}" >&2

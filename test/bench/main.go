@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	clientfeatures "k8s.io/client-go/features"
+
 	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
@@ -47,6 +49,8 @@ type config struct {
 	profile bool
 	// requestCosts measures what each kind of request costs instead.
 	requestCosts bool
+	// cbor makes -request-costs send and accept Robots in CBOR.
+	cbor bool
 }
 
 func main() {
@@ -64,7 +68,8 @@ func main() {
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one floor/operator pair after this long.")
 	flag.StringVar(&cfg.operatorArgs, "operator-args", "", "Extra flags for the operator, space-separated (e.g. \"-kube-api-qps=500\").")
 	flag.BoolVar(&cfg.profile, "profile", false, "Record 20s CPU profiles of the API server and the operator from the first create of each phase, and the operator's heap after convergence, into _output/bench; with -request-costs, 4s of the API server at the start of each kind of request.")
-	flag.BoolVar(&cfg.requestCosts, "request-costs", false, "Instead of the benchmark, measure the API server's and etcd's CPU per request of each kind the floor and the operator make (N = the first -n).")
+	flag.BoolVar(&cfg.requestCosts, "request-costs", false, "Instead of the benchmark, measure the API server's and etcd's CPU per request of each kind the floor and the operator make, and of the alternatives (N = the first -n).")
+	flag.BoolVar(&cfg.cbor, "cbor", false, "With -request-costs: the cluster serves custom resources in CBOR (its alpha gate CBORServingAndStorage on) and every Robot request is made in CBOR.")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -84,6 +89,15 @@ func main() {
 		os.Exit(1)
 	}
 	cfg.root = root
+	if cfg.cbor {
+		if !cfg.requestCosts {
+			fmt.Fprintln(os.Stderr, "bench: -cbor goes with -request-costs")
+			os.Exit(2)
+		}
+		// In this process only: the cluster tools it runs would ask
+		// for CBOR too, were the gates set in the environment.
+		clientfeatures.ReplaceFeatureGates(cborGates{clientfeatures.FeatureGates()})
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -99,7 +113,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	if cfg.requestCosts {
-		report, err := measureRequestCosts(ctx, env, cfg.sizes[0])
+		report, err := measureRequestCosts(ctx, env, cfg.sizes[0], cfg.cbor)
 		if err != nil {
 			return err
 		}
@@ -150,6 +164,13 @@ func run(ctx context.Context, cfg config) error {
 }
 
 var logf = localcluster.Logger("bench")
+
+// cborGates are client-go's feature gates with CBOR allowed and preferred.
+type cborGates struct{ clientfeatures.Gates }
+
+func (g cborGates) Enabled(f clientfeatures.Feature) bool {
+	return f == clientfeatures.ClientsAllowCBOR || f == clientfeatures.ClientsPreferCBOR || g.Gates.Enabled(f)
+}
 
 // keptMarker starts the part of a report file that a new report keeps: what
 // people wrote below the figures (comparisons, attributions) outlives the

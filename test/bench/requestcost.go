@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +12,15 @@ import (
 	"syscall"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	robotac "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1alpha1"
@@ -26,19 +31,26 @@ import (
 // start of each kind of request.
 const requestProfileLength = 4 * time.Second
 
-// requestCost is the API server's and etcd's CPU per request of one kind.
+// requestCost is the CPU per request of one kind: the API server's, etcd's
+// and the client's (this process's).
 type requestCost struct {
-	kind            string
-	apiserver       time.Duration
-	etcd            time.Duration
-	floor, operator float64 // how many of these the floor and the operator make per Robot
+	kind                    string
+	apiserver, etcd, client time.Duration
+	floor, operator         float64 // how many of these the floor and the operator make per Robot
 }
 
 // measureRequestCosts makes n requests of each kind the floor and the
-// operator make, on a fresh cluster whose controllers are paused, and
-// returns the CPU each kind costs the API server and etcd. It tells which
-// of the operator's requests make T_ready longer than floor-ready.
-func measureRequestCosts(ctx context.Context, e *environment, n int) (string, error) {
+// operator make, and of the alternatives the operator could make instead, on
+// a fresh cluster whose controllers are paused, and returns the CPU each
+// kind costs. It tells which of the operator's requests make it cost more
+// than the floor, and what each lever would save. With cbor, the cluster
+// serves custom resources in CBOR and every Robot request is made in it
+// (the process enabled client-go's CBOR gates at its start); built-in types
+// travel as without it.
+func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) (string, error) {
+	if cbor {
+		e.FeatureGates = "CBORServingAndStorage=true"
+	}
 	c, err := e.newCluster(ctx, robotsPerNode)
 	if err != nil {
 		return "", err
@@ -50,6 +62,25 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 	if err := c.WaitEstablished(ctx); err != nil {
 		return "", err
 	}
+	// The floor is a plain client: JSON. The operator sends and accepts
+	// protobuf for built-in types. Both are set explicitly, so that the
+	// CBOR gates leave them as they are.
+	floorConfig := rest.CopyConfig(c.Admin)
+	floorConfig.ContentType = k8sruntime.ContentTypeJSON
+	floorKube, err := kubernetes.NewForConfig(floorConfig)
+	if err != nil {
+		return "", err
+	}
+	operatorConfig := rest.CopyConfig(c.Admin)
+	operatorConfig.ContentType = k8sruntime.ContentTypeProtobuf
+	operatorConfig.AcceptContentTypes = k8sruntime.ContentTypeProtobuf + "," + k8sruntime.ContentTypeJSON
+	operatorKube, err := kubernetes.NewForConfig(operatorConfig)
+	if err != nil {
+		return "", err
+	}
+	if err := checkRobotEncoding(ctx, c, cbor); err != nil {
+		return "", err
+	}
 	// Only the requests measured may cost anything: pause the controllers,
 	// which would otherwise act on the Deployments.
 	paused, err := c.pause("kube-controller-manager", "kube-scheduler", "kwok-controller")
@@ -58,27 +89,61 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 		return "", err
 	}
 	for _, ns := range []string{"cost-floor", "cost-operator"} {
-		if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		if _, err := floorKube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return "", err
 		}
 	}
 
 	robots := make([]*robotv1alpha1.Robot, n)
 	var costs []requestCost
+	self := map[string]int{"client": os.Getpid()}
 	measure := func(kind string, floor, operator float64, fn func(ctx context.Context, i int) error) error {
 		// With -profile, what the API server does for the first seconds
 		// of each kind, to see where a request's CPU goes.
 		profiled := c.profileAPIServer(ctx, fmt.Sprintf("request-cost-%d.pprof", len(costs)+1), requestProfileLength)
 		defer profiled()
-		before := c.cpuNow(nil)
+		before := c.cpuNow(self)
 		if err := task.Parallel(ctx, n, e.cfg.concurrency, fn); err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
 		// Let watch fan-out and etcd finish with the last requests.
 		time.Sleep(2 * time.Second)
-		used := c.cpuNow(nil).since(before)
-		costs = append(costs, requestCost{kind: kind, apiserver: used["kube-apiserver"] / time.Duration(n), etcd: used["etcd"] / time.Duration(n), floor: floor, operator: operator})
+		used := c.cpuNow(self).since(before)
+		perRequest := func(name string) time.Duration { return used[name] / time.Duration(n) }
+		costs = append(costs, requestCost{kind: kind, apiserver: perRequest("kube-apiserver"), etcd: perRequest("etcd"), client: perRequest("client"),
+			floor: floor, operator: operator})
 		return nil
+	}
+	// Each status write changes the status, as the operator's do: a write
+	// that changes nothing costs far less.
+	statusWrite := func(write func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error),
+		ready metav1.ConditionStatus, reason string, available int32, note string) func(ctx context.Context, i int) error {
+		return func(ctx context.Context, i int) error {
+			written, err := write(ctx, robots[i], operatorLikeStatus(robots[i], ready, reason, available, note))
+			if err == nil {
+				robots[i] = written
+			}
+			return err
+		}
+	}
+	apply := func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
+		return c.Robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx, robotac.Robot(robot.Name, robot.Namespace).WithStatus(status),
+			metav1.ApplyOptions{FieldManager: "robot-operator", Force: true})
+	}
+	mergePatch := func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
+		body, err := json.Marshal(map[string]any{"status": status})
+		if err != nil {
+			return nil, err
+		}
+		return c.Robots.RobotV1alpha1().Robots(robot.Namespace).Patch(ctx, robot.Name, types.MergePatchType, body,
+			metav1.PatchOptions{FieldManager: "robot-operator"}, "status")
+	}
+	update := func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
+		robot = robot.DeepCopy()
+		if err := roundTripJSON(status, &robot.Status); err != nil {
+			return nil, err
+		}
+		return c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{FieldManager: "robot-operator"})
 	}
 	steps := []struct {
 		kind            string
@@ -92,52 +157,35 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 			robots[i] = created
 			return err
 		}},
-		{"get deployments 404 (operator: a cache miss confirmed)", 0, 1, func(ctx context.Context, i int) error {
-			_, err := c.Kube.AppsV1().Deployments("cost-operator").Get(ctx, robots[i].Name, metav1.GetOptions{})
-			if err == nil {
-				return fmt.Errorf("deployment %s exists", robots[i].Name)
-			}
-			return nil
-		}},
-		{"create deployments (floor)", 1, 0, func(ctx context.Context, i int) error {
+		{"create deployments (floor: a plain Deployment, JSON)", 1, 0, func(ctx context.Context, i int) error {
 			deployment := plainDeployment(robots[i].Name, "robot.dev/name", 1)
 			deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robots[i], robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}
-			_, err := c.Kube.AppsV1().Deployments("cost-floor").Create(ctx, deployment, metav1.CreateOptions{})
+			_, err := floorKube.AppsV1().Deployments("cost-floor").Create(ctx, deployment, metav1.CreateOptions{})
 			return err
 		}},
-		{"apply deployments (operator, server-side apply)", 0, 1, func(ctx context.Context, i int) error {
-			_, err := c.Kube.AppsV1().Deployments("cost-operator").Apply(ctx, operatorLikeDeployment(robots[i]), metav1.ApplyOptions{FieldManager: "robot-operator", Force: true})
+		{"create deployments (operator: its labels, owner, hash and security settings, protobuf)", 0, 1, func(ctx context.Context, i int) error {
+			_, err := operatorKube.AppsV1().Deployments("cost-operator").Create(ctx, operatorLikeDeployment(robots[i]), metav1.CreateOptions{FieldManager: "robot-operator"})
 			return err
 		}},
 		{"update robots/status, one condition (floor)", 1, 0, func(ctx context.Context, i int) error {
 			robot := robots[i].DeepCopy()
 			robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
 				Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
-			_, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
-			return err
-		}},
-		{"apply robots/status, three conditions (operator, at creation)", 0, 1, func(ctx context.Context, i int) error {
-			written, err := applyOperatorLikeStatus(ctx, c, robots[i], metav1.ConditionFalse, "RolloutInProgress", 0)
-			robots[i] = written
-			return err
-		}},
-		{"apply robots/status, three conditions (operator, at Ready)", 0, 1, func(ctx context.Context, i int) error {
-			written, err := applyOperatorLikeStatus(ctx, c, robots[i], metav1.ConditionTrue, "RolloutComplete", 1)
-			robots[i] = written
-			return err
-		}},
-		{"update robots/status, the same three conditions (comparison only: the operator's status without server-side apply)", 0, 0, func(ctx context.Context, i int) error {
-			robot := robots[i].DeepCopy()
-			for j := range robot.Status.Conditions {
-				robot.Status.Conditions[j].Message += "."
+			written, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+			if err == nil {
+				robots[i] = written
 			}
-			_, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
 			return err
 		}},
-		{"create events (operator: Deployment created)", 0, 1, func(ctx context.Context, i int) error {
+		{"apply robots/status, four conditions (operator, at creation)", 0, 1, statusWrite(apply, metav1.ConditionFalse, "RolloutInProgress", 0, "")},
+		{"apply robots/status, four conditions (operator, at Ready)", 0, 1, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, "")},
+		{"lever: the same status at Ready as a JSON merge patch, no server-side apply", 0, 0, statusWrite(mergePatch, metav1.ConditionTrue, "RolloutComplete", 1, " (merge patch)")},
+		{"lever: the same status at Ready as an update", 0, 0, statusWrite(update, metav1.ConditionTrue, "RolloutComplete", 1, " (update)")},
+		{"lever: the status at Ready applied again, changed (compare with the row above it)", 0, 0, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, " (apply)")},
+		{"create events (operator: Deployment created, protobuf)", 0, 1, func(ctx context.Context, i int) error {
 			robot := robots[i]
 			now := metav1.Now()
-			_, err := c.Kube.CoreV1().Events(robot.Namespace).Create(ctx, &corev1.Event{
+			_, err := operatorKube.CoreV1().Events(robot.Namespace).Create(ctx, &corev1.Event{
 				ObjectMeta: metav1.ObjectMeta{GenerateName: robot.Name + "."},
 				InvolvedObject: corev1.ObjectReference{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot",
 					Namespace: robot.Namespace, Name: robot.Name, UID: robot.UID, ResourceVersion: robot.ResourceVersion},
@@ -153,48 +201,81 @@ func measureRequestCosts(ctx context.Context, e *environment, n int) (string, er
 			return "", err
 		}
 	}
-	return renderRequestCosts(e, n, costs), nil
+	return renderRequestCosts(e, n, cbor, costs), nil
 }
 
-// operatorLikeDeployment is an apply configuration of the shape the
-// operator applies: its labels, owner, hash annotation and security
+// checkRobotEncoding fails unless the API server answers Robot requests in
+// the encoding asked for: CBOR with cbor, JSON without. A client that falls
+// back to JSON in silence would make the CBOR figures JSON's.
+func checkRobotEncoding(ctx context.Context, c *cluster, cbor bool) error {
+	var contentType string
+	err := c.Robots.RobotV1alpha1().RESTClient().Get().Resource("robots").Do(ctx).ContentType(&contentType).Error()
+	if err != nil {
+		return fmt.Errorf("listing Robots: %w", err)
+	}
+	want := k8sruntime.ContentTypeJSON
+	if cbor {
+		want = k8sruntime.ContentTypeCBOR
+	}
+	if !strings.HasPrefix(contentType, want) {
+		return fmt.Errorf("the API server answered a Robot request in %q, not %q", contentType, want)
+	}
+	return nil
+}
+
+// roundTripJSON converts in to out through JSON.
+func roundTripJSON(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// operatorLikeDeployment is a Deployment of the shape the operator creates
+// for a Robot with an image and replicas only (testdata/golden/deployment.json
+// is one with every field): its labels, owner, hash annotation and security
 // settings.
-func operatorLikeDeployment(robot *robotv1alpha1.Robot) *appsv1ac.DeploymentApplyConfiguration {
+func operatorLikeDeployment(robot *robotv1alpha1.Robot) *appsv1.Deployment {
 	labels := map[string]string{"robot.dev/name": robot.Name, "app.kubernetes.io/managed-by": "robot-operator",
 		"app.kubernetes.io/name": "robot", "app.kubernetes.io/instance": robot.Name}
-	return appsv1ac.Deployment(robot.Name, robot.Namespace).
-		WithLabels(labels).
-		WithAnnotations(map[string]string{"robot.dev/spec-hash": "0123456789abcdef"}).
-		WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(robotv1alpha1.SchemeGroupVersion.String()).WithKind("Robot").
-			WithName(robot.Name).WithUID(robot.UID).WithController(true).WithBlockOwnerDeletion(true)).
-		WithSpec(appsv1ac.DeploymentSpec().
-			WithReplicas(1).
-			WithSelector(metav1ac.LabelSelector().WithMatchLabels(map[string]string{"robot.dev/name": robot.Name})).
-			WithTemplate(corev1ac.PodTemplateSpec().
-				WithLabels(labels).
-				WithSpec(corev1ac.PodSpec().
-					WithSecurityContext(corev1ac.PodSecurityContext().WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
-					WithContainers(corev1ac.Container().WithName("robot").WithImage(robot.Spec.Image).
-						WithSecurityContext(corev1ac.SecurityContext().WithAllowPrivilegeEscalation(false))))))
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: robot.Name, Labels: labels,
+			Annotations:     map[string]string{"robot.dev/spec-hash": "0123456789abcdef"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"robot.dev/name": robot.Name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext:              &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers: []corev1.Container{{Name: "robot", Image: robot.Spec.Image,
+						SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)}}},
+				},
+			},
+		},
+	}
 }
 
-// applyOperatorLikeStatus applies a status of the shape the operator
-// writes: the replica counts and its three conditions.
-func applyOperatorLikeStatus(ctx context.Context, c *cluster, robot *robotv1alpha1.Robot, ready metav1.ConditionStatus, reason string, available int32) (*robotv1alpha1.Robot, error) {
+// operatorLikeStatus is a status of the shape the operator writes
+// (testdata/golden/status.json): the replica counts and its four conditions,
+// the Ready condition's message ending in note.
+func operatorLikeStatus(robot *robotv1alpha1.Robot, ready metav1.ConditionStatus, reason string, available int32, note string) *robotac.RobotStatusApplyConfiguration {
 	now := metav1.Now()
 	condition := func(conditionType string, status metav1.ConditionStatus, reason, message string) *metav1ac.ConditionApplyConfiguration {
 		return metav1ac.Condition().WithType(conditionType).WithStatus(status).WithObservedGeneration(robot.Generation).
 			WithLastTransitionTime(now).WithReason(reason).WithMessage(message)
 	}
-	status := robotac.RobotStatus().
+	return robotac.RobotStatus().
 		WithObservedGeneration(robot.Generation).WithDeploymentName(robot.Name).WithSelector("robot.dev/name="+robot.Name).
 		WithReplicas(1).WithUpdatedReplicas(1).WithReadyReplicas(available).WithAvailableReplicas(available).
 		WithConditions(
-			condition("Ready", ready, reason, fmt.Sprintf("%d of 1 replicas are available", available)),
+			condition("Ready", ready, reason, fmt.Sprintf("%d of 1 replicas are available%s", available, note)),
 			condition("Available", ready, "MinimumReplicasAvailable", "Deployment has minimum availability."),
-			condition("Progressing", metav1.ConditionTrue, "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", robot.Name)))
-	return c.Robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx, robotac.Robot(robot.Name, robot.Namespace).WithStatus(status),
-		metav1.ApplyOptions{FieldManager: "robot-operator", Force: true})
+			condition("Progressing", metav1.ConditionTrue, "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", robot.Name)),
+			condition("Synced", metav1.ConditionTrue, "Synced", "the Deployment holds what the Robot asks for"))
 }
 
 // pause stops the named cluster processes (SIGSTOP) until the returned
@@ -224,30 +305,39 @@ func (c *cluster) pause(names ...string) (resume func(), err error) {
 	return resume, nil
 }
 
-func renderRequestCosts(e *environment, n int, costs []requestCost) string {
+func renderRequestCosts(e *environment, n int, cbor bool, costs []requestCost) string {
 	var b strings.Builder
+	command, encoding := "-request-costs", "JSON, as every supported Kubernetes version serves them by default"
+	if cbor {
+		command, encoding = "-request-costs -cbor", "CBOR (the API server with its alpha gate CBORServingAndStorage on, client-go with ClientsAllowCBOR and ClientsPreferCBOR)"
+	}
 	b.WriteString(`# What each request costs the API server
 
-Written by ` + "`go run ./test/bench -request-costs -n N`" + `. On a fresh local cluster with the
+Written by ` + "`go run ./test/bench " + command + " -n N`" + `. On a fresh local cluster with the
 controller-manager, scheduler and kwok paused, N requests of each kind the floor and the
-operator make, at the benchmark's concurrency; the CPU the API server and etcd used (from
-/proc), per request. A row that neither side makes (0 and 0) is there for comparison. The last
-rows sum them per Robot, as each side makes them from creation to Ready.
+operator make, at the benchmark's concurrency; the CPU the API server, etcd and the client
+(the benchmark's own process, which makes them) used, from /proc, per request. A row that
+neither side makes (0 and 0) is a lever: what the operator could send instead. The last rows
+sum them per Robot, as each side makes them from creation to Ready.
 
 `)
+	fmt.Fprintf(&b, "Robot requests in %s.\n\n", encoding)
 	fmt.Fprintf(&b, "Measured %s on %d cores; Kubernetes %s, operator %s; N = %d, concurrency %d.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), e.Tools["K8S_VERSION"], e.Commit, n, e.cfg.concurrency)
-	b.WriteString("| request | kube-apiserver ms | etcd ms | floor, per Robot | operator, per Robot |\n|---|---|---|---|---|\n")
-	var floorAPI, floorEtcd, opAPI, opEtcd float64
+	b.WriteString("| request | kube-apiserver ms | etcd ms | client ms | floor, per Robot | operator, per Robot |\n|---|---|---|---|---|---|\n")
+	var floor, operator [3]float64
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, c := range costs {
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %g | %g |\n", c.kind, ms(c.apiserver), ms(c.etcd), c.floor, c.operator)
-		floorAPI += c.floor * ms(c.apiserver)
-		floorEtcd += c.floor * ms(c.etcd)
-		opAPI += c.operator * ms(c.apiserver)
-		opEtcd += c.operator * ms(c.etcd)
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f | %g | %g |\n", c.kind, ms(c.apiserver), ms(c.etcd), ms(c.client), c.floor, c.operator)
+		for i, d := range []time.Duration{c.apiserver, c.etcd, c.client} {
+			floor[i] += c.floor * ms(d)
+			operator[i] += c.operator * ms(d)
+		}
 	}
-	fmt.Fprintf(&b, "| **per Robot: floor** | **%.2f** | **%.2f** | | |\n", floorAPI, floorEtcd)
-	fmt.Fprintf(&b, "| **per Robot: operator** | **%.2f** | **%.2f** | | |\n", opAPI, opEtcd)
+	fmt.Fprintf(&b, "| **per Robot: floor** | **%.2f** | **%.2f** | **%.2f** | | |\n", floor[0], floor[1], floor[2])
+	fmt.Fprintf(&b, "| **per Robot: operator** | **%.2f** | **%.2f** | **%.2f** | | |\n", operator[0], operator[1], operator[2])
+	if floor[0] > 0 {
+		fmt.Fprintf(&b, "\nThe operator's requests cost the API server %.2f× the floor's.\n", operator[0]/floor[0])
+	}
 	return b.String()
 }

@@ -43,6 +43,9 @@ type Env struct {
 	OperatorBin string
 	// Commit is `git describe --always --dirty` of Root, "" if unknown.
 	Commit string
+	// FeatureGates are the control plane's feature gates for the clusters
+	// made from now on (e.g. "CBORServingAndStorage=true"); "" for none.
+	FeatureGates string
 	// Logf logs progress.
 	Logf func(format string, args ...any)
 }
@@ -139,7 +142,7 @@ func (e *Env) NewCluster(ctx context.Context, name string, nodes int) (*Cluster,
 	c := &Cluster{Env: e, Name: name, Kubeconfig: filepath.Join(e.Out, "kubeconfig"), Dir: filepath.Join(home, ".kwok", "clusters", name)}
 	c.AuditLog = filepath.Join(c.Dir, "logs", "audit.log")
 	vars := []string{"CLUSTER_NAME=" + name, "KUBECONFIG_OUT=" + c.Kubeconfig,
-		fmt.Sprintf("NODES=%d", nodes), "AUDIT_POLICY=" + policy}
+		fmt.Sprintf("NODES=%d", nodes), "AUDIT_POLICY=" + policy, "KUBE_FEATURE_GATES=" + e.FeatureGates}
 	if _, err := e.Run(ctx, vars, filepath.Join(e.Root, "hack", "cluster.sh"), "down"); err != nil {
 		return nil, err
 	}
