@@ -119,7 +119,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		fmt.Println(report)
 		if cfg.out != "" {
-			return os.WriteFile(cfg.out, []byte(report), 0o644)
+			return writeReport(cfg.out, report)
 		}
 		return nil
 	}
