@@ -145,6 +145,26 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 		}
 		return c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{FieldManager: "robot-operator"})
 	}
+	// smaller writes a smaller status than the operator's: without the
+	// Available and Progressing conditions unless mirrored, without any
+	// condition's message when noMessages.
+	smaller := func(write func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error),
+		mirrored, noMessages bool) func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
+		return func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
+			conditions := status.Conditions[:0]
+			for _, c := range status.Conditions {
+				if !mirrored && (*c.Type == "Available" || *c.Type == "Progressing") {
+					continue
+				}
+				if noMessages {
+					c.WithMessage("")
+				}
+				conditions = append(conditions, c)
+			}
+			status.Conditions = conditions
+			return write(ctx, robot, status)
+		}
+	}
 	steps := []struct {
 		kind            string
 		floor, operator float64
@@ -182,6 +202,12 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 		{"lever: the same status at Ready as a JSON merge patch, no server-side apply", 0, 0, statusWrite(mergePatch, metav1.ConditionTrue, "RolloutComplete", 1, " (merge patch)")},
 		{"lever: the same status at Ready as an update", 0, 0, statusWrite(update, metav1.ConditionTrue, "RolloutComplete", 1, " (update)")},
 		{"lever: the status at Ready applied again, changed (compare with the row above it)", 0, 0, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, " (apply)")},
+		// What the size of the status costs: the first write of each shape
+		// changes the set of conditions, the second is the steady state.
+		{"lever (first write of the shape): the status at Ready with only the Ready and Synced conditions", 0, 0, statusWrite(smaller(apply, false, false), metav1.ConditionTrue, "RolloutComplete", 1, " (two)")},
+		{"lever: the status at Ready with only the Ready and Synced conditions, changed", 0, 0, statusWrite(smaller(apply, false, false), metav1.ConditionTrue, "RolloutComplete", 1, " (two, again)")},
+		{"lever (first write of the shape): the status at Ready, four conditions without messages", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
+		{"lever: the status at Ready, four conditions without messages, changed", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
 		{"create events (operator: Deployment created, protobuf)", 0, 1, func(ctx context.Context, i int) error {
 			robot := robots[i]
 			now := metav1.Now()
