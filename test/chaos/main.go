@@ -34,6 +34,7 @@ type config struct {
 	fight     time.Duration
 	churn     time.Duration
 	churnRate float64
+	hostile   int
 	idle      time.Duration
 	out       string
 	root      string
@@ -45,11 +46,12 @@ func main() {
 	var scenarios string
 	flag.IntVar(&cfg.n, "n", 300, "Robots per scenario.")
 	flag.StringVar(&cfg.cluster, "cluster", "chaos", "Name of the local cluster each scenario makes afresh (and removes).")
-	flag.StringVar(&scenarios, "scenarios", "1,3,7", "Comma-separated scenarios to run: 1 (kill -9 the operator), 2 (kill -9 the leader of two replicas), 3 (kube-apiserver down), 4 (etcd down), 5 (watches expire: 410 Gone), 6 (partition the leader from the API server), 7 (another writer fights), 8 (churn: Robots created, changed and deleted for -churn).")
+	flag.StringVar(&scenarios, "scenarios", "1,3,7", "Comma-separated scenarios to run: 1 (kill -9 the operator), 2 (kill -9 the leader of two replicas), 3 (kube-apiserver down), 4 (etcd down), 5 (watches expire: 410 Gone), 6 (partition the leader from the API server), 7 (another writer fights), 8 (churn: Robots created, changed and deleted for -churn), 9 (hostile input: -hostile random Robots at the schema's edges).")
 	flag.IntVar(&cfg.kills, "kills", 50, "Scenario 1: how many times to kill the operator.")
 	flag.DurationVar(&cfg.fight, "fight", 2*time.Minute, "Scenario 7: how long the other writer fights.")
 	flag.DurationVar(&cfg.churn, "churn", 20*time.Minute, "Scenario 8: how long Robots are created, changed and deleted.")
 	flag.Float64Var(&cfg.churnRate, "churn-rate", 4, "Scenario 8: Robots created, and as many deleted and changed, per second.")
+	flag.IntVar(&cfg.hostile, "hostile", 2000, "Scenario 9: how many random Robots to create (instead of -n).")
 	flag.DurationVar(&cfg.idle, "idle", 30*time.Second, "How long a converged operator must make no write.")
 	flag.StringVar(&cfg.out, "out", "", "Also write the markdown table here.")
 	flag.Int64Var(&cfg.seed, "seed", 0, "Seed of the random choices (0: the time).")
@@ -94,7 +96,11 @@ func run(ctx context.Context, cfg config) (bool, error) {
 	var results []*result
 	for _, id := range cfg.scenarios {
 		s := scenarioByID(id)
-		logf("=== scenario %d: %s (N = %d)", s.id, s.name, cfg.n)
+		n := cfg.n
+		if s.id == hostileScenario {
+			n = cfg.hostile
+		}
+		logf("=== scenario %d: %s (N = %d)", s.id, s.name, n)
 		start := time.Now()
 		r, err := runScenario(ctx, env, s)
 		if err != nil {

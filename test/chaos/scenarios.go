@@ -43,7 +43,12 @@ var scenarios = []scenario{
 	{6, "partition the leader from the API server", partitionLeader},
 	{7, "another writer fights", fightOperator},
 	{8, "churn: Robots come and go", churnRobots},
+	{hostileScenario, "hostile input: random Robots at the schema's edges", hostileRobots},
 }
+
+// hostileScenario is the scenario whose Robots are random shapes
+// (hostile.go): -hostile of them, not -n.
+const hostileScenario = 9
 
 // scenarioRun is one scenario under way.
 type scenarioRun struct {
@@ -134,8 +139,14 @@ func (r *result) passed() bool {
 }
 
 func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, error) {
-	n := env.cfg.n
-	c, err := env.newCluster(ctx, n)
+	n, sized := env.cfg.n, env.cfg.n
+	if sc.id == hostileScenario {
+		// Fake nodes for as many pods as the random Robots may ask for,
+		// counted in Robots of up to 3 replicas.
+		n = env.cfg.hostile
+		sized = (hostilePods(n) + 2) / 3
+	}
+	c, err := env.newCluster(ctx, sized)
 	if err != nil {
 		return nil, err
 	}
