@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,13 @@ var scenarios = []scenario{
 	{7, "another writer fights", fightOperator},
 	{8, "churn: Robots come and go", churnRobots},
 	{hostileScenario, "hostile input: random Robots at the schema's edges", hostileRobots},
+}
+
+// convergeTimeout is how long n Robots may take to converge once a fault
+// ends: 10 minutes, and more for thousands (scenario 9), whose pods alone
+// keep a 2-core machine busy for minutes.
+func convergeTimeout(n int) time.Duration {
+	return max(10*time.Minute, time.Duration(n)*600*time.Millisecond)
 }
 
 // hostileScenario is the scenario whose Robots are random shapes
@@ -190,7 +198,7 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		return nil, err
 	}
 	logf("scenario %d: the fault ended; waiting for every Robot to converge", sc.id)
-	convergedAt, waitErr := waitConverged(ctx, c, s.want, 10*time.Minute)
+	convergedAt, waitErr := waitConverged(ctx, c, s.want, convergeTimeout(s.want))
 	if waitErr != nil {
 		convergedAt = time.Now()
 	}
@@ -495,7 +503,11 @@ func fightOperator(ctx context.Context, s *scenarioRun) error {
 // renderTable renders the results as a markdown table.
 func renderTable(cfg config, results []*result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "N = %d Robots per scenario, seed %d\n\n", cfg.n, cfg.seed)
+	hostile := ""
+	if slices.Contains(cfg.scenarios, hostileScenario) {
+		hostile = fmt.Sprintf(" (scenario %d: %d)", hostileScenario, cfg.hostile)
+	}
+	fmt.Fprintf(&b, "N = %d Robots per scenario%s, seed %d\n\n", cfg.n, hostile, cfg.seed)
 	b.WriteString("| scenario | converged after the fault | operator writes during the fault | after, until converged | once converged (30 s) | writes per generation | requests/s while down | converged | deployments | events | no hot loop | scenario's own | notes |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
