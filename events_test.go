@@ -30,7 +30,7 @@ func testEvent(reason string) *corev1.Event {
 func TestEventsShutdownCancelsAWriteThatHangs(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := k8sfake.NewClientset()
-	entered := make(chan struct{})
+	entered, returned := make(chan struct{}), make(chan struct{})
 	e := newEvents(ctx, client.CoreV1(), func() error { return nil })
 	gate := e.gate
 	written := make(chan error, 1)
@@ -38,6 +38,9 @@ func TestEventsShutdownCancelsAWriteThatHangs(t *testing.T) {
 		_, err := gate.write(testEvent("Hangs"), func(ctx context.Context, _ typedcorev1.EventInterface) (*corev1.Event, error) {
 			close(entered)
 			<-ctx.Done()
+			// The write is over here; the gate counts it done just
+			// after, and the goroutine reports its error later still.
+			close(returned)
 			return nil, ctx.Err()
 		})
 		written <- err
@@ -47,12 +50,17 @@ func TestEventsShutdownCancelsAWriteThatHangs(t *testing.T) {
 	e.shutdown(ctx, 200*time.Millisecond)
 	took := time.Since(begin)
 	select {
+	case <-returned:
+	default:
+		t.Fatal("shutdown returned while the hanging write was still in flight")
+	}
+	select {
 	case err := <-written:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("the hanging write returned %v, want it cancelled", err)
 		}
-	default:
-		t.Fatal("shutdown returned while the hanging write was still in flight")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled write never returned")
 	}
 	if took < 200*time.Millisecond || took > 5*time.Second {
 		t.Errorf("shutdown took %v, want about its 200ms timeout", took)
