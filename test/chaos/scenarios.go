@@ -91,6 +91,9 @@ type scenarioRun struct {
 	// with them), and deletedGenerations sums their generations.
 	deleted            map[string]bool
 	deletedGenerations int64
+	// mustRunThrough asks for the "operator ran" check without an
+	// outage: the operator started before the fault must still run.
+	mustRunThrough bool
 	// opArgs are added to the operator's command line.
 	opArgs []string
 	// finish, when set, runs once the Robots have converged and the idle
@@ -218,8 +221,8 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 		default:
 			// Through an outage the operator must keep running, never be
 			// restarted: say so when it did.
-			if s.outageRate >= 0 {
-				s.checks = append(s.checks, checkf("operator ran", true, "the operator ran through the outage"))
+			if s.outageRate >= 0 || s.mustRunThrough {
+				s.checks = append(s.checks, checkf("operator ran", true, "the operator ran through the fault, never restarted"))
 			}
 		}
 	}
