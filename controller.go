@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -56,95 +55,97 @@ const (
 	eventsShutdownTimeout = 5 * time.Second
 )
 
-// Event reasons. Condition reasons, also used as event reasons, live with the
-// API types.
-const (
-	// EventDeploymentCreated: the operator created a Robot's Deployment.
-	EventDeploymentCreated = "DeploymentCreated"
-	// EventDeploymentUpdated: the operator changed a Robot's Deployment to
-	// match the Robot, after the Robot changed or someone changed the
-	// Deployment.
-	EventDeploymentUpdated = "DeploymentUpdated"
-	// EventServiceCreated: the operator created a Robot's Service.
-	EventServiceCreated = "ServiceCreated"
-	// EventServiceUpdated: the operator changed a Robot's Service to match
-	// the Robot.
-	EventServiceUpdated = "ServiceUpdated"
-	// EventServiceDeleted: the operator deleted a Robot's Service, which
-	// the Robot no longer asks for.
-	EventServiceDeleted = "ServiceDeleted"
-)
+// Options is everything a Controller needs, given to NewController.
+type Options struct {
+	// KubeClient and RobotClient are the clients the Controller reads and
+	// writes through.
+	KubeClient  kubernetes.Interface
+	RobotClient clientset.Interface
+	// The informers of the Deployments and Services, which should see only
+	// those labelled as managed by the operator, and of the Robots.
+	DeploymentInformer appsinformers.DeploymentInformer
+	ServiceInformer    coreinformers.ServiceInformer
+	RobotInformer      informers.RobotInformer
+	// PodInformer, when set, holds the pod summaries of the managed pods
+	// (status.SummarizePod), and the Ready condition says why the pods do
+	// not run. Without it the status says only what the Deployment says.
+	PodInformer cache.SharedIndexInformer
+	// SyncTimeout bounds one sync, all its API requests included: the
+	// sync's context ends then, and so does whatever request is in flight.
+	// Zero means defaultSyncTimeout.
+	SyncTimeout time.Duration
+	// ShutdownTimeout bounds how long Run lets in-flight syncs finish once
+	// its context is done; zero cancels them at once.
+	ShutdownTimeout time.Duration
+	// MayWrite, when set, is asked before every write: the write fence.
+	// With leader election it fails once this process may no longer be the
+	// leader.
+	MayWrite func() error
+	// Recorder, when set, records the Controller's Events instead of its
+	// own recorder, which writes them through KubeClient.
+	Recorder record.EventRecorder
+	// Clock, when set, replaces the real clock.
+	Clock clock.PassiveClock
+}
 
 // Controller keeps each Robot's Deployment as the Robot asks and reports the
 // Deployment's state in the Robot's status.
 type Controller struct {
-	kubeclientset  kubernetes.Interface
-	robotclientset clientset.Interface
-
 	deploymentsLister appslisters.DeploymentLister
 	deploymentsSynced cache.InformerSynced
 	servicesLister    corelisters.ServiceLister
 	servicesSynced    cache.InformerSynced
 	robotsLister      listers.RobotLister
 	robotsSynced      cache.InformerSynced
-	// pods is nil unless watchPods was called; then the Ready condition
-	// says why the pods do not run (diagnosis.go).
+	// pods is nil without Options.PodInformer; then the Ready condition
+	// does not say why the pods do not run.
 	pods       cache.Indexer
 	podsSynced cache.InformerSynced
 
 	// workqueue holds the Robots to sync. A Robot is in it at most once,
 	// and never synced by two workers at the same time.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	recorder  record.EventRecorder
-	events    *events
-	clock     clock.PassiveClock
+	// writer makes every write, behind the write fence.
+	writer *Writer
+	events *events
+	clock  clock.PassiveClock
 
 	metrics   *controllerMetrics
 	readiness *readinessTracker
-	// The Robots and Deployments this controller wrote, until the caches
-	// catch up with them.
-	writtenRobots      recentWrites[*robotv1alpha1.Robot]
-	writtenDeployments recentWrites[*appsv1.Deployment]
-	writtenServices    recentWrites[*corev1.Service]
-	// specsChecked remembers, for each Deployment (by UID), the generation
-	// and spec hash whose spec last showed no drift, so that the costly
-	// comparison of specs runs once per change, not on every status update.
-	specsChecked sync.Map
+	// The Robots, Deployments and Services this controller wrote, until the
+	// caches catch up with them: the echo filter.
+	writtenRobots      *recentWrites[*robotv1alpha1.Robot]
+	writtenDeployments *recentWrites[*appsv1.Deployment]
+	writtenServices    *recentWrites[*corev1.Service]
+	// specsChecked is the spec-check memo.
+	specsChecked *specChecks
 	// fights counts the reverts of each Deployment, to back off from
-	// another writer that keeps changing it (fight.go).
+	// another writer that keeps changing it.
 	fights *fights
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
-	inflight sync.Map
-	// shutdownTimeout bounds how long Run lets in-flight syncs finish once
-	// its context is done.
+	inflight        sync.Map
 	shutdownTimeout time.Duration
-	// syncTimeout bounds one sync, all its API requests included: the
-	// sync's context ends then, and so does whatever request is in flight.
-	syncTimeout time.Duration
-	// mayWrite, when set, is asked before every write; with leader election
-	// it fails once this process may no longer be the leader.
-	mayWrite func() error
+	syncTimeout     time.Duration
 }
 
-// NewController returns a Controller that watches Robots and the Deployments
-// and Services the deploymentInformer and serviceInformer see, which should
-// be only those labelled as managed by the operator.
-func NewController(
-	ctx context.Context,
-	kubeclientset kubernetes.Interface,
-	robotclientset clientset.Interface,
-	deploymentInformer appsinformers.DeploymentInformer,
-	serviceInformer coreinformers.ServiceInformer,
-	robotInformer informers.RobotInformer,
-) (*Controller, error) {
+// NewController returns a Controller that watches the Robots, and the
+// Deployments and Services of opts' informers.
+func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 
 	// Events about Robots need the Robot kind in the scheme the recorder
 	// uses.
 	utilruntime.Must(robotscheme.AddToScheme(scheme.Scheme))
-	var controller *Controller
-	events := newEvents(ctx, kubeclientset.CoreV1(), func() error { return controller.checkMayWrite() })
+	mayWrite := opts.MayWrite
+	if mayWrite == nil {
+		mayWrite = func() error { return nil }
+	}
+	events := newEvents(ctx, opts.KubeClient.CoreV1(), mayWrite)
+	recorder := opts.Recorder
+	if recorder == nil {
+		recorder = events.recorder
+	}
 
 	// Each Robot backs off on its own, from 5ms up to 5 minutes, and all
 	// retries together are held to 10 per second (burst 100), so that a
@@ -154,45 +155,53 @@ func NewController(
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 
-	controller = &Controller{
-		kubeclientset:     kubeclientset,
-		robotclientset:    robotclientset,
-		deploymentsLister: deploymentInformer.Lister(),
-		deploymentsSynced: deploymentInformer.Informer().HasSynced,
-		servicesLister:    serviceInformer.Lister(),
-		servicesSynced:    serviceInformer.Informer().HasSynced,
-		robotsLister:      robotInformer.Lister(),
-		robotsSynced:      robotInformer.Informer().HasSynced,
+	controller := &Controller{
+		deploymentsLister: opts.DeploymentInformer.Lister(),
+		deploymentsSynced: opts.DeploymentInformer.Informer().HasSynced,
+		servicesLister:    opts.ServiceInformer.Lister(),
+		servicesSynced:    opts.ServiceInformer.Informer().HasSynced,
+		robotsLister:      opts.RobotInformer.Lister(),
+		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
-		recorder:        events.recorder,
-		events:          events,
-		clock:           clock.RealClock{},
-		fights:          newFights(),
-		metrics:         newControllerMetrics(),
-		readiness:       newReadinessTracker(),
-		shutdownTimeout: 20 * time.Second,
-		syncTimeout:     defaultSyncTimeout,
+		events:             events,
+		clock:              cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
+		fights:             newFights(),
+		metrics:            newControllerMetrics(),
+		readiness:          newReadinessTracker(),
+		writtenRobots:      &recentWrites[*robotv1alpha1.Robot]{},
+		writtenDeployments: &recentWrites[*appsv1.Deployment]{},
+		writtenServices:    &recentWrites[*corev1.Service]{},
+		specsChecked:       &specChecks{},
+		shutdownTimeout:    opts.ShutdownTimeout,
+		syncTimeout:        cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
 	}
+	controller.writer = newWriter(opts.KubeClient, opts.RobotClient, recorder, mayWrite,
+		controller.writtenDeployments, controller.writtenServices, controller.writtenRobots, controller.specsChecked)
 
 	logger.V(4).Info("Setting up event handlers")
-	if _, err := robotInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := opts.RobotInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    controller.addRobot,
 		UpdateFunc: controller.updateRobot,
 		DeleteFunc: controller.deleteRobot,
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Robot event handler: %w", err)
 	}
-	if _, err := deploymentInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := opts.DeploymentInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    controller.addDeployment,
 		UpdateFunc: controller.updateDeployment,
 		DeleteFunc: controller.deleteDeployment,
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Deployment event handler: %w", err)
 	}
-	if err := controller.addServiceEventHandler(serviceInformer); err != nil {
+	if err := controller.addServiceEventHandler(opts.ServiceInformer); err != nil {
 		return nil, fmt.Errorf("adding the Service event handler: %w", err)
+	}
+	if opts.PodInformer != nil {
+		if err := controller.watchPods(opts.PodInformer); err != nil {
+			return nil, err
+		}
 	}
 	return controller, nil
 }
@@ -245,13 +254,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	// still leads.
 	c.events.shutdown(ctx, eventsShutdownTimeout)
 	return nil
-}
-
-func (c *Controller) checkMayWrite() error {
-	if c.mayWrite == nil {
-		return nil
-	}
-	return c.mayWrite()
 }
 
 // HasSynced reports whether the informer caches have synced.
@@ -422,18 +424,18 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 			// with that yet. Only the API server can tell which: recreated
 			// for a deleted Robot, the Deployment would be deleted again,
 			// after a second DeploymentCreated.
-			if err := c.checkRobotExists(ctx, robot); err != nil {
+			if err := c.writer.checkRobotExists(ctx, robot); err != nil {
 				return nil, err
 			}
 		}
-		created, err := c.createDeployment(ctx, robot, desired)
+		created, err := c.writer.createDeployment(ctx, robot, desired)
 		if !apierrors.IsAlreadyExists(err) {
 			return created, err
 		}
 		// The cache holds only the Deployments labelled as managed by the
 		// operator: this one is someone else's, or the Robot's own with
 		// that label removed. Only the Deployment can tell which.
-		if current, err = c.getDeployment(ctx, robot.Namespace, *desired.Name); err != nil {
+		if current, err = c.writer.getDeployment(ctx, robot.Namespace, *desired.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -447,7 +449,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return nil, notControlledError(current)
 	}
 
-	drift := c.deploymentDrift(desired, current)
+	drift := c.specsChecked.drift(desired, current)
 	now := c.clock.Now()
 	if drift == "" {
 		if fight, endsIn := c.fights.held(current.UID, now); fight.inFight {
@@ -457,7 +459,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 	}
 	if current.Annotations[annotationSpecHash] != desired.Annotations[annotationSpecHash] {
 		// The Robot changed: this is no revert.
-		return c.applyDeployment(ctx, robot, desired, current, drift)
+		return c.writer.applyDeployment(ctx, robot, desired, current, drift)
 	}
 	// The Robot asks for what it asked for at the operator's last write:
 	// another writer changed the Deployment.
@@ -468,11 +470,11 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 	writer := fight.writer
 	if fight.startsNow {
 		// Once per fight: the cache keeps no managedFields to say who.
-		if live, err := c.getDeployment(ctx, current.Namespace, current.Name); err == nil {
+		if live, err := c.writer.getDeployment(ctx, current.Namespace, current.Name); err == nil {
 			writer = lastForeignWriter(live)
 		}
 	}
-	applied, err := c.applyDeployment(ctx, robot, desired, current, drift)
+	applied, err := c.writer.applyDeployment(ctx, robot, desired, current, drift)
 	if err != nil {
 		return applied, err
 	}
@@ -482,143 +484,6 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return applied, &contestedError{deployment: applied.Name, drift: fight.drift, writer: fight.writer, recheck: min(fight.wait, fightCalm)}
 	}
 	return applied, nil
-}
-
-// errRobotGone is a Robot the cache holds but the API server no longer does.
-var errRobotGone = errors.New("the Robot no longer exists")
-
-// checkRobotExists asks the API server whether robot still exists, the
-// same Robot (by UID): errRobotGone when not.
-func (c *Controller) checkRobotExists(ctx context.Context, robot *robotv1alpha1.Robot) error {
-	live, err := c.robotclientset.RobotV1alpha1().Robots(robot.Namespace).Get(ctx, robot.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || err == nil && live.UID != robot.UID {
-		return errRobotGone
-	}
-	return err
-}
-
-// createDeployment creates robot's Deployment, desired, with a plain create
-// rather than an apply: a create fails with AlreadyExists when a Deployment of
-// that name exists, so one that someone else created after the cache was
-// filled is never written, and no read is needed first to make sure.
-func (c *Controller) createDeployment(ctx context.Context, robot *robotv1alpha1.Robot, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
-	var deployment appsv1.Deployment
-	if err := roundTrip(desired, &deployment); err != nil {
-		return nil, &invalidSpecError{err}
-	}
-	if err := c.checkMayWrite(); err != nil {
-		return nil, err
-	}
-	created, err := c.kubeclientset.AppsV1().Deployments(robot.Namespace).Create(ctx, &deployment,
-		metav1.CreateOptions{FieldManager: fieldManager})
-	if err != nil {
-		return nil, writeError("creating", robot.Namespace, deployment.Name, err)
-	}
-
-	c.writtenDeployments.remember(created)
-	// What the operator just created holds its spec: nothing to compare
-	// until the Deployment's spec or the Robot's changes.
-	c.specsChecked.Store(created.UID, specCheck{created.Generation, desired.Annotations[annotationSpecHash]})
-	klog.FromContext(ctx).V(2).Info("Created Deployment", "deployment", klog.KObj(created))
-	c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentCreated, "Created Deployment %q", created.Name)
-	return created, nil
-}
-
-// applyDeployment applies desired, what robot asks for, to its Deployment,
-// current, which differs from it as drift says, and returns the Deployment
-// as it then is. The apply is forced: what the Robot sets is the Robot's,
-// whoever changed it since.
-func (c *Controller) applyDeployment(ctx context.Context, robot *robotv1alpha1.Robot, desired *appsv1ac.DeploymentApplyConfiguration,
-	current *appsv1.Deployment, drift string) (*appsv1.Deployment, error) {
-	current, err := c.claimCreatedFields(ctx, desired, current)
-	if err != nil {
-		return current, err
-	}
-	if err := c.checkMayWrite(); err != nil {
-		return current, err
-	}
-	applied, err := c.kubeclientset.AppsV1().Deployments(robot.Namespace).Apply(ctx, desired,
-		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
-	if apierrors.IsInvalid(err) && !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-		// Refused: either by what another writer set next to the
-		// operator's fields, which may pass, or by what the spec asks for
-		// (a Robot stored before a validation rule existed), which cannot.
-		if conflict := c.foreignFieldConflict(ctx, robot.Namespace, *desired.Name, err); conflict != nil {
-			return current, conflict
-		}
-	}
-	if err != nil {
-		return current, writeError("applying", robot.Namespace, *desired.Name, err)
-	}
-
-	c.writtenDeployments.remember(applied)
-	// What the operator just applied holds its spec: nothing to compare
-	// until the Deployment's spec or the Robot's changes.
-	c.specsChecked.Store(applied.UID, specCheck{applied.Generation, desired.Annotations[annotationSpecHash]})
-	klog.FromContext(ctx).V(2).Info("Updated Deployment", "deployment", klog.KObj(applied), "reason", drift)
-	c.recorder.Eventf(robot, corev1.EventTypeNormal, EventDeploymentUpdated, "Updated Deployment %q: %s", applied.Name, drift)
-	return applied, nil
-}
-
-// writeError says what the failure of a create or an apply of Deployment
-// namespace/name means for the sync.
-func writeError(verb, namespace, name string, err error) error {
-	switch {
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		// The namespace is going away, and the Robot with it.
-		return errNamespaceTerminating
-	case apierrors.IsInvalid(err):
-		// The API server refused what the spec asks for: a Robot stored
-		// before a validation rule existed, say. Retrying cannot help.
-		return &invalidSpecError{err}
-	}
-	return fmt.Errorf("%s Deployment %s/%s: %w", verb, namespace, name, err)
-}
-
-// specCheck is a Deployment's generation and the spec hash of what the Robot
-// asked for, when the two specs last matched.
-type specCheck struct {
-	generation int64
-	specHash   string
-}
-
-// deploymentDrift is deploymentDrift, with the comparison of specs skipped
-// when neither spec changed since they last matched: any change to a
-// Deployment's spec raises its generation, and any change to the Robot's its
-// spec hash. Most syncs come from Deployment status updates, which change
-// neither.
-func (c *Controller) deploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
-	checked := specCheck{current.Generation, desired.Annotations[annotationSpecHash]}
-	last, ok := c.specsChecked.Load(current.UID)
-	drift := driftSkippingSpecs(desired, current, ok && last.(specCheck) == checked)
-	if drift == "" {
-		c.specsChecked.Store(current.UID, checked)
-	}
-	return drift
-}
-
-// foreignFieldConflict returns a *fieldConflictError when the API server
-// refused an apply (invalid) over a field of the Deployment that another
-// writer owns, per its managedFields; nil when no other writer's field is
-// involved, or the Deployment cannot be read.
-func (c *Controller) foreignFieldConflict(ctx context.Context, namespace, name string, invalid error) error {
-	var status apierrors.APIStatus
-	if !errors.As(invalid, &status) || status.Status().Details == nil {
-		return nil
-	}
-	live, err := c.kubeclientset.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil
-	}
-	for _, cause := range status.Status().Details.Causes {
-		if cause.Field == "" {
-			continue
-		}
-		if field, manager := foreignOwner(live.ManagedFields, cause.Field); manager != "" {
-			return &fieldConflictError{deployment: name, field: field, manager: manager, err: invalid}
-		}
-	}
-	return nil
 }
 
 // cachedDeployment returns the Deployment named name from the cache, or the
@@ -636,17 +501,6 @@ func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deploymen
 	return c.writtenDeployments.freshest(deployment), nil
 }
 
-// getDeployment reads the Deployment named name from the API server.
-func (c *Controller) getDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
-	deployment, err := c.kubeclientset.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		// NotFound too: deleted since the create found it; the retry
-		// creates it.
-		return nil, fmt.Errorf("getting Deployment %s/%s: %w", namespace, name, err)
-	}
-	return deployment, nil
-}
-
 // updateStatus writes robot's status when what it should say differs from
 // what it says, and records a Warning event when the Robot newly needs a
 // person's attention.
@@ -661,19 +515,10 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 		c.observeReadiness(robot, &status, now)
 		return nil
 	}
-	if err := c.checkMayWrite(); err != nil {
+	written, err := c.writer.applyStatus(ctx, robot, &status)
+	if err != nil || written == nil {
 		return err
 	}
-	written, err := c.robotclientset.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx,
-		statusApplyConfiguration(robot, &status), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
-	if apierrors.IsNotFound(err) {
-		// Deleted meanwhile: nothing left to report on.
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("applying status of Robot %s/%s: %w", robot.Namespace, robot.Name, err)
-	}
-	c.writtenRobots.remember(written)
 
 	c.observeReadiness(robot, &status, now)
 
@@ -685,7 +530,7 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 		logger.Info("Robot readiness changed", "ready", after.Status, "reason", after.Reason, "message", after.Message)
 	}
 	if warning := newWarning(robot.Status, status); warning != nil {
-		c.recorder.Event(robot, corev1.EventTypeWarning, warning.Reason, warning.Message)
+		c.writer.recorder.Event(robot, corev1.EventTypeWarning, warning.Reason, warning.Message)
 	}
 	return nil
 }
@@ -760,7 +605,7 @@ func (c *Controller) deleteDeployment(obj interface{}) {
 	}
 	if deployment, ok := obj.(*appsv1.Deployment); ok {
 		c.writtenDeployments.forget(deployment.UID)
-		c.specsChecked.Delete(deployment.UID)
+		c.specsChecked.forget(deployment.UID)
 		c.fights.forget(deployment.UID)
 	}
 	// By name, whatever the owner's UID: the deletion of an earlier Robot's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
 	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -52,6 +54,12 @@ type fixture struct {
 	// realRecorder is the one NewController made, which writes Events
 	// through the fake clientset; tests that need it put it back.
 	realRecorder record.EventRecorder
+	// options, when set, changes the Options of the Controller that
+	// newController makes.
+	options func(*Options)
+	// What the Controller's writer writes through and records with.
+	wiredKube     kubernetes.Interface
+	wiredRecorder record.EventRecorder
 
 	// Objects in the informer caches.
 	robotLister      []*robotv1alpha1.Robot
@@ -99,15 +107,26 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 	robotInformers := informers.NewSharedInformerFactory(f.robotClient, 0)
 	kubeInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
-	c, err := NewController(ctx, f.kubeClient, f.robotClient,
-		kubeInformers.Apps().V1().Deployments(), kubeInformers.Core().V1().Services(), robotInformers.Robot().V1alpha1().Robots())
+	f.recorder = record.NewFakeRecorder(10)
+	opts := Options{
+		KubeClient:         f.kubeClient,
+		RobotClient:        f.robotClient,
+		DeploymentInformer: kubeInformers.Apps().V1().Deployments(),
+		ServiceInformer:    kubeInformers.Core().V1().Services(),
+		RobotInformer:      robotInformers.Robot().V1alpha1().Robots(),
+		ShutdownTimeout:    20 * time.Second,
+		Recorder:           f.recorder,
+		Clock:              clocktesting.NewFakePassiveClock(fixtureNow),
+	}
+	if f.options != nil {
+		f.options(&opts)
+	}
+	c, err := NewController(ctx, opts)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
-	f.realRecorder = c.recorder
-	f.recorder = record.NewFakeRecorder(10)
-	c.recorder = f.recorder
-	c.clock = clocktesting.NewFakePassiveClock(fixtureNow)
+	f.realRecorder = c.events.recorder
+	f.wiredKube, f.wiredRecorder = opts.KubeClient, opts.Recorder
 	c.robotsSynced = alwaysReady
 	c.deploymentsSynced = alwaysReady
 	c.servicesSynced = alwaysReady
@@ -134,6 +153,17 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 }
 
 func alwaysReady() bool { return true }
+
+// rewire gives c a writer that writes through kube and records its Events
+// with recorder (nil: as before), sharing c's echo filter and spec-check
+// memo.
+func (f *fixture) rewire(c *Controller, kube kubernetes.Interface, recorder record.EventRecorder) {
+	f.wiredKube = cmp.Or(kube, f.wiredKube)
+	f.wiredRecorder = cmp.Or(recorder, f.wiredRecorder)
+	kube, recorder = f.wiredKube, f.wiredRecorder
+	c.writer = newWriter(kube, f.robotClient, recorder, nil,
+		c.writtenDeployments, c.writtenServices, c.writtenRobots, c.specsChecked)
+}
 
 // run syncs the Robot named key and checks the requests it made.
 func (f *fixture) run(ctx context.Context, key cache.ObjectName) time.Duration {
@@ -863,32 +893,5 @@ func TestRunShutdownBeforeCachesSync(t *testing.T) {
 	cancel()
 	if err := c.Run(ctx, 1); err != nil {
 		t.Errorf("Run after a signal during the cache sync returned %v, want nil", err)
-	}
-}
-
-// TestSpecComparisonSkippedOnlyWhileSpecsAreUnchanged: once the specs have
-// matched, status-only updates skip the comparison of specs, but another
-// writer's change to the spec (which raises the Deployment's generation) is
-// still seen.
-func TestSpecComparisonSkippedOnlyWhileSpecsAreUnchanged(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	robot := newRobot("test", 2)
-	desired, err := newDeployment(robot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newFixture(t).newController(ctx)
-	deployment := liveDeployment(t, robot)
-	if drift := c.deploymentDrift(desired, deployment); drift != "" {
-		t.Fatalf("drift %q for the Deployment as applied", drift)
-	}
-	if _, ok := c.specsChecked.Load(deployment.UID); !ok {
-		t.Fatal("a matching spec was not remembered: every status update would compare specs again")
-	}
-	scaled := deployment.DeepCopy()
-	scaled.Spec.Replicas = ptr.To[int32](5)
-	scaled.Generation++
-	if drift := c.deploymentDrift(desired, scaled); !strings.Contains(drift, "spec.replicas is 5") {
-		t.Errorf("drift %q after another writer scaled the Deployment, want spec.replicas named", drift)
 	}
 }

@@ -31,7 +31,7 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 	c.syncTimeout = deadline
 	var hung atomic.Int32
 	writes := hangWrites(f, stuck.Name, &hung)
-	c.kubeclientset = writes
+	f.rewire(c, writes, nil)
 	stuckKey, nextKey := cache.MetaObjectToName(stuck), cache.MetaObjectToName(next)
 	c.workqueue.Add(stuckKey)
 	c.workqueue.Add(nextKey)

@@ -27,12 +27,6 @@ import (
 // what could not be read; the sync handler reports that on the Robot as
 // InvalidSpec and leaves its Deployment as it is.
 
-// undecodableSpecAnnotation marks, in the operator's memory only, a Robot
-// whose spec could not be decoded; its value says why. The key is not a valid
-// annotation key, so no Robot the API server stores can carry it, and the
-// operator never sends it back: it writes a Robot's status alone.
-const undecodableSpecAnnotation = "robot-operator: undecodable spec"
-
 // maxQuotedValue bounds how much of a value that cannot be read is quoted in
 // the message that says so.
 const maxQuotedValue = 200
@@ -206,14 +200,4 @@ func quoteValue(value []byte) string {
 		return string(value[:maxQuotedValue]) + "…"
 	}
 	return string(value)
-}
-
-// undecodableSpec returns the error for a Robot whose spec could not be
-// decoded, or nil.
-func undecodableSpec(robot *robotv1alpha1.Robot) error {
-	reason, ok := robot.Annotations[undecodableSpecAnnotation]
-	if !ok {
-		return nil
-	}
-	return fmt.Errorf("%s; the operator leaves the Robot's Deployment as it is until the Robot is corrected", reason)
 }

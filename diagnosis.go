@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -15,8 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
@@ -321,33 +318,6 @@ func robotIndex(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
-// watchPods makes the controller read the pods that podInformer caches,
-// which should be only those of the Deployments the operator manages, with
-// summarizePod as its transform; and queue a Robot when one of its pods
-// changes in a way the diagnosis may read.
-func (c *Controller) watchPods(podInformer cache.SharedIndexInformer) error {
-	if err := podInformer.AddIndexers(cache.Indexers{podsByRobot: robotIndex}); err != nil {
-		return fmt.Errorf("adding the Pod index: %w", err)
-	}
-	c.pods = podInformer.GetIndexer()
-	c.podsSynced = podInformer.HasSynced
-	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.handlePod,
-		UpdateFunc: func(old, new interface{}) {
-			// A resync, or a change to what the cache does not keep: the
-			// diagnosis would read the same.
-			if oldPod, ok := old.(*podSummary); ok && oldPod.sameAs(new) {
-				return
-			}
-			c.handlePod(new)
-		},
-		DeleteFunc: c.handlePod,
-	}); err != nil {
-		return fmt.Errorf("adding the Pod event handler: %w", err)
-	}
-	return nil
-}
-
 // sameAs reports whether obj is a summary that says the same as p.
 func (p *podSummary) sameAs(obj interface{}) bool {
 	other, ok := obj.(*podSummary)
@@ -358,42 +328,6 @@ func (p *podSummary) sameAs(obj interface{}) bool {
 	return a.Name == b.Name && a.Namespace == b.Namespace && a.DeletionTimestamp.Equal(b.DeletionTimestamp) &&
 		a.robot == b.robot && a.image == b.image &&
 		a.unschedulable == b.unschedulable && a.readySince.Equal(&b.readySince) && reflect.DeepEqual(a.container, b.container)
-}
-
-// handlePod queues the Robot whose selector label the pod carries, if that
-// Robot exists.
-func (c *Controller) handlePod(obj interface{}) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	pod, ok := obj.(*podSummary)
-	if !ok || pod.robot == "" {
-		return
-	}
-	if _, err := c.robotsLister.Robots(pod.Namespace).Get(pod.robot); err != nil {
-		return
-	}
-	c.workqueue.Add(cache.ObjectName{Namespace: pod.Namespace, Name: pod.robot})
-}
-
-// robotPods returns the cached pods of robot; none when the controller does
-// not watch pods.
-func (c *Controller) robotPods(ctx context.Context, robot *robotv1alpha1.Robot) []*podSummary {
-	if c.pods == nil {
-		return nil
-	}
-	objs, err := c.pods.ByIndex(podsByRobot, robot.Namespace+"/"+robot.Name)
-	if err != nil {
-		klog.FromContext(ctx).V(4).Info("Listing the Robot's pods failed", "err", err)
-		return nil
-	}
-	pods := make([]*podSummary, 0, len(objs))
-	for _, obj := range objs {
-		if pod, ok := obj.(*podSummary); ok {
-			pods = append(pods, pod)
-		}
-	}
-	return pods
 }
 
 // warnsOnCause reports whether a Ready reason is a cause the diagnosis

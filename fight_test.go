@@ -106,7 +106,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 	clock := clocktesting.NewFakeClock(fixtureNow)
 	c.clock = clock
 	f.recorder = record.NewFakeRecorder(100)
-	c.recorder = f.recorder
+	f.rewire(c, nil, f.recorder)
 
 	resourceVersion := 100
 	store := func(d *appsv1.Deployment) *appsv1.Deployment {

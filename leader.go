@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -262,4 +263,24 @@ func watchLease(ctx context.Context, logger klog.Logger, le leaderElection, mayW
 			}
 		}
 	}
+}
+
+// Fence is the write fence: every write asks Check first. It lets every
+// write through until Arm gives it the check of a leader, which fails once
+// this process may no longer be the leader.
+type Fence struct {
+	check atomic.Pointer[func() error]
+}
+
+// Check returns nil when this process may write, errNotLeader otherwise.
+func (f *Fence) Check() error {
+	if check := f.check.Load(); check != nil {
+		return (*check)()
+	}
+	return nil
+}
+
+// Arm makes check decide from now on.
+func (f *Fence) Arm(check func() error) {
+	f.check.Store(&check)
 }

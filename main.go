@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -247,18 +246,23 @@ func runOperator(ctx context.Context, opts *options) error {
 		informers.WithNamespace(opts.namespace),
 		informers.WithTransform(stripManagedFields))
 
-	controller, err := NewController(ctx, kubeClient, robotClient,
-		kubeInformerFactory.Apps().V1().Deployments(),
-		kubeInformerFactory.Core().V1().Services(),
-		robotInformerFactory.Robot().V1alpha1().Robots())
+	// The write fence: open until this process leads, then shut whenever
+	// the Lease may have gone to another replica.
+	fence := &Fence{}
+	controller, err := NewController(ctx, Options{
+		KubeClient:         kubeClient,
+		RobotClient:        robotClient,
+		DeploymentInformer: kubeInformerFactory.Apps().V1().Deployments(),
+		ServiceInformer:    kubeInformerFactory.Core().V1().Services(),
+		RobotInformer:      robotInformerFactory.Robot().V1alpha1().Robots(),
+		PodInformer:        podInformerFactory.Core().V1().Pods().Informer(),
+		SyncTimeout:        opts.syncTimeout,
+		ShutdownTimeout:    opts.shutdownTimeout,
+		MayWrite:           fence.Check,
+	})
 	if err != nil {
 		return err
 	}
-	if err := controller.watchPods(podInformerFactory.Core().V1().Pods().Informer()); err != nil {
-		return err
-	}
-	controller.shutdownTimeout = opts.shutdownTimeout
-	controller.syncTimeout = opts.syncTimeout
 	if err := controller.RegisterMetrics(registry); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
@@ -325,39 +329,9 @@ func runOperator(ctx context.Context, opts *options) error {
 		return fmt.Errorf("building the leader election client: %w", err)
 	}
 	return runAsLeader(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
-		controller.mayWrite = mayWrite
+		fence.Arm(mayWrite)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})
-}
-
-// serve starts an HTTP server for handler on addr, over TLS when tlsConfig
-// is not nil.
-func serve(logger klog.Logger, name, addr string, handler http.Handler, tlsConfig *tls.Config) (*http.Server, error) {
-	listener, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("serving %s: %w", name, err)
-	}
-	if tlsConfig != nil {
-		listener = tls.NewListener(listener, tlsConfig)
-	}
-	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error(err, "HTTP server failed", "server", name)
-		}
-	}()
-	logger.Info("Serving", "server", name, "address", listener.Addr().String(), "tls", tlsConfig != nil)
-	return server, nil
-}
-
-func shutdownServers(logger klog.Logger, servers []*http.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, server := range servers {
-		if err := server.Shutdown(ctx); err != nil {
-			logger.Error(err, "Stopping an HTTP server")
-		}
-	}
 }
 
 // restConfig builds the client configuration: from -kubeconfig and -master
@@ -419,17 +393,6 @@ func checkCluster(cfg *rest.Config) error {
 	default:
 		return fmt.Errorf("cannot reach the API server at %s: %w", cfg.Host, err)
 	}
-}
-
-// stripManagedFields drops managedFields from Robots before they are cached:
-// the operator never reads them, and they are often the largest part of an
-// object. The strings every Robot shares become constants (internStrings).
-func stripManagedFields(obj interface{}) (interface{}, error) {
-	if accessor, err := meta.Accessor(obj); err == nil {
-		accessor.SetManagedFields(nil)
-		internStrings(obj)
-	}
-	return obj, nil
 }
 
 func namespaceOrAll(namespace string) string {

@@ -59,21 +59,6 @@ func newControllerMetrics() *controllerMetrics {
 	}
 }
 
-// RegisterMetrics registers the controller's metrics, and a gauge of the
-// Robots by their Ready condition computed from the cache at each scrape.
-func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
-	for _, collector := range []prometheus.Collector{
-		c.metrics.syncs, c.metrics.syncDuration, c.metrics.timeToReady, c.metrics.leader,
-		&robotsCollector{lister: c.robotsLister},
-		&trackedCollector{c: c},
-	} {
-		if err := registry.Register(collector); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 var robotsDesc = prometheus.NewDesc(metricsNamespace+"_robots",
 	"Robots in the operator's cache, by the status of their Ready condition (Unknown when it has none yet).",
 	[]string{"ready"}, nil)
@@ -120,20 +105,6 @@ func (tc *trackedCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// trackedObjects returns the size of each map the controller keeps per
-// object, by the name the robot_operator_tracked_objects gauge gives it.
-func (c *Controller) trackedObjects() map[string]int {
-	return map[string]int{
-		"readiness":           c.readiness.len(),
-		"written_robots":      c.writtenRobots.len(),
-		"written_deployments": c.writtenDeployments.len(),
-		"written_services":    c.writtenServices.len(),
-		"specs_checked":       syncMapLen(&c.specsChecked),
-		"fights":              c.fights.len(),
-		"inflight":            syncMapLen(&c.inflight),
-	}
-}
-
 func syncMapLen(m *sync.Map) int {
 	n := 0
 	m.Range(func(_, _ any) bool {
@@ -141,14 +112,6 @@ func syncMapLen(m *sync.Map) int {
 		return true
 	})
 	return n
-}
-
-// runLeading runs run, the controller's workers, with the leader gauge at
-// 1 for as long as they run.
-func (c *Controller) runLeading(run func() error) error {
-	c.metrics.leader.Set(1)
-	defer c.metrics.leader.Set(0)
-	return run()
 }
 
 // readinessTracker remembers when the operator first saw each Robot's

@@ -124,7 +124,7 @@ func TestTrackedObjects(t *testing.T) {
 	c.writtenRobots.remember(robot)
 	c.writtenDeployments.remember(deployment)
 	c.writtenServices.remember(service)
-	c.specsChecked.Store(deployment.UID, specCheck{1, "hash"})
+	c.specsChecked.record(deployment.UID, 1, "hash")
 	c.fights.reverted(deployment.UID, fixtureNow, "replicas", "other")
 	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, fixtureNow)
 	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "specs_checked": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})

@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
@@ -167,53 +162,6 @@ func (e *fieldConflictError) Error() string {
 
 func (e *fieldConflictError) Unwrap() error { return e.err }
 
-// foreignOwner returns the fields at or under (or above) the path invalidField
-// (as the API server's validation names it, "spec.template.spec.containers[0].securityContext")
-// that a writer other than the operator owns in managedFields, joined with
-// "and", and that writer; "" when there is none. List indexes and keys are ignored in the
-// comparison, which is enough to name the writer.
-func foreignOwner(managedFields []metav1.ManagedFieldsEntry, invalidField string) (string, string) {
-	want := stripListSelectors(invalidField)
-	for _, entry := range managedFields {
-		if entry.Manager == fieldManager || entry.Subresource != "" || entry.FieldsV1 == nil {
-			continue
-		}
-		var owned fieldpath.Set
-		if err := owned.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
-			continue
-		}
-		var found []string
-		owned.Leaves().Iterate(func(path fieldpath.Path) {
-			got := stripListSelectors(path.String())
-			if got == want || strings.HasPrefix(got, want+".") || strings.HasPrefix(want, got+".") {
-				found = append(found, strings.TrimPrefix(path.String(), "."))
-			}
-		})
-		if len(found) > 0 {
-			slices.Sort(found)
-			return strings.Join(found, " and "), entry.Manager
-		}
-	}
-	return "", ""
-}
-
-// stripListSelectors turns "a.b[0].c" and ".a.b[name=\"x\"].c" into "a.b.c".
-func stripListSelectors(path string) string {
-	var out strings.Builder
-	depth := 0
-	for _, r := range strings.TrimPrefix(path, ".") {
-		switch {
-		case r == '[':
-			depth++
-		case r == ']':
-			depth--
-		case depth == 0:
-			out.WriteRune(r)
-		}
-	}
-	return out.String()
-}
-
 // earlierRobotError is a Deployment with the Robot's deployment name that an
 // earlier Robot of the same name controls: that Robot was deleted, and the
 // garbage collector has not deleted its Deployment yet.
@@ -238,33 +186,3 @@ func (e *syncTimeoutError) Error() string {
 }
 
 func (e *syncTimeoutError) Unwrap() error { return context.DeadlineExceeded }
-
-// newWarning returns the condition a Warning event should repeat when a
-// Robot's status goes from before to after, or nil: a sync failure a person
-// must act on, or a rollout past its progress deadline, each once per new
-// reason or message; or a new reason why the pods do not run, once per
-// reason.
-func newWarning(before, after robotv1alpha1.RobotStatus) *metav1.Condition {
-	entered := func(conditionType string, warns func(string) bool) *metav1.Condition {
-		now := meta.FindStatusCondition(after.Conditions, conditionType)
-		if now == nil || now.Status == metav1.ConditionTrue || !warns(now.Reason) {
-			return nil
-		}
-		if was := meta.FindStatusCondition(before.Conditions, conditionType); was != nil && was.Reason == now.Reason && was.Message == now.Message {
-			return nil
-		}
-		return now
-	}
-	if synced := entered(robotv1alpha1.ConditionSynced, warnsOnEntry); synced != nil {
-		return synced
-	}
-	if ready := entered(robotv1alpha1.ConditionReady, warnsOnCause); ready != nil {
-		// Once per cause, not per message: a kubelet's message changes at
-		// every back-off (ErrImagePull, then ImagePullBackOff).
-		if was := meta.FindStatusCondition(before.Conditions, robotv1alpha1.ConditionReady); was == nil || was.Reason != ready.Reason {
-			return ready
-		}
-		return nil
-	}
-	return entered(robotv1alpha1.ConditionReady, func(reason string) bool { return reason == robotv1alpha1.ReasonProgressDeadlineExceeded })
-}

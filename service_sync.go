@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
@@ -40,21 +37,21 @@ func (c *Controller) syncService(ctx context.Context, robot *robotv1alpha1.Robot
 	}
 	if desired == nil {
 		if current != nil && metav1.IsControlledBy(current, robot) {
-			return nil, c.deleteOwnService(ctx, robot, current)
+			return nil, c.writer.deleteOwnService(ctx, robot, current)
 		}
 		return nil, nil
 	}
 
 	if current == nil {
-		created, err := c.createService(ctx, robot, desired)
+		created, err := c.writer.createService(ctx, robot, desired)
 		if !apierrors.IsAlreadyExists(err) {
 			return created, err
 		}
 		// Not in the cache, which holds only the Services labelled as
 		// managed by the operator: someone else's, or the Robot's own with
 		// that label removed.
-		if current, err = c.kubeclientset.CoreV1().Services(robot.Namespace).Get(ctx, *desired.Name, metav1.GetOptions{}); err != nil {
-			return nil, fmt.Errorf("getting Service %s/%s: %w", robot.Namespace, *desired.Name, err)
+		if current, err = c.writer.getService(ctx, robot.Namespace, *desired.Name); err != nil {
+			return nil, err
 		}
 	}
 	if !metav1.IsControlledBy(current, robot) {
@@ -76,103 +73,7 @@ func (c *Controller) syncService(ctx context.Context, robot *robotv1alpha1.Robot
 	if drift == "" {
 		return current, nil
 	}
-	return c.applyService(ctx, robot, desired, current, drift)
-}
-
-// createService creates robot's Service with a plain create, which fails
-// when a Service of that name exists: one that someone else created after
-// the cache was filled is never written.
-func (c *Controller) createService(ctx context.Context, robot *robotv1alpha1.Robot, desired *corev1ac.ServiceApplyConfiguration) (*corev1.Service, error) {
-	var service corev1.Service
-	if err := roundTrip(desired, &service); err != nil {
-		return nil, &invalidSpecError{err}
-	}
-	if err := c.checkMayWrite(); err != nil {
-		return nil, err
-	}
-	created, err := c.kubeclientset.CoreV1().Services(robot.Namespace).Create(ctx, &service,
-		metav1.CreateOptions{FieldManager: fieldManager})
-	if err != nil {
-		return nil, serviceWriteError("creating", robot.Namespace, service.Name, err)
-	}
-	c.writtenServices.remember(created)
-	klog.FromContext(ctx).V(2).Info("Created Service", "service", klog.KObj(created))
-	c.recorder.Eventf(robot, corev1.EventTypeNormal, EventServiceCreated, "Created Service %q", created.Name)
-	return created, nil
-}
-
-// applyService applies desired, what robot asks for, to its Service,
-// current, which differs from it as drift says. The apply is forced: what
-// the Robot sets is the Robot's, whoever changed it since.
-func (c *Controller) applyService(ctx context.Context, robot *robotv1alpha1.Robot, desired *corev1ac.ServiceApplyConfiguration,
-	current *corev1.Service, drift string) (*corev1.Service, error) {
-	current, err := c.claimCreatedServiceFields(ctx, current)
-	if err != nil {
-		return current, err
-	}
-	if err := c.checkMayWrite(); err != nil {
-		return current, err
-	}
-	applied, err := c.kubeclientset.CoreV1().Services(robot.Namespace).Apply(ctx, desired,
-		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
-	if err != nil {
-		return current, serviceWriteError("applying", robot.Namespace, *desired.Name, err)
-	}
-	c.writtenServices.remember(applied)
-	klog.FromContext(ctx).V(2).Info("Updated Service", "service", klog.KObj(applied), "reason", drift)
-	c.recorder.Eventf(robot, corev1.EventTypeNormal, EventServiceUpdated, "Updated Service %q: %s", applied.Name, drift)
-	return applied, nil
-}
-
-// claimCreatedServiceFields makes the fields that the operator's create of
-// current set owned by its applies, before the first apply. Unlike a
-// Deployment's, a Service's fields are few and always all set, so there is
-// no reason to wait for the Robot to change: the first apply, whatever its
-// cause, may drop what the create set (the old port when the port changes,
-// the externalTrafficPolicy the API server defaulted for a NodePort when the
-// type goes back to ClusterIP), and that costs one patch, once per Service.
-func (c *Controller) claimCreatedServiceFields(ctx context.Context, current *corev1.Service) (*corev1.Service, error) {
-	claimed, err := claimCreated(ctx, c, "Service", current, c.kubeclientset.CoreV1().Services(current.Namespace).Patch)
-	if claimed != current {
-		c.writtenServices.remember(claimed)
-	}
-	return claimed, err
-}
-
-// deleteOwnService deletes robot's Service, current, which the Robot no
-// longer asks for. The UID precondition makes sure that only that Service
-// goes: one created under the same name since the cache saw it is left.
-func (c *Controller) deleteOwnService(ctx context.Context, robot *robotv1alpha1.Robot, current *corev1.Service) error {
-	if err := c.checkMayWrite(); err != nil {
-		return err
-	}
-	err := c.kubeclientset.CoreV1().Services(current.Namespace).Delete(ctx, current.Name,
-		metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(current.UID))})
-	switch {
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		// Gone already, or replaced by another: either way not the Robot's
-		// to delete any more.
-		return nil
-	case err != nil:
-		return fmt.Errorf("deleting Service %s/%s: %w", current.Namespace, current.Name, err)
-	}
-	klog.FromContext(ctx).V(2).Info("Deleted Service", "service", klog.KObj(current))
-	c.recorder.Eventf(robot, corev1.EventTypeNormal, EventServiceDeleted, "Deleted Service %q: the Robot asks for none", current.Name)
-	return nil
-}
-
-// serviceWriteError says what the failure of a create or an apply of
-// Service namespace/name means for the sync.
-func serviceWriteError(verb, namespace, name string, err error) error {
-	switch {
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		return errNamespaceTerminating
-	case apierrors.IsInvalid(err):
-		// A port or type the API server refuses for a Service, such as a
-		// LoadBalancer where the cluster forbids it: retrying cannot help.
-		return &invalidSpecError{err}
-	}
-	return fmt.Errorf("%s Service %s/%s: %w", verb, namespace, name, err)
+	return c.writer.applyService(ctx, robot, desired, current, drift)
 }
 
 // cachedService returns the Service named name from the cache, or the one

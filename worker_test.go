@@ -550,7 +550,7 @@ func holdApplies(f *fixture, c *Controller, hold string) *heldApplies {
 		release: make(chan struct{}),
 		done:    make(chan error, 1),
 	}
-	c.kubeclientset = &interceptedWrites{Interface: f.kubeClient, name: hold,
+	f.rewire(c, &interceptedWrites{Interface: f.kubeClient, name: hold,
 		intercept: func(ctx context.Context, op, address string, write func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error) {
 			h.entering.Do(func() { close(h.entered) })
 			select {
@@ -568,7 +568,7 @@ func holdApplies(f *fixture, c *Controller, hold string) *heldApplies {
 				h.finished(ctx.Err())
 				return nil, contextError(op, address, ctx.Err())
 			}
-		}}
+		}}, nil)
 	return h
 }
 
@@ -600,7 +600,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 	f.addRobot(robot)
 	// As in main: one context for NewController and Run.
 	c := f.newController(ctx)
-	c.recorder = f.realRecorder
+	f.rewire(c, nil, f.realRecorder)
 	c.shutdownTimeout = time.Hour
 
 	var mu sync.Mutex

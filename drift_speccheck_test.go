@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+)
+
+// TestSpecComparisonSkippedOnlyWhileSpecsAreUnchanged: once the specs have
+// matched, status-only updates skip the comparison of specs, but another
+// writer's change to the spec (which raises the Deployment's generation) is
+// still seen.
+func TestSpecComparisonSkippedOnlyWhileSpecsAreUnchanged(t *testing.T) {
+	robot := newRobot("test", 2)
+	desired, err := newDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := &specChecks{}
+	deployment := liveDeployment(t, robot)
+	if drift := checks.drift(desired, deployment); drift != "" {
+		t.Fatalf("drift %q for the Deployment as applied", drift)
+	}
+	if !checks.unchanged(deployment.UID, deployment.Generation, desired.Annotations[annotationSpecHash]) {
+		t.Fatal("a matching spec was not remembered: every status update would compare specs again")
+	}
+	scaled := deployment.DeepCopy()
+	scaled.Spec.Replicas = ptr.To[int32](5)
+	scaled.Generation++
+	if drift := checks.drift(desired, scaled); !strings.Contains(drift, "spec.replicas is 5") {
+		t.Errorf("drift %q after another writer scaled the Deployment, want spec.replicas named", drift)
+	}
+}
