@@ -37,7 +37,6 @@ import (
 )
 
 const (
-	controllerAgentName = "robot-operator"
 	// queueName names the workqueue, and so its metrics.
 	queueName = "robot"
 

@@ -10,7 +10,7 @@ func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 	for _, collector := range []prometheus.Collector{
 		c.metrics.syncs, c.metrics.syncDuration, c.metrics.timeToReady, c.metrics.leader,
 		&robotsCollector{lister: c.robotsLister},
-		&trackedCollector{c: c},
+		&trackedCollector{sizes: c.trackedObjects},
 	} {
 		if err := registry.Register(collector); err != nil {
 			return err

@@ -37,12 +37,6 @@ import (
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 )
 
-var (
-	deploymentsResource = appsv1.SchemeGroupVersion.WithResource("deployments")
-	robotsResource      = robotv1alpha1.SchemeGroupVersion.WithResource("robots")
-	fixtureNow          = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-)
-
 // fixture is one controller test: the objects in the informer caches and in
 // the fake API servers, and the API requests the sync is expected to make.
 type fixture struct {
@@ -302,68 +296,11 @@ func (f *fixture) expectApplyStatus(robot *robotv1alpha1.Robot, status robotv1al
 		mustJSON(f.t, statusApplyConfiguration(robot, &status)), "status"))
 }
 
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-// newRobot returns a Robot as the API server stores it, defaults applied.
-func newRobot(name string, replicas int32) *robotv1alpha1.Robot {
-	return &robotv1alpha1.Robot{
-		TypeMeta: metav1.TypeMeta{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            name,
-			Namespace:       metav1.NamespaceDefault,
-			UID:             types.UID(name + "-uid"),
-			Generation:      1,
-			ResourceVersion: "10",
-		},
-		Spec: robotv1alpha1.RobotSpec{
-			Image:    "registry.example/robot:1.0",
-			Replicas: ptr.To(replicas),
-			Port:     ptr.To[int32](8080),
-			// No Service: these Robots are about the Deployment, whose
-			// requests the tests count; service_test.go has Robots with one.
-			Service: &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNone},
-			Env:     []corev1.EnvVar{{Name: "MODE", Value: "demo"}},
-		},
-	}
-}
-
 // liveDeployment returns robot's Deployment as the API server holds it
 // after the operator applied it and the Deployment controller rolled it out.
 func liveDeployment(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
-	t.Helper()
 	desired, err := newDeployment(robot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d appsv1.Deployment
-	if err := roundTrip(desired, &d); err != nil {
-		t.Fatal(err)
-	}
-	d.UID = types.UID(d.Name + "-deployment-uid")
-	d.ResourceVersion = "7"
-	d.Generation = 1
-	d.Spec.Template.Spec.Containers[0].TerminationMessagePath = corev1.TerminationMessagePathDefault
-	d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
-	replicas := *d.Spec.Replicas
-	d.Status = appsv1.DeploymentStatus{
-		ObservedGeneration: 1,
-		Replicas:           replicas,
-		UpdatedReplicas:    replicas,
-		ReadyReplicas:      replicas,
-		AvailableReplicas:  replicas,
-		Conditions: []appsv1.DeploymentCondition{
-			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability."},
-			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: "ReplicaSet has successfully progressed."},
-		},
-	}
-	return &d
+	return liveDeploymentOf(t, desired, err)
 }
 
 // converged sets robot's status to what the operator would write for
@@ -719,15 +656,6 @@ func (f *fixture) expectEvents(want ...string) {
 }
 
 func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
-
-func findCondition(status robotv1alpha1.RobotStatus, conditionType string) metav1.Condition {
-	for _, c := range status.Conditions {
-		if c.Type == conditionType {
-			return c
-		}
-	}
-	return metav1.Condition{}
-}
 
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)

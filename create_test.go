@@ -359,65 +359,6 @@ func noArgs(d *appsv1.Deployment) string {
 	return ""
 }
 
-// mustString is v as JSON, for a message.
-func mustString(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err.Error()
-	}
-	return string(data)
-}
-
-// managedFieldsEntry is a managedFields entry as the API server stores it.
-func managedFieldsEntry(manager string, operation metav1.ManagedFieldsOperationType, subresource string) metav1.ManagedFieldsEntry {
-	return metav1.ManagedFieldsEntry{
-		Manager: manager, Operation: operation, Subresource: subresource, APIVersion: "apps/v1",
-		Time: ptr.To(metav1.NewTime(fixtureNow)), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)},
-	}
-}
-
-var (
-	created         = managedFieldsEntry(fieldManager, metav1.ManagedFieldsOperationUpdate, "")
-	applied         = managedFieldsEntry(fieldManager, metav1.ManagedFieldsOperationApply, "")
-	statusByOthers  = managedFieldsEntry("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "status")
-	createdInCache  = metav1.ManagedFieldsEntry{Manager: fieldManager, Operation: metav1.ManagedFieldsOperationUpdate}
-	appliedInCache  = metav1.ManagedFieldsEntry{Manager: fieldManager, Operation: metav1.ManagedFieldsOperationApply}
-	othersInCache   = metav1.ManagedFieldsEntry{}
-	updatedByOthers = managedFieldsEntry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, "")
-)
-
-func TestTrimManagedFields(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   []metav1.ManagedFieldsEntry
-		want []metav1.ManagedFieldsEntry
-	}{
-		{"none", nil, nil},
-		{"created", []metav1.ManagedFieldsEntry{statusByOthers, created}, []metav1.ManagedFieldsEntry{othersInCache, createdInCache}},
-		{"created, then applied", []metav1.ManagedFieldsEntry{applied, statusByOthers, created}, []metav1.ManagedFieldsEntry{appliedInCache, othersInCache, createdInCache}},
-		{"created, then edited by others", []metav1.ManagedFieldsEntry{created, updatedByOthers}, []metav1.ManagedFieldsEntry{createdInCache}},
-		{"applied only", []metav1.ManagedFieldsEntry{applied, statusByOthers}, nil},
-		{"the operator's update of a subresource", []metav1.ManagedFieldsEntry{managedFieldsEntry(fieldManager, metav1.ManagedFieldsOperationUpdate, "scale")}, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "test", ManagedFields: slices.Clone(tc.in)}}
-			obj, err := trimManagedFields(deployment)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := obj.(*appsv1.Deployment).ManagedFields; !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
-				t.Errorf("trimmed to %s, want %s", mustString(got), mustString(tc.want))
-			}
-			if got, want := createdFieldsEntry(obj.(*appsv1.Deployment).ManagedFields), createdFieldsEntry(tc.in); got != want {
-				t.Errorf("the create's entry is at %d once trimmed, at %d before", got, want)
-			}
-			if got, want := hasAppliedEntry(obj.(*appsv1.Deployment).ManagedFields), hasAppliedEntry(tc.in) && createdFieldsEntry(tc.in) >= 0; got != want {
-				t.Errorf("an Apply entry once trimmed: %v, want %v", got, want)
-			}
-		})
-	}
-}
-
 // TestCreatedFieldsAreClaimedOnce: the first apply after the create that may
 // drop a field of the create, because the Robot changed, first makes the
 // create's fields the apply's; no other apply does.
@@ -479,33 +420,6 @@ func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
 				t.Errorf("managedFields after the sync: %s; want the operator's Apply entry and no Update entry of its own", mustString(entries))
 			}
 		})
-	}
-}
-
-// TestClaimPatch: the patch applies only to the Deployment as it was read.
-func TestClaimPatch(t *testing.T) {
-	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "42", ManagedFields: []metav1.ManagedFieldsEntry{othersInCache, createdInCache}}}
-	patch, err := claimPatch(deployment, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
-		`{"op":"test","path":"/metadata/managedFields/1/manager","value":"robot-operator"},` +
-		`{"op":"test","path":"/metadata/managedFields/1/operation","value":"Update"},` +
-		`{"op":"replace","path":"/metadata/managedFields/1/operation","value":"Apply"}]`
-	if string(patch) != want {
-		t.Errorf("patch\n%s\nwant\n%s", patch, want)
-	}
-	deployment.ManagedFields = []metav1.ManagedFieldsEntry{appliedInCache, othersInCache, createdInCache}
-	if patch, err = claimPatch(deployment, 2); err != nil {
-		t.Fatal(err)
-	}
-	want = `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
-		`{"op":"test","path":"/metadata/managedFields/2/manager","value":"robot-operator"},` +
-		`{"op":"test","path":"/metadata/managedFields/2/operation","value":"Update"},` +
-		`{"op":"remove","path":"/metadata/managedFields/2"}]`
-	if string(patch) != want {
-		t.Errorf("with an Apply entry already: patch\n%s\nwant\n%s", patch, want)
 	}
 }
 

@@ -21,35 +21,7 @@ import (
 
 // unavailable is robot's Deployment with none of its replicas available.
 func unavailable(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
-	d := liveDeployment(t, robot)
-	d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
-	d.Status.Conditions[0].Status, d.Status.Conditions[0].Reason = corev1.ConditionFalse, "MinimumReplicasUnavailable"
-	return d
-}
-
-// testPod is a pod of robot's Deployment as the kubelet reports it, with
-// the Robot container in state.
-func testPod(robot *robotv1alpha1.Robot, name string, state corev1.ContainerState) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: robot.Namespace, Labels: objectLabels(robot)},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: containerName, Image: robot.Spec.Image}}},
-		Status: corev1.PodStatus{
-			Phase: corev1.PodPending,
-			Conditions: []corev1.PodCondition{
-				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-				{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(fixtureNow.Add(-time.Hour))},
-			},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, State: state}},
-		},
-	}
-}
-
-func waiting(reason, message string) corev1.ContainerState {
-	return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}
-}
-
-func runningSince(d time.Duration) corev1.ContainerState {
-	return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(fixtureNow.Add(-d))}}
+	return unavailableNow(liveDeployment(t, robot))
 }
 
 func TestDiagnosedStatus(t *testing.T) {
@@ -242,69 +214,6 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	})
 }
 
-// A cause comes and goes: one Warning when it is new, none when only the
-// kubelet's message changes, none on the way back.
-func TestNewWarningOncePerCause(t *testing.T) {
-	robot := newRobot("test", 1)
-	deployment := unavailable(t, robot)
-	at := func(status robotv1alpha1.RobotStatus, pods ...*corev1.Pod) robotv1alpha1.RobotStatus {
-		r := robot.DeepCopy()
-		r.Status = status
-		s, _ := diagnosedStatus(r, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(fixtureNow))
-		return s
-	}
-	slow := at(robotv1alpha1.RobotStatus{})
-	pulling := at(slow, testPod(robot, "test-a", waiting("ErrImagePull", "not found")))
-	backingOff := at(pulling, testPod(robot, "test-a", waiting("ImagePullBackOff", `Back-off pulling image`)))
-	crashing := at(backingOff, testPod(robot, "test-a", waiting("CrashLoopBackOff", "")))
-	for _, step := range []struct {
-		name          string
-		before, after robotv1alpha1.RobotStatus
-		want          string
-	}{
-		{"new cause", slow, pulling, robotv1alpha1.ReasonImagePullFailed},
-		{"same cause, another message", pulling, backingOff, ""},
-		{"another cause", backingOff, crashing, robotv1alpha1.ReasonCrashLoop},
-		{"cause gone", crashing, slow, ""},
-	} {
-		got := ""
-		if w := newWarning(step.before, step.after); w != nil {
-			got = w.Reason
-		}
-		if got != step.want {
-			t.Errorf("%s: warning %q, want %q", step.name, got, step.want)
-		}
-	}
-}
-
-// A sync whose Robot's pods show a cause writes it, with one Warning, and
-// the next sync writes nothing.
-func TestSyncSaysWhyPodsDoNotRun(t *testing.T) {
-	f := newFixture(t)
-	robot := newRobot("test", 1)
-	deployment := unavailable(t, robot)
-	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	ctrl := f.newController(t.Context())
-	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{podsByRobot: robotIndex})
-	for _, pod := range summaries(t, testPod(robot, "test-a", waiting("ErrImagePull", "not found")), testPod(newRobot("other", 1), "other-a", waiting("CrashLoopBackOff", ""))) {
-		if err := pods.Add(pod); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctrl.pods = pods
-	if _, err := ctrl.syncHandler(t.Context(), cache.MetaObjectToName(robot)); err != nil {
-		t.Fatal(err)
-	}
-	written := f.onlyStatusWrite()
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1alpha1.ConditionReady); ready == nil || ready.Reason != robotv1alpha1.ReasonImagePullFailed {
-		t.Fatalf("Ready: got %v, want %s", ready, robotv1alpha1.ReasonImagePullFailed)
-	}
-	f.expectEvents(fmt.Sprintf("Warning %s %s", robotv1alpha1.ReasonImagePullFailed,
-		`cannot pull image "registry.example/robot:1.0" (ErrImagePull): not found`))
-}
-
 func summaries(t testing.TB, pods ...*corev1.Pod) []*podSummary {
 	t.Helper()
 	out := make([]*podSummary, 0, len(pods))
@@ -434,49 +343,4 @@ func roundTripPod(b *testing.B, pod *corev1.Pod) *corev1.Pod {
 		b.Fatal(err)
 	}
 	return &out
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
-// A pod's change queues its Robot only when what the cache keeps of it
-// changed, and only if the Robot exists.
-func TestPodEventsQueueTheirRobot(t *testing.T) {
-	f := newFixture(t)
-	robot := newRobot("test", 1)
-	f.addRobot(robot)
-	ctrl := f.newController(t.Context())
-
-	running := testPod(robot, "test-a", runningSince(time.Minute))
-	running.ResourceVersion = "1"
-	resynced := running.DeepCopy()
-	resynced.ResourceVersion = "2"
-	resynced.Annotations = map[string]string{"not": "cached"}
-	crashing := running.DeepCopy()
-	crashing.Status.ContainerStatuses[0].State = waiting("CrashLoopBackOff", "")
-	pods := summaries(t, running, resynced, crashing)
-	if !pods[0].sameAs(pods[1]) {
-		t.Errorf("a change to what the cache does not keep makes another summary")
-	}
-	if pods[0].sameAs(pods[2]) {
-		t.Errorf("a change of the container's state makes the same summary")
-	}
-
-	orphan := summaries(t, testPod(newRobot("gone", 1), "gone-a", runningSince(time.Minute)))[0]
-	ctrl.handlePod(orphan)
-	if n := ctrl.workqueue.Len(); n != 0 {
-		t.Errorf("a pod of a Robot that does not exist queued %d items", n)
-	}
-	ctrl.handlePod(cache.DeletedFinalStateUnknown{Key: "default/test-a", Obj: pods[2]})
-	if n := ctrl.workqueue.Len(); n != 1 {
-		t.Fatalf("a deleted pod of Robot test queued %d items, want 1", n)
-	}
-	if key, _ := ctrl.workqueue.Get(); key != cache.MetaObjectToName(robot) {
-		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(robot))
-	}
 }

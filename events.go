@@ -59,7 +59,7 @@ func newEventsWithCache(ctx context.Context, client typedcorev1.EventsGetter, ma
 	broadcaster.StartRecordingToSink(gate)
 	return &events{
 		broadcaster: broadcaster,
-		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName}),
+		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component}),
 		gate:        gate,
 	}
 }
@@ -97,6 +97,9 @@ func (e *events) flush(giveUp <-chan time.Time) bool {
 		return false
 	}
 }
+
+// component is the source of the operator's Events.
+const component = "robot-operator"
 
 // eventCorrelatorCacheSize bounds each of the three caches with which the
 // broadcaster counts repeats, aggregates similar Events and limits the

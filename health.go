@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"k8s.io/client-go/tools/cache"
 )
 
 // stuckSyncThreshold is how long one sync may run before the liveness check
@@ -17,13 +19,22 @@ func stuckSyncThreshold(syncTimeout time.Duration) time.Duration {
 	return max(10*syncTimeout, time.Minute)
 }
 
+// syncWatch is what the health probes ask the controller.
+type syncWatch interface {
+	// HasSynced reports whether the informer caches have synced.
+	HasSynced() bool
+	// LongestSync returns the Robot whose sync has been running the
+	// longest, and for how long.
+	LongestSync() (cache.ObjectName, time.Duration)
+}
+
 // healthHandler serves /healthz (the process is alive and no worker is
-// stuck) and /readyz (the informer caches have synced).
-func healthHandler(c *Controller) http.Handler {
+// stuck past syncTimeout) and /readyz (the informer caches have synced).
+func healthHandler(c syncWatch, syncTimeout time.Duration) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if key, took := c.LongestSync(); took > stuckSyncThreshold(c.syncTimeout) {
-			http.Error(w, fmt.Sprintf("the sync of Robot %s has been running for %s, past its deadline of %s", key, took.Round(time.Second), c.syncTimeout), http.StatusInternalServerError)
+		if key, took := c.LongestSync(); took > stuckSyncThreshold(syncTimeout) {
+			http.Error(w, fmt.Sprintf("the sync of Robot %s has been running for %s, past its deadline of %s", key, took.Round(time.Second), syncTimeout), http.StatusInternalServerError)
 			return
 		}
 		fmt.Fprintln(w, "ok")

@@ -38,7 +38,7 @@ func TestHealthzStuckThresholdFollowsTheSyncDeadline(t *testing.T) {
 		clock.Step(tc.running)
 
 		rec := httptest.NewRecorder()
-		healthHandler(c).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		healthHandler(c, c.syncTimeout).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 		if rec.Code != tc.want {
 			t.Errorf("-sync-timeout=%v, a sync running for %v: /healthz answered %d %q, want %d",
 				tc.syncTimeout, tc.running, rec.Code, rec.Body.String(), tc.want)

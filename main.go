@@ -270,7 +270,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	// Listen before anything else starts, so a taken port fails at once.
 	var servers []*http.Server
 	defer func() { shutdownServers(logger, servers) }()
-	metricsHandler, metricsTLS, err := metricsEndpoint(ctx, opts, registry, kubeClient)
+	metricsHandler, metricsTLS, err := metricsEndpoint(ctx, opts.metricsSecure, opts.metricsCertDir, registry, kubeClient)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		tls        *tls.Config
 	}{
 		{"metrics", opts.metricsAddr, metricsHandler, metricsTLS},
-		{"health probes", opts.healthAddr, healthHandler(controller), nil},
+		{"health probes", opts.healthAddr, healthHandler(controller, opts.syncTimeout), nil},
 		{"pprof", opts.pprofAddr, pprofMux, nil},
 	} {
 		if s.addr == "" || s.addr == "0" {

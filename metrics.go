@@ -95,12 +95,15 @@ var trackedDesc = prometheus.NewDesc(metricsNamespace+"_tracked_objects", tracke
 // trackedCollector reports, at each scrape, the size of every map the
 // controller keeps per Robot, Deployment or Service: one that grew with
 // every Robot ever seen would be a leak that only a restart clears.
-type trackedCollector struct{ c *Controller }
+type trackedCollector struct {
+	// sizes returns the size of each map, by name.
+	sizes func() map[string]int
+}
 
 func (tc *trackedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- trackedDesc }
 
 func (tc *trackedCollector) Collect(ch chan<- prometheus.Metric) {
-	for name, n := range tc.c.trackedObjects() {
+	for name, n := range tc.sizes() {
 		ch <- prometheus.MustNewConstMetric(trackedDesc, prometheus.GaugeValue, float64(n), name)
 	}
 }

@@ -39,14 +39,16 @@ const (
 // metricsEndpoint returns the handler of the metrics server and its TLS
 // configuration: /metrics behind authentication and authorization over
 // HTTPS with -metrics-secure, open over plain HTTP without it.
-func metricsEndpoint(ctx context.Context, opts *options, registry *prometheus.Registry, client kubernetes.Interface) (http.Handler, *tls.Config, error) {
+// certDir, when set, holds the certificate to serve (else a self-signed one
+// is made).
+func metricsEndpoint(ctx context.Context, secure bool, certDir string, registry *prometheus.Registry, client kubernetes.Interface) (http.Handler, *tls.Config, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
-	if !opts.metricsSecure {
+	if !secure {
 		return mux, nil, nil
 	}
 	logger := klog.FromContext(ctx)
-	tlsConfig, err := metricsTLSConfig(logger, opts.metricsCertDir)
+	tlsConfig, err := metricsTLSConfig(logger, certDir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -208,7 +208,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	registry.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "robot_operator_test"}))
 	r := &reviewer{}
 
-	handler, tlsConfig, err := metricsEndpoint(ctx, &options{metricsSecure: false}, registry, r.client())
+	handler, tlsConfig, err := metricsEndpoint(ctx, false, "", registry, r.client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Errorf("-metrics-secure=false, no token: %d %q, want 200 and the metrics", rec.Code, rec.Body.String())
 	}
 
-	handler, tlsConfig, err = metricsEndpoint(ctx, &options{metricsSecure: true}, registry, r.client())
+	handler, tlsConfig, err = metricsEndpoint(ctx, true, "", registry, r.client())
 	if err != nil {
 		t.Fatal(err)
 	}

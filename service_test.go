@@ -1,7 +1,6 @@
 package main
 
 import (
-	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -14,173 +13,11 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
-	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
 
 var servicesResource = corev1.SchemeGroupVersion.WithResource("services")
-
-// newServiceRobot is newRobot with the Service of the given type.
-func newServiceRobot(name string, serviceType robotv1alpha1.ServiceType) *robotv1alpha1.Robot {
-	robot := newRobot(name, 1)
-	robot.Spec.Service = &robotv1alpha1.RobotService{Type: serviceType}
-	return robot
-}
-
-// liveService returns robot's Service as the API server holds it after the
-// operator applied it: with the fields the API server fills in.
-func liveService(t *testing.T, robot *robotv1alpha1.Robot) *corev1.Service {
-	t.Helper()
-	desired := newService(robot)
-	if desired == nil {
-		t.Fatalf("Robot %s asks for no Service", robot.Name)
-	}
-	var s corev1.Service
-	if err := roundTrip(desired, &s); err != nil {
-		t.Fatal(err)
-	}
-	s.UID = types.UID(s.Name + "-service-uid")
-	s.ResourceVersion = "5"
-	s.Spec.ClusterIP = "10.96.0.42"
-	s.Spec.ClusterIPs = []string{"10.96.0.42"}
-	s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
-	s.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
-	s.Spec.SessionAffinity = corev1.ServiceAffinityNone
-	s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
-	if s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		s.Spec.Ports[0].NodePort = 31234
-		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
-	}
-	if s.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		s.Spec.AllocateLoadBalancerNodePorts = ptr.To(true)
-		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
-	}
-	return &s
-}
-
-func TestNewService(t *testing.T) {
-	withPort := func(port *int32, service *robotv1alpha1.RobotService) *robotv1alpha1.Robot {
-		robot := newRobot("web", 1)
-		robot.Spec.Port, robot.Spec.Service = port, service
-		return robot
-	}
-	named := withPort(ptr.To[int32](8080), nil)
-	named.Spec.DeploymentName = "web-v2"
-	for _, tt := range []struct {
-		name     string
-		robot    *robotv1alpha1.Robot
-		wantName string // "" for no Service
-		wantType corev1.ServiceType
-	}{
-		{"no port", withPort(nil, nil), "", ""},
-		{"no port, NodePort", withPort(nil, &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort}), "", ""},
-		{"port, no service field", withPort(ptr.To[int32](8080), nil), "web", corev1.ServiceTypeClusterIP},
-		{"port, empty type", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{}), "web", corev1.ServiceTypeClusterIP},
-		{"ClusterIP", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeClusterIP}), "web", corev1.ServiceTypeClusterIP},
-		{"NodePort", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort}), "web", corev1.ServiceTypeNodePort},
-		{"LoadBalancer", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeLoadBalancer}), "web", corev1.ServiceTypeLoadBalancer},
-		{"None", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNone}), "", ""},
-		{"deploymentName", named, "web-v2", corev1.ServiceTypeClusterIP},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			desired := newService(tt.robot)
-			if tt.wantName == "" {
-				if desired != nil {
-					t.Fatalf("newService = %s, want no Service", mustJSON(t, desired))
-				}
-				return
-			}
-			if desired == nil {
-				t.Fatal("newService = nil, want a Service")
-			}
-			var s corev1.Service
-			if err := roundTrip(desired, &s); err != nil {
-				t.Fatal(err)
-			}
-			if s.Name != tt.wantName || s.Namespace != tt.robot.Namespace {
-				t.Errorf("Service %s/%s, want %s/%s", s.Namespace, s.Name, tt.robot.Namespace, tt.wantName)
-			}
-			if s.Spec.Type != tt.wantType {
-				t.Errorf("type %q, want %q", s.Spec.Type, tt.wantType)
-			}
-			if want := selectorLabels(tt.robot); !maps.Equal(s.Spec.Selector, want) {
-				t.Errorf("selector %v, want the pods' %v", s.Spec.Selector, want)
-			}
-			if !maps.Equal(s.Labels, objectLabels(tt.robot)) {
-				t.Errorf("labels %v, want %v", s.Labels, objectLabels(tt.robot))
-			}
-			wantPort := corev1.ServicePort{Name: portName, Protocol: corev1.ProtocolTCP, Port: 8080, TargetPort: intstr.FromInt32(8080)}
-			if len(s.Spec.Ports) != 1 || s.Spec.Ports[0] != wantPort {
-				t.Errorf("ports %+v, want [%+v]", s.Spec.Ports, wantPort)
-			}
-			ref := metav1.GetControllerOf(&s)
-			if ref == nil || ref.UID != tt.robot.UID || ref.Kind != "Robot" || !ptr.Deref(ref.BlockOwnerDeletion, false) {
-				t.Errorf("controller reference %+v, want the Robot's with blockOwnerDeletion", ref)
-			}
-			// Nothing the API server allocates or defaults.
-			if s.Spec.ClusterIP != "" || s.Spec.SessionAffinity != "" || s.Spec.ExternalTrafficPolicy != "" || s.Spec.Ports[0].NodePort != 0 {
-				t.Errorf("the Service sets fields the API server fills in: %+v", s.Spec)
-			}
-		})
-	}
-}
-
-func TestServiceDrift(t *testing.T) {
-	for _, tt := range []struct {
-		name        string
-		serviceType robotv1alpha1.ServiceType
-		edit        func(*corev1.Service)
-		want        string // a substring of the drift; "" for none
-	}{
-		{"as applied, ClusterIP", robotv1alpha1.ServiceTypeClusterIP, func(*corev1.Service) {}, ""},
-		{"as applied, NodePort", robotv1alpha1.ServiceTypeNodePort, func(*corev1.Service) {}, ""},
-		{"as applied, LoadBalancer", robotv1alpha1.ServiceTypeLoadBalancer, func(*corev1.Service) {}, ""},
-		{"others' label and annotation", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) {
-			s.Labels["team"] = "blue"
-			s.Annotations = map[string]string{"example.com/note": "x"}
-		}, ""},
-		{"another writer's extra port", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) {
-			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "metrics", Port: 9090, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(9090)})
-		}, ""},
-		{"selector", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "other"} }, "spec.selector"},
-		{"selector gains a label", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Selector["extra"] = "x" }, "spec.selector"},
-		{"target port", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(9090) }, "targetPort"},
-		{"port name", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Ports[0].Name = "web" }, ".name"},
-		{"port changed", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Ports[0].Port = 9090 }, "is not set"},
-		{"type", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, "spec.type"},
-		{"label removed", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { delete(s.Labels, labelManagedBy) }, "metadata.labels"},
-		{"owner", robotv1alpha1.ServiceTypeClusterIP, func(s *corev1.Service) { s.OwnerReferences[0].UID = "other" }, "controller reference"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			robot := newServiceRobot("web", tt.serviceType)
-			live := liveService(t, robot)
-			tt.edit(live)
-			got := serviceDrift(newService(robot), live)
-			switch {
-			case tt.want == "" && got != "":
-				t.Errorf("drift %q, want none", got)
-			case tt.want != "" && !strings.Contains(got, tt.want):
-				t.Errorf("drift %q, want it to name %q", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestServiceDriftAfterChangesOfTheRobot: what the Robot asks for differs
-// from the Service it had before.
-func TestServiceDriftAfterChangesOfTheRobot(t *testing.T) {
-	robot := newServiceRobot("web", robotv1alpha1.ServiceTypeNodePort)
-	live := liveService(t, robot)
-	robot.Spec.Service.Type = robotv1alpha1.ServiceTypeClusterIP
-	if got := serviceDrift(newService(robot), live); !strings.Contains(got, `spec.type is "NodePort"`) {
-		t.Errorf("NodePort to ClusterIP: drift %q", got)
-	}
-	robot.Spec.Port = ptr.To[int32](9090)
-	if got := serviceDrift(newService(robot), liveService(t, newServiceRobot("web", robotv1alpha1.ServiceTypeClusterIP))); got == "" {
-		t.Error("port 8080 to 9090: no drift")
-	}
-}
 
 func (f *fixture) addService(service *corev1.Service) {
 	f.serviceLister = append(f.serviceLister, service)

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// A cause comes and goes: one Warning when it is new, none when only the
+// kubelet's message changes, none on the way back.
+func TestNewWarningOncePerCause(t *testing.T) {
+	robot := newRobot("test", 1)
+	deployment := unavailable(t, robot)
+	at := func(status robotv1alpha1.RobotStatus, pods ...*corev1.Pod) robotv1alpha1.RobotStatus {
+		r := robot.DeepCopy()
+		r.Status = status
+		s, _ := diagnosedStatus(r, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(fixtureNow))
+		return s
+	}
+	slow := at(robotv1alpha1.RobotStatus{})
+	pulling := at(slow, testPod(robot, "test-a", waiting("ErrImagePull", "not found")))
+	backingOff := at(pulling, testPod(robot, "test-a", waiting("ImagePullBackOff", `Back-off pulling image`)))
+	crashing := at(backingOff, testPod(robot, "test-a", waiting("CrashLoopBackOff", "")))
+	for _, step := range []struct {
+		name          string
+		before, after robotv1alpha1.RobotStatus
+		want          string
+	}{
+		{"new cause", slow, pulling, robotv1alpha1.ReasonImagePullFailed},
+		{"same cause, another message", pulling, backingOff, ""},
+		{"another cause", backingOff, crashing, robotv1alpha1.ReasonCrashLoop},
+		{"cause gone", crashing, slow, ""},
+	} {
+		got := ""
+		if w := newWarning(step.before, step.after); w != nil {
+			got = w.Reason
+		}
+		if got != step.want {
+			t.Errorf("%s: warning %q, want %q", step.name, got, step.want)
+		}
+	}
+}
