@@ -8,6 +8,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/echo"
+	"github.com/robot-operator/robot-operator/internal/events"
+	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/status"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
 	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -105,22 +114,22 @@ type Controller struct {
 	// and never synced by two workers at the same time.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	// writer makes every write, behind the write fence.
-	writer *Writer
-	events *events
+	writer *writer.Writer
+	events *events.Events
 	clock  clock.PassiveClock
 
-	metrics   *controllerMetrics
-	readiness *readinessTracker
+	metrics   *metrics.ControllerMetrics
+	readiness *metrics.ReadinessTracker
 	// The Robots, Deployments and Services this controller wrote, until the
 	// caches catch up with them: the echo filter.
-	writtenRobots      *recentWrites[*robotv1alpha1.Robot]
-	writtenDeployments *recentWrites[*appsv1.Deployment]
-	writtenServices    *recentWrites[*corev1.Service]
+	writtenRobots      *echo.RecentWrites[*robotv1alpha1.Robot]
+	writtenDeployments *echo.RecentWrites[*appsv1.Deployment]
+	writtenServices    *echo.RecentWrites[*corev1.Service]
 	// specsChecked is the spec-check memo.
-	specsChecked *specChecks
+	specsChecked *drift.SpecChecks
 	// fights counts the reverts of each Deployment, to back off from
 	// another writer that keeps changing it.
-	fights *fights
+	fights *drift.Fights
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight        sync.Map
@@ -140,10 +149,10 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	if mayWrite == nil {
 		mayWrite = func() error { return nil }
 	}
-	events := newEvents(ctx, opts.KubeClient.CoreV1(), mayWrite)
+	events := events.NewEvents(ctx, opts.KubeClient.CoreV1(), mayWrite)
 	recorder := opts.Recorder
 	if recorder == nil {
-		recorder = events.recorder
+		recorder = events.Recorder
 	}
 
 	// Each Robot backs off on its own, from 5ms up to 5 minutes, and all
@@ -166,17 +175,17 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
 		events:             events,
 		clock:              cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
-		fights:             newFights(),
-		metrics:            newControllerMetrics(),
-		readiness:          newReadinessTracker(),
-		writtenRobots:      &recentWrites[*robotv1alpha1.Robot]{},
-		writtenDeployments: &recentWrites[*appsv1.Deployment]{},
-		writtenServices:    &recentWrites[*corev1.Service]{},
-		specsChecked:       &specChecks{},
+		fights:             drift.NewFights(),
+		metrics:            metrics.NewControllerMetrics(),
+		readiness:          metrics.NewReadinessTracker(),
+		writtenRobots:      &echo.RecentWrites[*robotv1alpha1.Robot]{},
+		writtenDeployments: &echo.RecentWrites[*appsv1.Deployment]{},
+		writtenServices:    &echo.RecentWrites[*corev1.Service]{},
+		specsChecked:       &drift.SpecChecks{},
 		shutdownTimeout:    opts.ShutdownTimeout,
 		syncTimeout:        cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
 	}
-	controller.writer = newWriter(opts.KubeClient, opts.RobotClient, recorder, mayWrite,
+	controller.writer = writer.NewWriter(opts.KubeClient, opts.RobotClient, recorder, mayWrite,
 		controller.writtenDeployments, controller.writtenServices, controller.writtenRobots, controller.specsChecked)
 
 	logger.V(4).Info("Setting up event handlers")
@@ -251,7 +260,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	logger.Info("Workers stopped")
 	// The Events of the last syncs are written now, while this process
 	// still leads.
-	c.events.shutdown(ctx, eventsShutdownTimeout)
+	c.events.Shutdown(ctx, eventsShutdownTimeout)
 	return nil
 }
 
@@ -305,25 +314,25 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	// answer (a dead connection, a stuck API server) costs a retry with
 	// backoff, not a worker. The clients have no timeout of their own: an
 	// http.Client timeout would cut the informers' watches as well.
-	syncCtx, cancel := context.WithTimeoutCause(ctx, c.syncTimeout, &syncTimeoutError{key: key, timeout: c.syncTimeout})
+	syncCtx, cancel := context.WithTimeoutCause(ctx, c.syncTimeout, &outcome.SyncTimeoutError{Key: key, Timeout: c.syncTimeout})
 	requeueAfter, err := c.syncHandler(syncCtx, key)
-	var timedOut *syncTimeoutError
+	var timedOut *outcome.SyncTimeoutError
 	if err != nil && errors.As(context.Cause(syncCtx), &timedOut) {
 		// Whichever request the deadline cut short, one error says why.
 		err = timedOut
 	}
 	cancel()
 	c.inflight.Delete(key)
-	c.metrics.syncDuration.Observe(c.clock.Since(start).Seconds())
+	c.metrics.SyncDuration.Observe(c.clock.Since(start).Seconds())
 
 	switch {
 	case err != nil:
-		c.metrics.syncs.WithLabelValues("error").Inc()
+		c.metrics.Syncs.WithLabelValues("error").Inc()
 		// Back off, and try again.
 		c.workqueue.AddRateLimited(key)
 		logger.Error(err, "Syncing Robot failed; retrying", "retries", c.workqueue.NumRequeues(key))
 	default:
-		c.metrics.syncs.WithLabelValues("success").Inc()
+		c.metrics.Syncs.WithLabelValues("success").Inc()
 		c.workqueue.Forget(key)
 		if requeueAfter > 0 {
 			c.workqueue.AddAfter(key, requeueAfter)
@@ -353,7 +362,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if robot.DeletionTimestamp != nil {
 		return 0, nil
 	}
-	robot = c.writtenRobots.freshest(robot)
+	robot = c.writtenRobots.Freshest(robot)
 
 	deployment, syncErr := c.syncDeployment(ctx, robot)
 	var service *corev1.Service
@@ -362,13 +371,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	} else {
 		service = c.ownService(robot)
 	}
-	if errors.Is(syncErr, errRobotGone) {
+	if errors.Is(syncErr, outcome.ErrRobotGone) {
 		// Its delete event is on its way, and the garbage collector
 		// removes what it owned.
 		logger.V(4).Info("Robot no longer exists; the cache has yet to catch up")
 		return 0, nil
 	}
-	if errors.Is(syncErr, errNamespaceTerminating) {
+	if errors.Is(syncErr, outcome.ErrNamespaceTerminating) {
 		// Nothing to report, and nobody to report it to.
 		logger.V(4).Info("Namespace is terminating")
 		return 0, nil
@@ -385,17 +394,17 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if syncErr == nil {
 		return 0, nil
 	}
-	switch classify(syncErr).retry {
-	case recheckAfterFight:
-		var contested *contestedError
+	switch outcome.Classify(syncErr).Retry {
+	case outcome.RecheckAfterFight:
+		var contested *outcome.ContestedError
 		errors.As(syncErr, &contested)
-		return contested.recheck, nil
-	case recheckLater:
+		return contested.Recheck, nil
+	case outcome.RecheckLater:
 		// Someone else must act, and no event may say when: look again
 		// later, without backing off, so that the Robot converges soon
 		// after.
 		return nameTakenRecheck, nil
-	case retryOnChange:
+	case outcome.RetryOnChange:
 		// Retrying cannot help; the next change to the Robot will.
 		return 0, nil
 	}
@@ -406,7 +415,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 // differs from what the Robot asks for, and returns the Deployment as it now
 // is. It never touches a Deployment that the Robot does not control.
 func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Robot) (*appsv1.Deployment, error) {
-	desired, err := newDeployment(robot)
+	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		return nil, err
 	}
@@ -423,18 +432,18 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 			// with that yet. Only the API server can tell which: recreated
 			// for a deleted Robot, the Deployment would be deleted again,
 			// after a second DeploymentCreated.
-			if err := c.writer.checkRobotExists(ctx, robot); err != nil {
+			if err := c.writer.CheckRobotExists(ctx, robot); err != nil {
 				return nil, err
 			}
 		}
-		created, err := c.writer.createDeployment(ctx, robot, desired)
+		created, err := c.writer.CreateDeployment(ctx, robot, desired)
 		if !apierrors.IsAlreadyExists(err) {
 			return created, err
 		}
 		// The cache holds only the Deployments labelled as managed by the
 		// operator: this one is someone else's, or the Robot's own with
 		// that label removed. Only the Deployment can tell which.
-		if current, err = c.writer.getDeployment(ctx, robot.Namespace, *desired.Name); err != nil {
+		if current, err = c.writer.GetDeployment(ctx, robot.Namespace, *desired.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -443,44 +452,44 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 			// A Robot of this name was deleted and created again: the
 			// first one's Deployment goes once the garbage collector gets
 			// to it, and its delete event queues this Robot.
-			return nil, &earlierRobotError{name: current.Name}
+			return nil, &outcome.EarlierRobotError{Name: current.Name}
 		}
-		return nil, notControlledError(current)
+		return nil, outcome.NotControlledError(current)
 	}
 
-	drift := c.specsChecked.drift(desired, current)
+	difference := c.specsChecked.Drift(desired, current)
 	now := c.clock.Now()
-	if drift == "" {
-		if fight, endsIn := c.fights.held(current.UID, now); fight.inFight {
-			return current, &contestedError{deployment: current.Name, drift: fight.drift, writer: fight.writer, recheck: endsIn}
+	if difference == "" {
+		if fight, endsIn := c.fights.Held(current.UID, now); fight.InFight {
+			return current, &outcome.ContestedError{Deployment: current.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: endsIn, MaxWait: drift.FightMaxWait}
 		}
 		return current, nil
 	}
-	if current.Annotations[annotationSpecHash] != desired.Annotations[annotationSpecHash] {
+	if current.Annotations[workload.AnnotationSpecHash] != desired.Annotations[workload.AnnotationSpecHash] {
 		// The Robot changed: this is no revert.
-		return c.writer.applyDeployment(ctx, robot, desired, current, drift)
+		return c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
 	}
 	// The Robot asks for what it asked for at the operator's last write:
 	// another writer changed the Deployment.
-	fight := c.fights.admit(current.UID, now)
-	if fight.wait > 0 {
-		return current, &contestedError{deployment: current.Name, drift: fight.drift, writer: fight.writer, recheck: fight.wait}
+	fight := c.fights.Admit(current.UID, now)
+	if fight.Wait > 0 {
+		return current, &outcome.ContestedError{Deployment: current.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: fight.Wait, MaxWait: drift.FightMaxWait}
 	}
-	writer := fight.writer
-	if fight.startsNow {
+	writer := fight.Writer
+	if fight.StartsNow {
 		// Once per fight: the cache keeps no managedFields to say who.
-		if live, err := c.writer.getDeployment(ctx, current.Namespace, current.Name); err == nil {
-			writer = lastForeignWriter(live)
+		if live, err := c.writer.GetDeployment(ctx, current.Namespace, current.Name); err == nil {
+			writer = drift.LastForeignWriter(live)
 		}
 	}
-	applied, err := c.writer.applyDeployment(ctx, robot, desired, current, drift)
+	applied, err := c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
 	if err != nil {
 		return applied, err
 	}
-	if fight := c.fights.reverted(applied.UID, now, drift, writer); fight.inFight {
+	if fight := c.fights.Reverted(applied.UID, now, difference, writer); fight.InFight {
 		// The other writer's next change queues the Robot; if none comes,
 		// the fight can end after fightCalm.
-		return applied, &contestedError{deployment: applied.Name, drift: fight.drift, writer: fight.writer, recheck: min(fight.wait, fightCalm)}
+		return applied, &outcome.ContestedError{Deployment: applied.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: min(fight.Wait, drift.FightCalm), MaxWait: drift.FightMaxWait}
 	}
 	return applied, nil
 }
@@ -497,7 +506,7 @@ func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deploymen
 	if err != nil {
 		return nil, err
 	}
-	return c.writtenDeployments.freshest(deployment), nil
+	return c.writtenDeployments.Freshest(deployment), nil
 }
 
 // updateStatus writes robot's status when what it should say differs from
@@ -505,31 +514,31 @@ func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deploymen
 // person's attention.
 func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error) error {
 	now := c.clock.Now()
-	status, recheck := diagnosedStatus(robot, deployment, service, c.robotPods(ctx, robot), syncErr, metav1.NewTime(now))
+	robotStatus, recheck := status.DiagnosedStatus(robot, deployment, service, c.robotPods(ctx, robot), syncErr, metav1.NewTime(now))
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
 		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)
 	}
-	if apiequality.Semantic.DeepEqual(status, robot.Status) {
-		c.observeReadiness(robot, &status, now)
+	if apiequality.Semantic.DeepEqual(robotStatus, robot.Status) {
+		c.observeReadiness(robot, &robotStatus, now)
 		return nil
 	}
-	written, err := c.writer.applyStatus(ctx, robot, &status)
+	written, err := c.writer.ApplyStatus(ctx, robot, &robotStatus)
 	if err != nil || written == nil {
 		return err
 	}
 
-	c.observeReadiness(robot, &status, now)
+	c.observeReadiness(robot, &robotStatus, now)
 
 	logger := klog.FromContext(ctx)
 	before := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
-	after := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+	after := meta.FindStatusCondition(robotStatus.Conditions, robotv1alpha1.ConditionReady)
 	logger.V(2).Info("Updated Robot status", "ready", after.Status, "reason", after.Reason)
 	if before == nil || before.Status != after.Status || before.Reason != after.Reason {
 		logger.Info("Robot readiness changed", "ready", after.Status, "reason", after.Reason, "message", after.Message)
 	}
-	if warning := newWarning(robot.Status, status); warning != nil {
-		c.writer.recorder.Event(robot, corev1.EventTypeWarning, warning.Reason, warning.Message)
+	if warning := status.NewWarning(robot.Status, robotStatus); warning != nil {
+		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, warning.Reason, warning.Message)
 	}
 	return nil
 }
@@ -537,11 +546,11 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 // observeReadiness records how long robot's generation took to become
 // Ready, when status, now stored, says it is.
 func (c *Controller) observeReadiness(robot *robotv1alpha1.Robot, status *robotv1alpha1.RobotStatus, now time.Time) {
-	if !readyFor(*status, robot.Generation) {
+	if !metrics.ReadyFor(*status, robot.Generation) {
 		return
 	}
-	if took, ok := c.readiness.ready(robot.UID, robot.Generation, now); ok {
-		c.metrics.timeToReady.Observe(took.Seconds())
+	if took, ok := c.readiness.Ready(robot.UID, robot.Generation, now); ok {
+		c.metrics.TimeToReady.Observe(took.Seconds())
 	}
 }
 
@@ -557,7 +566,7 @@ func (c *Controller) updateRobot(_, new interface{}) {
 	// The status this process just wrote tells a sync nothing new, unless
 	// it carries a spec change that landed before the write: then its
 	// generation is not the one the written status reports.
-	if robot, ok := new.(*robotv1alpha1.Robot); ok && robot.Generation == robot.Status.ObservedGeneration && c.writtenRobots.isOwnWrite(robot) {
+	if robot, ok := new.(*robotv1alpha1.Robot); ok && robot.Generation == robot.Status.ObservedGeneration && c.writtenRobots.IsOwnWrite(robot) {
 		return
 	}
 	c.handleRobot(new)
@@ -570,14 +579,14 @@ func (c *Controller) deleteRobot(obj interface{}) {
 		obj = tombstone.Obj
 	}
 	if robot, ok := obj.(*robotv1alpha1.Robot); ok {
-		c.readiness.forget(robot.UID)
-		c.writtenRobots.forget(robot.UID)
+		c.readiness.Forget(robot.UID)
+		c.writtenRobots.Forget(robot.UID)
 	}
 }
 
 // addDeployment queues the Robot of a Deployment the informer has just seen.
 func (c *Controller) addDeployment(obj interface{}) {
-	if deployment, ok := obj.(*appsv1.Deployment); ok && c.writtenDeployments.isOwnWrite(deployment) {
+	if deployment, ok := obj.(*appsv1.Deployment); ok && c.writtenDeployments.IsOwnWrite(deployment) {
 		// The Deployment this process just created: the sync that created
 		// it has already reported it.
 		return
@@ -588,7 +597,7 @@ func (c *Controller) addDeployment(obj interface{}) {
 // updateDeployment queues the Robot of a changed Deployment.
 func (c *Controller) updateDeployment(old, new interface{}) {
 	deployment := new.(*appsv1.Deployment)
-	if old.(*appsv1.Deployment).ResourceVersion == deployment.ResourceVersion || c.writtenDeployments.isOwnWrite(deployment) {
+	if old.(*appsv1.Deployment).ResourceVersion == deployment.ResourceVersion || c.writtenDeployments.IsOwnWrite(deployment) {
 		// A periodic resync, or this process's own write: nothing the sync
 		// that wrote it has not seen.
 		return
@@ -603,9 +612,9 @@ func (c *Controller) deleteDeployment(obj interface{}) {
 		obj = tombstone.Obj
 	}
 	if deployment, ok := obj.(*appsv1.Deployment); ok {
-		c.writtenDeployments.forget(deployment.UID)
-		c.specsChecked.forget(deployment.UID)
-		c.fights.forget(deployment.UID)
+		c.writtenDeployments.Forget(deployment.UID)
+		c.specsChecked.Forget(deployment.UID)
+		c.fights.Forget(deployment.UID)
 	}
 	// By name, whatever the owner's UID: the deletion of an earlier Robot's
 	// Deployment frees the name for the Robot that has it now.
@@ -617,7 +626,7 @@ func (c *Controller) deleteDeployment(obj interface{}) {
 // handleRobot notes when a Robot's generation was first seen, and queues it.
 func (c *Controller) handleRobot(obj interface{}) {
 	if robot, ok := obj.(*robotv1alpha1.Robot); ok {
-		c.readiness.seen(robot, c.clock.Now())
+		c.readiness.Seen(robot, c.clock.Now())
 	}
 	c.enqueueRobot(obj)
 }

@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/status"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -17,13 +21,13 @@ import (
 func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	robot.Spec = robotv1alpha1.RobotSpec{}
-	robot.Annotations = map[string]string{undecodableSpecAnnotation: `spec.replicas is "two", which the operator cannot read`}
+	robot.Annotations = map[string]string{workload.UndecodableSpecAnnotation: `spec.replicas is "two", which the operator cannot read`}
 	f.addRobot(robot)
 
-	_, err := newDeployment(robot)
-	status := computeStatus(robot, nil, nil, err, metav1.NewTime(fixtureNow))
+	_, err := workload.NewDeployment(robot)
+	status := status.ComputeStatus(robot, nil, nil, err, metav1.NewTime(robottest.FixtureNow))
 	f.expectApplyStatus(robot, status)
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)

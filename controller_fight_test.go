@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,13 +30,13 @@ import (
 func TestFightWithAnotherWriter(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 2)
+	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 	c := f.newController(ctx)
-	clock := clocktesting.NewFakeClock(fixtureNow)
+	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
 	c.clock = clock
 	f.recorder = record.NewFakeRecorder(100)
 	f.rewire(c, nil, f.recorder)
@@ -69,7 +72,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		gets = append(gets, clock.Now())
 		d := current().DeepCopy()
 		d.ManagedFields = []metav1.ManagedFieldsEntry{
-			{Manager: fieldManager, Operation: metav1.ManagedFieldsOperationApply, Time: &metav1.Time{Time: fixtureNow}},
+			{Manager: workload.FieldManager, Operation: metav1.ManagedFieldsOperationApply, Time: &metav1.Time{Time: robottest.FixtureNow}},
 			{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &metav1.Time{Time: clock.Now()}},
 			{Manager: "fighter", Operation: metav1.ManagedFieldsOperationUpdate, Time: &metav1.Time{Time: clock.Now().Add(-time.Second)}},
 		}
@@ -81,12 +84,12 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		t.Helper()
 		requeueAfter, err := c.syncHandler(ctx, key)
 		if err != nil {
-			t.Fatalf("sync at %v: %v", clock.Since(fixtureNow), err)
+			t.Fatalf("sync at %v: %v", clock.Since(robottest.FixtureNow), err)
 		}
 		return requeueAfter
 	}
 	synced := func() metav1.Condition {
-		return findCondition(c.writtenRobots.freshest(robot).Status, robotv1alpha1.ConditionSynced)
+		return robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1alpha1.ConditionSynced)
 	}
 
 	// The fight: every second the other writer scales the Deployment, and
@@ -94,7 +97,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 	const fight = 2 * time.Minute
 	var recheck time.Time
 	for elapsed := time.Duration(0); elapsed < fight; elapsed += time.Second {
-		clock.SetTime(fixtureNow.Add(elapsed))
+		clock.SetTime(robottest.FixtureNow.Add(elapsed))
 		d := current().DeepCopy()
 		d.Spec.Replicas = ptr.To[int32](5)
 		store(d)
@@ -135,7 +138,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		}
 	}
 	if !recheck.IsZero() {
-		t.Fatalf("still rechecking after the fight, at %v", clock.Since(fixtureNow))
+		t.Fatalf("still rechecking after the fight, at %v", clock.Since(robottest.FixtureNow))
 	}
 	if got := len(applies) - during; got != 1 {
 		t.Errorf("%d reverts after the writer stopped, want 1", got)
@@ -146,7 +149,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 	if cond := synced(); cond.Status != metav1.ConditionTrue {
 		t.Errorf("Synced after the fight: %+v, want True", cond)
 	}
-	t.Logf("Synced again %v after the writer stopped", clock.Since(fixtureNow.Add(fight)))
+	t.Logf("Synced again %v after the writer stopped", clock.Since(robottest.FixtureNow.Add(fight)))
 
 	var warnings []string
 	for _, e := range f.events() {
@@ -163,7 +166,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 func offsets(times []time.Time) []time.Duration {
 	out := make([]time.Duration, len(times))
 	for i, at := range times {
-		out[i] = at.Sub(fixtureNow)
+		out[i] = at.Sub(robottest.FixtureNow)
 	}
 	return out
 }

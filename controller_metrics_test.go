@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/serving"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,11 +26,11 @@ func TestHealthHandler(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
 	c := f.newController(ctx)
-	clock := clocktesting.NewFakeClock(fixtureNow)
+	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
 	c.clock = clock
 	synced := false
 	c.robotsSynced = func() bool { return synced }
-	handler := healthHandler(c, c.syncTimeout)
+	handler := serving.HealthHandler(c, c.syncTimeout)
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
@@ -50,7 +54,7 @@ func TestHealthHandler(t *testing.T) {
 	if code, _ := get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz with a sync running for a minute: %d, want 200", code)
 	}
-	clock.Step(stuckSyncThreshold(c.syncTimeout))
+	clock.Step(serving.StuckSyncThreshold(c.syncTimeout))
 	if code, body := get("/healthz"); code != http.StatusInternalServerError || !strings.Contains(body, "default/slow") {
 		t.Errorf("/healthz with a stuck sync: %d %q, want 500 naming the Robot", code, body)
 	}
@@ -69,7 +73,7 @@ func TestTrackedObjects(t *testing.T) {
 	want := func(sizes map[string]int) {
 		t.Helper()
 		var b strings.Builder
-		b.WriteString("# HELP robot_operator_tracked_objects " + trackedHelp + "\n# TYPE robot_operator_tracked_objects gauge\n")
+		b.WriteString("# HELP robot_operator_tracked_objects " + metrics.TrackedHelp + "\n# TYPE robot_operator_tracked_objects gauge\n")
 		for _, name := range []string{"fights", "inflight", "readiness", "specs_checked", "written_deployments", "written_robots", "written_services"} {
 			fmt.Fprintf(&b, "robot_operator_tracked_objects{map=%q} %d\n", name, sizes[name])
 		}
@@ -79,16 +83,16 @@ func TestTrackedObjects(t *testing.T) {
 	}
 	want(nil)
 
-	robot := newRobot("tracked", 1)
+	robot := robottest.NewRobot("tracked", 1)
 	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-deployment", ResourceVersion: "11"}}
 	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-service", ResourceVersion: "12"}}
-	c.readiness.seen(robot, fixtureNow)
-	c.writtenRobots.remember(robot)
-	c.writtenDeployments.remember(deployment)
-	c.writtenServices.remember(service)
-	c.specsChecked.record(deployment.UID, 1, "hash")
-	c.fights.reverted(deployment.UID, fixtureNow, "replicas", "other")
-	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, fixtureNow)
+	c.readiness.Seen(robot, robottest.FixtureNow)
+	c.writtenRobots.Remember(robot)
+	c.writtenDeployments.Remember(deployment)
+	c.writtenServices.Remember(service)
+	c.specsChecked.Record(deployment.UID, 1, "hash")
+	c.fights.Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
+	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow)
 	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "specs_checked": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
 
 	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})

@@ -11,6 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/status"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
@@ -84,7 +91,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	// server would, with the applied status and a new resourceVersion.
 	f.robotClient.PrependReactor("patch", "robots", func(action core.Action) (bool, runtime.Object, error) {
 		patch := action.(core.PatchAction)
-		obj, err := f.robotClient.Tracker().Get(robotsResource, patch.GetNamespace(), patch.GetName())
+		obj, err := f.robotClient.Tracker().Get(robottest.RobotsResource, patch.GetNamespace(), patch.GetName())
 		if err != nil {
 			return true, nil, err
 		}
@@ -96,7 +103,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		robot.Status = applied.Status
 		rv, _ := strconv.Atoi(robot.ResourceVersion)
 		robot.ResourceVersion = strconv.Itoa(rv + 1)
-		return true, robot, f.robotClient.Tracker().Update(robotsResource, robot, robot.Namespace)
+		return true, robot, f.robotClient.Tracker().Update(robottest.RobotsResource, robot, robot.Namespace)
 	})
 
 	robotInformers := informers.NewSharedInformerFactory(f.robotClient, 0)
@@ -110,7 +117,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		RobotInformer:      robotInformers.Robot().V1alpha1().Robots(),
 		ShutdownTimeout:    20 * time.Second,
 		Recorder:           f.recorder,
-		Clock:              clocktesting.NewFakePassiveClock(fixtureNow),
+		Clock:              clocktesting.NewFakePassiveClock(robottest.FixtureNow),
 	}
 	if f.options != nil {
 		f.options(&opts)
@@ -119,7 +126,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
-	f.realRecorder = c.events.recorder
+	f.realRecorder = c.events.Recorder
 	f.wiredKube, f.wiredRecorder = opts.KubeClient, opts.Recorder
 	c.robotsSynced = alwaysReady
 	c.deploymentsSynced = alwaysReady
@@ -155,7 +162,7 @@ func (f *fixture) rewire(c *Controller, kube kubernetes.Interface, recorder reco
 	f.wiredKube = cmp.Or(kube, f.wiredKube)
 	f.wiredRecorder = cmp.Or(recorder, f.wiredRecorder)
 	kube, recorder = f.wiredKube, f.wiredRecorder
-	c.writer = newWriter(kube, f.robotClient, recorder, nil,
+	c.writer = writer.NewWriter(kube, f.robotClient, recorder, nil,
 		c.writtenDeployments, c.writtenServices, c.writtenRobots, c.specsChecked)
 }
 
@@ -256,57 +263,57 @@ func filterInformerActions(actions []core.Action) []core.Action {
 // One expectation helper per kind of request.
 
 func (f *fixture) expectGetDeployment(namespace, name string) {
-	f.kubeActions = append(f.kubeActions, core.NewGetAction(deploymentsResource, namespace, name))
+	f.kubeActions = append(f.kubeActions, core.NewGetAction(robottest.DeploymentsResource, namespace, name))
 }
 
 func (f *fixture) expectCreateDeployment(robot *robotv1alpha1.Robot) {
-	desired, err := newDeployment(robot)
+	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	var deployment appsv1.Deployment
-	if err := roundTrip(desired, &deployment); err != nil {
+	if err := workload.RoundTrip(desired, &deployment); err != nil {
 		f.t.Fatal(err)
 	}
-	f.kubeActions = append(f.kubeActions, core.NewCreateAction(deploymentsResource, robot.Namespace, &deployment))
+	f.kubeActions = append(f.kubeActions, core.NewCreateAction(robottest.DeploymentsResource, robot.Namespace, &deployment))
 }
 
 func (f *fixture) expectClaimCreatedFields(deployment *appsv1.Deployment) {
-	i := createdFieldsEntry(deployment.ManagedFields)
+	i := drift.CreatedFieldsEntry(deployment.ManagedFields)
 	if i < 0 {
 		f.t.Fatalf("Deployment %s has no entry of the operator's create", deployment.Name)
 	}
-	patch, err := claimPatch(deployment, i)
+	patch, err := drift.ClaimPatch(deployment, i)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.kubeActions = append(f.kubeActions, core.NewPatchAction(deploymentsResource, deployment.Namespace, deployment.Name, types.JSONPatchType, patch))
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, deployment.Namespace, deployment.Name, types.JSONPatchType, patch))
 }
 
 func (f *fixture) expectApplyDeployment(robot *robotv1alpha1.Robot) {
-	desired, err := newDeployment(robot)
+	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.kubeActions = append(f.kubeActions, core.NewPatchAction(deploymentsResource, robot.Namespace, *desired.Name, types.ApplyPatchType, mustJSON(f.t, desired)))
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
 }
 
-func (f *fixture) expectApplyStatus(robot *robotv1alpha1.Robot, status robotv1alpha1.RobotStatus) {
-	f.robotActions = append(f.robotActions, core.NewPatchSubresourceAction(robotsResource, robot.Namespace, robot.Name, types.ApplyPatchType,
-		mustJSON(f.t, statusApplyConfiguration(robot, &status)), "status"))
+func (f *fixture) expectApplyStatus(robot *robotv1alpha1.Robot, want robotv1alpha1.RobotStatus) {
+	f.robotActions = append(f.robotActions, core.NewPatchSubresourceAction(robottest.RobotsResource, robot.Namespace, robot.Name, types.ApplyPatchType,
+		robottest.MustJSON(f.t, status.StatusApplyConfiguration(robot, &want)), "status"))
 }
 
 // liveDeployment returns robot's Deployment as the API server holds it
 // after the operator applied it and the Deployment controller rolled it out.
 func liveDeployment(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
-	desired, err := newDeployment(robot)
-	return liveDeploymentOf(t, desired, err)
+	desired, err := workload.NewDeployment(robot)
+	return robottest.LiveDeploymentOf(t, desired, err)
 }
 
 // converged sets robot's status to what the operator would write for
 // deployment, so that a sync has nothing left to do.
 func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
-	robot.Status = computeStatus(robot, deployment, nil, nil, metav1.NewTime(fixtureNow.Add(-time.Hour)))
+	robot.Status = status.ComputeStatus(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 }
 
 func (f *fixture) addRobot(robot *robotv1alpha1.Robot) {
@@ -322,7 +329,7 @@ func (f *fixture) addDeployment(deployment *appsv1.Deployment) {
 func TestCreatesDeployment(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 2)
+	robot := robottest.NewRobot("test", 2)
 	f.addRobot(robot)
 
 	// Not in the cache: created, with no read first.
@@ -331,16 +338,16 @@ func TestCreatesDeployment(t *testing.T) {
 	// reports that no replica runs yet.
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	f.expectApplyStatus(robot, computeStatus(robot, created, nil, nil, metav1.NewTime(fixtureNow)))
+	f.expectApplyStatus(robot, status.ComputeStatus(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventDeploymentCreated + ` Created Deployment "test"`)
 }
 
 func TestConvergedRobotCostsNothing(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 2)
+	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	f.addRobot(robot)
@@ -353,7 +360,7 @@ func TestConvergedRobotCostsNothing(t *testing.T) {
 func TestStatusUnchangedByIrrelevantDeploymentChange(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	// What others write is theirs: a restart annotation, a label, a
@@ -375,12 +382,12 @@ func TestRevertsDrift(t *testing.T) {
 		"replicas": func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) },
 		"image":    func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:latest" },
 		"env":      func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env = nil },
-		"label":    func(d *appsv1.Deployment) { delete(d.Labels, labelManagedBy) },
+		"label":    func(d *appsv1.Deployment) { delete(d.Labels, workload.LabelManagedBy) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newRobot("test", 2)
+			robot := robottest.NewRobot("test", 2)
 			deployment := liveDeployment(t, robot)
 			converged(robot, deployment)
 			drift(deployment)
@@ -389,8 +396,8 @@ func TestRevertsDrift(t *testing.T) {
 
 			f.expectApplyDeployment(robot)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+EventDeploymentUpdated) {
-				t.Errorf("expected one %s event, got %q", EventDeploymentUpdated, events)
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+				t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
 			}
 		})
 	}
@@ -406,15 +413,15 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newRobot("test", 1)
+			robot := robottest.NewRobot("test", 1)
 			deployment := liveDeployment(t, robot)
 			foreign(deployment)
 			f.addRobot(robot)
 			f.addDeployment(deployment)
 
 			// No write to the Deployment; the Robot says why.
-			status := computeStatus(robot, nil, nil, notControlledError(deployment), metav1.NewTime(fixtureNow))
-			if ready := findCondition(status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
+			status := status.ComputeStatus(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow))
+			if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
 				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonDeploymentNameTaken)
 			}
 			f.expectApplyStatus(robot, status)
@@ -432,7 +439,7 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 func TestNameTakenOutsideTheCache(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	// Unlabelled, so the informer never sees it; only the API server has it.
 	foreign := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign"}}
 	f.addRobot(robot)
@@ -441,18 +448,18 @@ func TestNameTakenOutsideTheCache(t *testing.T) {
 	// The create finds it there: whose is it?
 	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
-	f.expectApplyStatus(robot, computeStatus(robot, nil, nil, notControlledError(foreign), metav1.NewTime(fixtureNow)))
+	f.expectApplyStatus(robot, status.ComputeStatus(robot, nil, nil, outcome.NotControlledError(foreign), metav1.NewTime(robottest.FixtureNow)))
 	f.run(ctx, cache.MetaObjectToName(robot))
 }
 
 func TestNameTakenReportedOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	deployment.OwnerReferences = nil
 	// The Robot already says so: nothing to write, nothing to record.
-	robot.Status = computeStatus(robot, nil, nil, notControlledError(deployment), metav1.NewTime(fixtureNow.Add(-time.Minute)))
+	robot.Status = status.ComputeStatus(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 
@@ -464,7 +471,7 @@ func TestRobotDeleted(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
 	// Its Deployment is still cached; the garbage collector removes it.
-	robot := newRobot("gone", 1)
+	robot := robottest.NewRobot("gone", 1)
 	f.addDeployment(liveDeployment(t, robot))
 
 	f.run(ctx, cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
@@ -480,12 +487,12 @@ func TestRobotDeleted(t *testing.T) {
 func TestDeploymentOfDeletedRobotIsNotRecreated(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("gone", 1)
+	robot := robottest.NewRobot("gone", 1)
 	converged(robot, liveDeployment(t, robot))
 	// In the cache only: the API server no longer has it.
 	f.robotLister = append(f.robotLister, robot)
 
-	f.robotActions = append(f.robotActions, core.NewGetAction(robotsResource, robot.Namespace, robot.Name))
+	f.robotActions = append(f.robotActions, core.NewGetAction(robottest.RobotsResource, robot.Namespace, robot.Name))
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
 }
@@ -495,29 +502,29 @@ func TestDeploymentOfDeletedRobotIsNotRecreated(t *testing.T) {
 func TestDeletedDeploymentIsRecreated(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 2)
+	robot := robottest.NewRobot("test", 2)
 	converged(robot, liveDeployment(t, robot))
 	f.addRobot(robot)
 
-	f.robotActions = append(f.robotActions, core.NewGetAction(robotsResource, robot.Namespace, robot.Name))
+	f.robotActions = append(f.robotActions, core.NewGetAction(robottest.RobotsResource, robot.Namespace, robot.Name))
 	f.expectCreateDeployment(robot)
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	f.expectApplyStatus(robot, computeStatus(robot, created, nil, nil, metav1.NewTime(fixtureNow)))
+	f.expectApplyStatus(robot, status.ComputeStatus(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventDeploymentCreated + ` Created Deployment "test"`)
 }
 
 func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	robot.Spec.Replicas = ptr.To[int32](5000) // stored before the schema said no
 	f.addRobot(robot)
 
-	_, err := newDeployment(robot)
-	f.expectApplyStatus(robot, computeStatus(robot, nil, nil, err, metav1.NewTime(fixtureNow)))
+	_, err := workload.NewDeployment(robot)
+	f.expectApplyStatus(robot, status.ComputeStatus(robot, nil, nil, err, metav1.NewTime(robottest.FixtureNow)))
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
@@ -542,7 +549,7 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 		t.Run(verb, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newRobot("test", 1)
+			robot := robottest.NewRobot("test", 1)
 			f.addRobot(robot)
 			if deployment := cached(t, robot); deployment != nil {
 				f.addDeployment(deployment)
@@ -557,12 +564,12 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 				t.Fatalf("expected the Forbidden error back, for a retry with backoff; got %v", err)
 			}
 			applied := f.onlyStatusWrite()
-			if synced := findCondition(applied.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonSyncFailed {
+			if synced := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonSyncFailed {
 				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonSyncFailed)
 			}
 			// Ready is about the workload: only a Robot without a Deployment
 			// is not Ready because of the failed write.
-			if ready := findCondition(applied.Status, robotv1alpha1.ConditionReady); (verb == "create") != (ready.Reason == robotv1alpha1.ReasonSyncFailed) {
+			if ready := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionReady); (verb == "create") != (ready.Reason == robotv1alpha1.ReasonSyncFailed) {
 				t.Errorf("%s: Ready reason %q", verb, ready.Reason)
 			}
 		})
@@ -572,7 +579,7 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
 	drain := func() []cache.ObjectName {
@@ -660,14 +667,14 @@ func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(p
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 2)
+	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	robot.Generation = 2 // a spec change the operator has not reported yet
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 	c := f.newController(ctx)
-	clock := clocktesting.NewFakeClock(fixtureNow)
+	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
 	c.clock = clock
 
 	c.handleRobot(robot)
@@ -675,11 +682,11 @@ func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.CollectAndCount(c.metrics.timeToReady); got != 1 {
+	if got := testutil.CollectAndCount(c.metrics.TimeToReady); got != 1 {
 		t.Fatalf("time_to_ready observations: %d, want 1", got)
 	}
 	var m dto.Metric
-	if err := c.metrics.timeToReady.Write(&m); err != nil {
+	if err := c.metrics.TimeToReady.Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	if sum := m.GetHistogram().GetSampleSum(); sum != 3 {
@@ -689,7 +696,7 @@ func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.metrics.timeToReady.Write(&m); err != nil {
+	if err := c.metrics.TimeToReady.Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	if n := m.GetHistogram().GetSampleCount(); n != 1 {
@@ -700,7 +707,7 @@ func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 2)
+	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	f.addRobot(robot) // no status yet
 	f.addDeployment(deployment)
@@ -724,7 +731,7 @@ func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
 func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
 	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
@@ -749,7 +756,7 @@ func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
 func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	deployment.OwnerReferences[0].UID = "an-earlier-robot"
 	f.addRobot(robot)
@@ -763,7 +770,7 @@ func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
 		t.Errorf("events %q, want none", events)
 	}
 	applied := f.onlyStatusWrite()
-	ready := findCondition(applied.Status, robotv1alpha1.ConditionReady)
+	ready := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionReady)
 	if ready.Reason != robotv1alpha1.ReasonRolloutInProgress || !strings.Contains(ready.Message, "earlier Robot") {
 		t.Errorf("Ready %s %q, want %s saying it waits for the earlier Robot's Deployment to go", ready.Reason, ready.Message, robotv1alpha1.ReasonRolloutInProgress)
 	}
@@ -777,7 +784,7 @@ func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
 func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
 	for c.workqueue.Len() > 0 { // whatever the informer setup queued
@@ -789,7 +796,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	written.ResourceVersion = "12"
 	written.Generation = 2                // the user's change
 	written.Status.ObservedGeneration = 1 // what the sync saw and wrote
-	c.writtenRobots.remember(written)
+	c.writtenRobots.Remember(written)
 	c.updateRobot(robot, written.DeepCopy())
 	if c.workqueue.Len() != 1 {
 		t.Errorf("the Robot was not queued: its generation %d is not the one its status reports (%d)", written.Generation, written.Status.ObservedGeneration)
@@ -800,7 +807,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	echo := written.DeepCopy()
 	echo.ResourceVersion = "13"
 	echo.Status.ObservedGeneration = 2
-	c.writtenRobots.remember(echo)
+	c.writtenRobots.Remember(echo)
 	for c.workqueue.Len() > 0 {
 		key, _ := c.workqueue.Get()
 		c.workqueue.Done(key)

@@ -10,6 +10,13 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/transform"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,7 +62,7 @@ func someoneElsesDeployment(namespace, name string) *appsv1.Deployment {
 func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
 
@@ -76,7 +83,7 @@ func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 	f.kubeClient.PrependReactor("*", "deployments", func(action core.Action) (bool, runtime.Object, error) {
 		switch action.GetVerb() {
 		case "get":
-			obj, err := tracker.Get(deploymentsResource, action.GetNamespace(), action.(core.GetAction).GetName())
+			obj, err := tracker.Get(robottest.DeploymentsResource, action.GetNamespace(), action.(core.GetAction).GetName())
 			appear()
 			return true, obj, err
 		case "create", "update", "patch":
@@ -92,7 +99,7 @@ func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 	if !appeared {
 		t.Fatal("the sync never asked the API server about the Robot's Deployment")
 	}
-	now, err := tracker.Get(deploymentsResource, theirs.Namespace, theirs.Name)
+	now, err := tracker.Get(robottest.DeploymentsResource, theirs.Namespace, theirs.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +121,7 @@ func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 	if len(statuses) != 1 {
 		t.Fatalf("%d status writes, want 1", len(statuses))
 	}
-	if ready := findCondition(statuses[0].Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
+	if ready := robottest.FindCondition(statuses[0].Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
 		t.Errorf("Ready %s %q, want reason %s", ready.Reason, ready.Message, robotv1alpha1.ReasonDeploymentNameTaken)
 	}
 	if requeueAfter != nameTakenRecheck {
@@ -131,7 +138,7 @@ func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 func TestNewRobotCostsOneRequest(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 2)
+	robot := robottest.NewRobot("test", 2)
 	f.addRobot(robot)
 	c := f.newController(ctx)
 
@@ -140,22 +147,22 @@ func TestNewRobotCostsOneRequest(t *testing.T) {
 	}
 	var requests []string
 	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
-		if action.GetResource() == deploymentsResource {
+		if action.GetResource() == robottest.DeploymentsResource {
 			requests = append(requests, describe(action))
 		}
 	}
 	if len(requests) != 1 || !strings.HasPrefix(requests[0], "create deployments ") {
 		t.Errorf("requests about the Deployment: %q; want one, a create", requests)
 	}
-	obj, err := f.kubeClient.Tracker().Get(deploymentsResource, robot.Namespace, robot.Name)
+	obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
 	if err != nil {
 		t.Fatalf("the Deployment was not created: %v", err)
 	}
-	desired, err := newDeployment(robot)
+	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if drift := deploymentDrift(desired, obj.(*appsv1.Deployment)); drift != "" {
+	if drift := drift.DeploymentDrift(desired, obj.(*appsv1.Deployment)); drift != "" {
 		t.Errorf("the created Deployment is not what the Robot asks for: %s", drift)
 	}
 }
@@ -181,7 +188,7 @@ func stampDeployments(t *testing.T, client *k8sfake.Clientset) {
 			deployment.UID = types.UID(deployment.Name + "-deployment-uid")
 		}
 		deployment.ResourceVersion = strconv.FormatInt(last.Add(1), 10)
-		if err := client.Tracker().Update(deploymentsResource, deployment, deployment.Namespace); err != nil {
+		if err := client.Tracker().Update(robottest.DeploymentsResource, deployment, deployment.Namespace); err != nil {
 			t.Errorf("stamping %s: %v", describe(action), err)
 		}
 		return true, deployment, nil
@@ -222,7 +229,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			want: func(d *appsv1.Deployment) string {
 				env := d.Spec.Template.Spec.Containers[0].Env
 				if slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "EXTRA" }) || len(env) != 1 {
-					return "env " + mustString(env) + ", want only MODE"
+					return "env " + robottest.MustString(env) + ", want only MODE"
 				}
 				return ""
 			},
@@ -233,7 +240,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			steps:   []step{{robot: func(r *robotv1alpha1.Robot) { r.Spec.Port = nil }}},
 			want: func(d *appsv1.Deployment) string {
 				if ports := d.Spec.Template.Spec.Containers[0].Ports; len(ports) > 0 {
-					return "ports " + mustString(ports) + ", want none"
+					return "ports " + robottest.MustString(ports) + ", want none"
 				}
 				return ""
 			},
@@ -260,7 +267,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newRobot("test", 1)
+			robot := robottest.NewRobot("test", 1)
 			tc.created(robot)
 			f.addRobot(robot)
 			c := f.newController(ctx)
@@ -271,19 +278,19 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			// as the informers would.
 			catchUp := func() {
 				t.Helper()
-				obj, err := f.kubeClient.Tracker().Get(deploymentsResource, robot.Namespace, robot.Name)
+				obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
 				if err != nil {
 					t.Fatal(err)
 				}
 				// The Deployment informer's transform.
-				cached, err := trimManagedFields(obj)
+				cached, err := transform.TrimManagedFields(obj)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if err := f.deploymentIndexer.Update(cached); err != nil {
 					t.Fatal(err)
 				}
-				if obj, err = f.robotClient.Tracker().Get(robotsResource, robot.Namespace, robot.Name); err != nil {
+				if obj, err = f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name); err != nil {
 					t.Fatal(err)
 				}
 				if err := f.robotIndexer.Update(obj); err != nil {
@@ -301,7 +308,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			sync()
 			for _, s := range tc.steps {
 				if s.robot != nil {
-					obj, err := f.robotClient.Tracker().Get(robotsResource, robot.Namespace, robot.Name)
+					obj, err := f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -310,12 +317,12 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 					robot.Generation++
 					rv, _ := strconv.Atoi(robot.ResourceVersion)
 					robot.ResourceVersion = strconv.Itoa(rv + 1)
-					if err := f.robotClient.Tracker().Update(robotsResource, robot, robot.Namespace); err != nil {
+					if err := f.robotClient.Tracker().Update(robottest.RobotsResource, robot, robot.Namespace); err != nil {
 						t.Fatal(err)
 					}
 				}
 				if s.other != nil {
-					obj, err := f.kubeClient.Tracker().Get(deploymentsResource, robot.Namespace, robot.Name)
+					obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -329,7 +336,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 				sync()
 			}
 
-			obj, err := f.kubeClient.Tracker().Get(deploymentsResource, robot.Namespace, robot.Name)
+			obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,13 +346,13 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 				requests = append(requests, describe(action))
 			}
 			if wrong := tc.want(deployment); wrong != "" {
-				t.Errorf("the Deployment still has what the Robot no longer asks for: %s\nrequests: %q\nmanagedFields: %s", wrong, requests, mustString(deployment.ManagedFields))
+				t.Errorf("the Deployment still has what the Robot no longer asks for: %s\nrequests: %q\nmanagedFields: %s", wrong, requests, robottest.MustString(deployment.ManagedFields))
 			}
-			desired, err := newDeployment(robot)
+			desired, err := workload.NewDeployment(robot)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if drift := deploymentDrift(desired, deployment); drift != "" {
+			if drift := drift.DeploymentDrift(desired, deployment); drift != "" {
 				t.Errorf("the Deployment is not what the Robot asks for: %s", drift)
 			}
 		})
@@ -354,7 +361,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 
 func noArgs(d *appsv1.Deployment) string {
 	if args := d.Spec.Template.Spec.Containers[0].Args; len(args) > 0 {
-		return "args " + mustString(args) + ", want none"
+		return "args " + robottest.MustString(args) + ", want none"
 	}
 	return ""
 }
@@ -371,16 +378,16 @@ func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
 		otherChange   func(*appsv1.Deployment)
 		wantClaim     bool
 	}{
-		{"the Robot changed after the create", []metav1.ManagedFieldsEntry{statusByOthers, created}, changeImage, nil, true},
-		{"the Robot changed after an apply that undid another writer's change", []metav1.ManagedFieldsEntry{applied, statusByOthers, created}, changeImage, nil, true},
-		{"another writer changed the Deployment after the create", []metav1.ManagedFieldsEntry{statusByOthers, created},
+		{"the Robot changed after the create", []metav1.ManagedFieldsEntry{robottest.StatusByOthers, robottest.Created}, changeImage, nil, true},
+		{"the Robot changed after an apply that undid another writer's change", []metav1.ManagedFieldsEntry{robottest.Applied, robottest.StatusByOthers, robottest.Created}, changeImage, nil, true},
+		{"another writer changed the Deployment after the create", []metav1.ManagedFieldsEntry{robottest.StatusByOthers, robottest.Created},
 			nil, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) }, false},
-		{"the Robot changed, its Deployment was created by an apply", []metav1.ManagedFieldsEntry{applied, statusByOthers}, changeImage, nil, false},
+		{"the Robot changed, its Deployment was created by an apply", []metav1.ManagedFieldsEntry{robottest.Applied, robottest.StatusByOthers}, changeImage, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newRobot("test", 1)
+			robot := robottest.NewRobot("test", 1)
 			deployment := liveDeployment(t, robot)
 			converged(robot, deployment)
 			deployment.ManagedFields = tc.managedFields
@@ -393,7 +400,7 @@ func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
 			}
 			f.addRobot(robot)
 			f.kubeObjects = append(f.kubeObjects, deployment)
-			cached, err := trimManagedFields(deployment.DeepCopy())
+			cached, err := transform.TrimManagedFields(deployment.DeepCopy())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,13 +418,13 @@ func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
 			if !tc.wantClaim {
 				return
 			}
-			obj, err := f.kubeClient.Tracker().Get(deploymentsResource, robot.Namespace, robot.Name)
+			obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
 			entries := obj.(*appsv1.Deployment).ManagedFields
-			if createdFieldsEntry(entries) >= 0 || !hasAppliedEntry(entries) {
-				t.Errorf("managedFields after the sync: %s; want the operator's Apply entry and no Update entry of its own", mustString(entries))
+			if drift.CreatedFieldsEntry(entries) >= 0 || !drift.HasAppliedEntry(entries) {
+				t.Errorf("managedFields after the sync: %s; want the operator's Apply entry and no Update entry of its own", robottest.MustString(entries))
 			}
 		})
 	}
@@ -429,22 +436,22 @@ func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
 func TestOwnDeploymentOutsideTheCacheIsApplied(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
-	delete(deployment.Labels, labelManagedBy)
+	delete(deployment.Labels, workload.LabelManagedBy)
 	f.addRobot(robot)
 	f.kubeObjects = append(f.kubeObjects, deployment)
 
 	// Gone from the cache of a Robot that had it, as if deleted: the
 	// Robot is asked for first, lest it be gone too.
-	f.robotActions = append(f.robotActions, core.NewGetAction(robotsResource, robot.Namespace, robot.Name))
+	f.robotActions = append(f.robotActions, core.NewGetAction(robottest.RobotsResource, robot.Namespace, robot.Name))
 	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
 	f.expectApplyDeployment(robot)
 	f.run(ctx, cache.MetaObjectToName(robot))
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+EventDeploymentUpdated) {
-		t.Errorf("expected one %s event, got %q", EventDeploymentUpdated, events)
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+		t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
 	}
 }
 
@@ -454,10 +461,10 @@ func TestOwnDeploymentOutsideTheCacheIsApplied(t *testing.T) {
 func TestFailedClaimIsRetried(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
-	deployment.ManagedFields = []metav1.ManagedFieldsEntry{statusByOthers, created}
+	deployment.ManagedFields = []metav1.ManagedFieldsEntry{robottest.StatusByOthers, robottest.Created}
 	robot.Spec.Image = "registry.example/robot:2.0"
 	robot.Generation++
 	f.addRobot(robot)
@@ -472,7 +479,7 @@ func TestFailedClaimIsRetried(t *testing.T) {
 	})
 
 	_, err := c.syncHandler(ctx, cache.MetaObjectToName(robot))
-	var invalid *invalidSpecError
+	var invalid *outcome.InvalidSpecError
 	if err == nil || errors.As(err, &invalid) {
 		t.Fatalf("sync returned %v; want an error to retry with backoff", err)
 	}
@@ -484,7 +491,7 @@ func TestFailedClaimIsRetried(t *testing.T) {
 		t.Errorf("requests %q, want %q: no apply once the claim failed", requests, want)
 	}
 	applied := f.onlyStatusWrite()
-	if ready := findCondition(applied.Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
+	if ready := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
 		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonSyncFailed)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/robottest"
+
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -23,7 +25,7 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 	// sync left hanging by a failure returns then.
 	ctx := klog.NewContext(t.Context(), logger)
 	f := newFixture(t)
-	stuck, next := newRobot("stuck", 1), newRobot("next", 1)
+	stuck, next := robottest.NewRobot("stuck", 1), robottest.NewRobot("next", 1)
 	f.addRobot(stuck)
 	f.addRobot(next)
 	c := f.newController(ctx)

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/serving"
+
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -32,13 +35,13 @@ func TestHealthzStuckThresholdFollowsTheSyncDeadline(t *testing.T) {
 		f := newFixture(t)
 		c := f.newController(ctx)
 		c.syncTimeout = tc.syncTimeout
-		clock := clocktesting.NewFakeClock(fixtureNow)
+		clock := clocktesting.NewFakeClock(robottest.FixtureNow)
 		c.clock = clock
 		c.inflight.Store(cache.ObjectName{Namespace: "default", Name: "test"}, clock.Now())
 		clock.Step(tc.running)
 
 		rec := httptest.NewRecorder()
-		healthHandler(c, c.syncTimeout).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		serving.HealthHandler(c, c.syncTimeout).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 		if rec.Code != tc.want {
 			t.Errorf("-sync-timeout=%v, a sync running for %v: /healthz answered %d %q, want %d",
 				tc.syncTimeout, tc.running, rec.Code, rec.Body.String(), tc.want)

@@ -19,13 +19,13 @@ func TestLeaderGauge(t *testing.T) {
 	if err := c.RegisterMetrics(registry); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.ToFloat64(c.metrics.leader); got != 0 {
+	if got := testutil.ToFloat64(c.metrics.Leader); got != 0 {
 		t.Errorf("before the workers run: leader %v, want 0", got)
 	}
 	stopped := errors.New("stopped")
 	var during float64
 	err := c.runLeading(func() error {
-		during = testutil.ToFloat64(c.metrics.leader)
+		during = testutil.ToFloat64(c.metrics.Leader)
 		return stopped
 	})
 	if !errors.Is(err, stopped) {
@@ -34,7 +34,7 @@ func TestLeaderGauge(t *testing.T) {
 	if during != 1 {
 		t.Errorf("while the workers run: leader %v, want 1", during)
 	}
-	if got := testutil.ToFloat64(c.metrics.leader); got != 0 {
+	if got := testutil.ToFloat64(c.metrics.Leader); got != 0 {
 		t.Errorf("after the workers stopped: leader %v, want 0", got)
 	}
 	if n, err := testutil.GatherAndCount(registry, "robot_operator_leader"); err != nil || n != 1 {

@@ -19,6 +19,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/leader"
+	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/robotclient"
+	"github.com/robot-operator/robot-operator/internal/serving"
+	"github.com/robot-operator/robot-operator/internal/status"
+	"github.com/robot-operator/robot-operator/internal/transform"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,7 +61,7 @@ type options struct {
 	resyncPeriod    time.Duration
 	shutdownTimeout time.Duration
 	syncTimeout     time.Duration
-	leaderElection  leaderElection
+	leaderElection  leader.LeaderElection
 	metricsAddr     string
 	metricsSecure   bool
 	metricsCertDir  string
@@ -134,12 +142,12 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.DurationVar(&opts.syncTimeout, "sync-timeout", defaultSyncTimeout, "How long one sync of a Robot, all its API requests included, may take before it is cancelled and retried with backoff. The liveness check fails for a sync running ten times as long (at least a minute).")
 
 	le := &opts.leaderElection
-	fs.BoolVar(&le.enabled, "leader-elect", false, "Run only while holding a Lease, so that one of several replicas writes at a time. The shipped manifests turn it on.")
-	fs.StringVar(&le.namespace, "leader-elect-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace in a cluster, \"default\" outside one).")
-	fs.StringVar(&le.id, "leader-elect-id", "robot-operator", "Name of the leader election Lease.")
-	fs.DurationVar(&le.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long followers wait after the last renewal before taking the Lease over.")
-	fs.DurationVar(&le.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up and exits. Must be less than the lease duration.")
-	fs.DurationVar(&le.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often to try to acquire or renew the Lease.")
+	fs.BoolVar(&le.Enabled, "leader-elect", false, "Run only while holding a Lease, so that one of several replicas writes at a time. The shipped manifests turn it on.")
+	fs.StringVar(&le.Namespace, "leader-elect-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace in a cluster, \"default\" outside one).")
+	fs.StringVar(&le.Id, "leader-elect-id", "robot-operator", "Name of the leader election Lease.")
+	fs.DurationVar(&le.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long followers wait after the last renewal before taking the Lease over.")
+	fs.DurationVar(&le.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up and exits. Must be less than the lease duration.")
+	fs.DurationVar(&le.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "How often to try to acquire or renew the Lease.")
 
 	fs.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8080", "Address to serve Prometheus metrics on, at /metrics (\"0\" turns it off).")
 	fs.BoolVar(&opts.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS, only to callers whose bearer token the API server authenticates (TokenReview) and who may get /metrics (SubjectAccessReview; see the ClusterRole robot-operator-metrics-reader). -metrics-secure=false serves plain HTTP to anyone, for local runs.")
@@ -159,8 +167,8 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		}
 		return nil, err
 	}
-	if le.namespace == "" {
-		le.namespace = defaultLeaseNamespace()
+	if le.Namespace == "" {
+		le.Namespace = leader.DefaultLeaseNamespace()
 	}
 	opts.verbosity, _ = strconv.Atoi(fs.Lookup("v").Value.String())
 	switch {
@@ -182,10 +190,10 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-metrics-cert-dir needs -metrics-secure")
 	case opts.loggingFormat != "text" && opts.loggingFormat != "json":
 		return nil, fmt.Errorf("-logging-format must be text or json, not %q", opts.loggingFormat)
-	case le.enabled && le.renewDeadline >= le.leaseDuration:
-		return nil, fmt.Errorf("-leader-elect-renew-deadline (%v) must be less than -leader-elect-lease-duration (%v)", le.renewDeadline, le.leaseDuration)
-	case le.enabled && le.retryPeriod >= le.renewDeadline:
-		return nil, fmt.Errorf("-leader-elect-retry-period (%v) must be less than -leader-elect-renew-deadline (%v)", le.retryPeriod, le.renewDeadline)
+	case le.Enabled && le.RenewDeadline >= le.LeaseDuration:
+		return nil, fmt.Errorf("-leader-elect-renew-deadline (%v) must be less than -leader-elect-lease-duration (%v)", le.RenewDeadline, le.LeaseDuration)
+	case le.Enabled && le.RetryPeriod >= le.RenewDeadline:
+		return nil, fmt.Errorf("-leader-elect-retry-period (%v) must be less than -leader-elect-renew-deadline (%v)", le.RetryPeriod, le.RenewDeadline)
 	}
 	return opts, nil
 }
@@ -206,7 +214,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	}
 	// Metrics providers must be in place before the first client or queue.
 	registry := prometheus.NewRegistry()
-	registerProcessMetrics(registry)
+	metrics.RegisterProcessMetrics(registry)
 	if err := checkCluster(cfg); err != nil {
 		return err
 	}
@@ -218,7 +226,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
 	}
-	robotClient, err := newRobotClientset(cfg)
+	robotClient, err := robotclient.NewRobotClientset(cfg)
 	if err != nil {
 		return fmt.Errorf("building the Robot client: %w", err)
 	}
@@ -230,25 +238,25 @@ func runOperator(ctx context.Context, opts *options) error {
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.resyncPeriod,
 		kubeinformers.WithNamespace(opts.namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.LabelSelector = labels.SelectorFromSet(labels.Set{labelManagedBy: labelManagedByValue}).String()
+			o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 		}),
-		kubeinformers.WithTransform(trimManagedFields))
+		kubeinformers.WithTransform(transform.TrimManagedFields))
 	// The pods of those Deployments, by the same label, summarized to what
 	// says why they do not run (diagnosis.go). No resync: the Robots' own
 	// resync rechecks them.
 	podInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
 		kubeinformers.WithNamespace(opts.namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.LabelSelector = labels.SelectorFromSet(labels.Set{labelManagedBy: labelManagedByValue}).String()
+			o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 		}),
-		kubeinformers.WithTransform(summarizePod))
+		kubeinformers.WithTransform(status.SummarizePod))
 	robotInformerFactory := informers.NewSharedInformerFactoryWithOptions(robotClient, opts.resyncPeriod,
 		informers.WithNamespace(opts.namespace),
-		informers.WithTransform(stripManagedFields))
+		informers.WithTransform(transform.StripManagedFields))
 
 	// The write fence: open until this process leads, then shut whenever
 	// the Lease may have gone to another replica.
-	fence := &Fence{}
+	fence := &leader.Fence{}
 	controller, err := NewController(ctx, Options{
 		KubeClient:         kubeClient,
 		RobotClient:        robotClient,
@@ -269,8 +277,8 @@ func runOperator(ctx context.Context, opts *options) error {
 
 	// Listen before anything else starts, so a taken port fails at once.
 	var servers []*http.Server
-	defer func() { shutdownServers(logger, servers) }()
-	metricsHandler, metricsTLS, err := metricsEndpoint(ctx, opts.metricsSecure, opts.metricsCertDir, registry, kubeClient)
+	defer func() { serving.ShutdownServers(logger, servers) }()
+	metricsHandler, metricsTLS, err := serving.MetricsEndpoint(ctx, opts.metricsSecure, opts.metricsCertDir, registry, kubeClient)
 	if err != nil {
 		return err
 	}
@@ -286,13 +294,13 @@ func runOperator(ctx context.Context, opts *options) error {
 		tls        *tls.Config
 	}{
 		{"metrics", opts.metricsAddr, metricsHandler, metricsTLS},
-		{"health probes", opts.healthAddr, healthHandler(controller, opts.syncTimeout), nil},
+		{"health probes", opts.healthAddr, serving.HealthHandler(controller, opts.syncTimeout), nil},
 		{"pprof", opts.pprofAddr, pprofMux, nil},
 	} {
 		if s.addr == "" || s.addr == "0" {
 			continue
 		}
-		server, err := serve(logger, s.name, s.addr, s.handler, s.tls)
+		server, err := serving.Serve(logger, s.name, s.addr, s.handler, s.tls)
 		if err != nil {
 			return err
 		}
@@ -315,8 +323,8 @@ func runOperator(ctx context.Context, opts *options) error {
 	robotInformerFactory.Start(informersCtx.Done())
 
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
-		"workers", opts.workers, "leaderElection", opts.leaderElection.enabled)
-	if !opts.leaderElection.enabled {
+		"workers", opts.workers, "leaderElection", opts.leaderElection.Enabled)
+	if !opts.leaderElection.Enabled {
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	}
 	// The Lease gets a client of its own, so that a burst of syncs waiting
@@ -328,7 +336,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return fmt.Errorf("building the leader election client: %w", err)
 	}
-	return runAsLeader(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
+	return leader.RunAsLeader(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
 		fence.Arm(mayWrite)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})

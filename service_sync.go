@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,27 +34,27 @@ func (c *Controller) addServiceEventHandler(serviceInformer coreinformers.Servic
 // is decided from the cache: a Robot without a Service, or whose Service is
 // as asked, costs no request.
 func (c *Controller) syncService(ctx context.Context, robot *robotv1alpha1.Robot) (*corev1.Service, error) {
-	desired := newService(robot)
-	current, err := c.cachedService(robot.Namespace, serviceName(robot))
+	desired := workload.NewService(robot)
+	current, err := c.cachedService(robot.Namespace, workload.ServiceName(robot))
 	if err != nil {
 		return nil, err
 	}
 	if desired == nil {
 		if current != nil && metav1.IsControlledBy(current, robot) {
-			return nil, c.writer.deleteOwnService(ctx, robot, current)
+			return nil, c.writer.DeleteOwnService(ctx, robot, current)
 		}
 		return nil, nil
 	}
 
 	if current == nil {
-		created, err := c.writer.createService(ctx, robot, desired)
+		created, err := c.writer.CreateService(ctx, robot, desired)
 		if !apierrors.IsAlreadyExists(err) {
 			return created, err
 		}
 		// Not in the cache, which holds only the Services labelled as
 		// managed by the operator: someone else's, or the Robot's own with
 		// that label removed.
-		if current, err = c.writer.getService(ctx, robot.Namespace, *desired.Name); err != nil {
+		if current, err = c.writer.GetService(ctx, robot.Namespace, *desired.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -60,20 +64,20 @@ func (c *Controller) syncService(ctx context.Context, robot *robotv1alpha1.Robot
 			// A Robot of this name was deleted and created again: the
 			// first one's Service goes with the garbage collector, and its
 			// delete event queues this Robot.
-			return nil, &earlierRobotError{name: current.Name, kind: "Service"}
+			return nil, &outcome.EarlierRobotError{Name: current.Name, Kind: "Service"}
 		}
-		err := &serviceNameTakenError{name: current.Name}
+		err := &outcome.ServiceNameTakenError{Name: current.Name}
 		if ref != nil {
-			err.owner = ref.Kind + "/" + ref.Name
+			err.Owner = ref.Kind + "/" + ref.Name
 		}
 		return nil, err
 	}
 
-	drift := serviceDrift(desired, current)
-	if drift == "" {
+	difference := drift.ServiceDrift(desired, current)
+	if difference == "" {
 		return current, nil
 	}
-	return c.writer.applyService(ctx, robot, desired, current, drift)
+	return c.writer.ApplyService(ctx, robot, desired, current, difference)
 }
 
 // cachedService returns the Service named name from the cache, or the one
@@ -87,16 +91,16 @@ func (c *Controller) cachedService(namespace, name string) (*corev1.Service, err
 	if err != nil {
 		return nil, err
 	}
-	return c.writtenServices.freshest(service), nil
+	return c.writtenServices.Freshest(service), nil
 }
 
 // ownService returns robot's Service from the cache when the Robot controls
 // it, or nil: what the status reports when the Service was not synced.
 func (c *Controller) ownService(robot *robotv1alpha1.Robot) *corev1.Service {
-	if !wantsService(robot) {
+	if !workload.WantsService(robot) {
 		return nil
 	}
-	service, err := c.cachedService(robot.Namespace, serviceName(robot))
+	service, err := c.cachedService(robot.Namespace, workload.ServiceName(robot))
 	if err != nil || service == nil || !metav1.IsControlledBy(service, robot) {
 		return nil
 	}
@@ -105,7 +109,7 @@ func (c *Controller) ownService(robot *robotv1alpha1.Robot) *corev1.Service {
 
 // addService queues the Robot of a Service the informer has just seen.
 func (c *Controller) addService(obj interface{}) {
-	if service, ok := obj.(*corev1.Service); ok && c.writtenServices.isOwnWrite(service) {
+	if service, ok := obj.(*corev1.Service); ok && c.writtenServices.IsOwnWrite(service) {
 		return
 	}
 	c.handleObject(obj)
@@ -114,7 +118,7 @@ func (c *Controller) addService(obj interface{}) {
 // updateService queues the Robot of a changed Service.
 func (c *Controller) updateService(old, new interface{}) {
 	service := new.(*corev1.Service)
-	if old.(*corev1.Service).ResourceVersion == service.ResourceVersion || c.writtenServices.isOwnWrite(service) {
+	if old.(*corev1.Service).ResourceVersion == service.ResourceVersion || c.writtenServices.IsOwnWrite(service) {
 		return
 	}
 	c.handleObject(new)
@@ -128,7 +132,7 @@ func (c *Controller) deleteService(obj interface{}) {
 		obj = tombstone.Obj
 	}
 	if service, ok := obj.(*corev1.Service); ok {
-		c.writtenServices.forget(service.UID)
+		c.writtenServices.Forget(service.UID)
 	}
 	if robot, _ := c.owningRobot(obj); robot != nil {
 		c.enqueueRobot(robot)

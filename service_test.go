@@ -5,6 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/status"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,15 +33,15 @@ func (f *fixture) addService(service *corev1.Service) {
 
 func (f *fixture) expectCreateService(robot *robotv1alpha1.Robot) {
 	var s corev1.Service
-	if err := roundTrip(newService(robot), &s); err != nil {
+	if err := workload.RoundTrip(workload.NewService(robot), &s); err != nil {
 		f.t.Fatal(err)
 	}
 	f.kubeActions = append(f.kubeActions, core.NewCreateAction(servicesResource, robot.Namespace, &s))
 }
 
 func (f *fixture) expectApplyService(robot *robotv1alpha1.Robot) {
-	desired := newService(robot)
-	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, robot.Namespace, *desired.Name, types.ApplyPatchType, mustJSON(f.t, desired)))
+	desired := workload.NewService(robot)
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
 }
 
 func (f *fixture) expectDeleteService(service *corev1.Service) {
@@ -45,7 +52,7 @@ func (f *fixture) expectDeleteService(service *corev1.Service) {
 // convergedWithService sets robot's status to what the operator writes for
 // its Deployment and Service.
 func convergedWithService(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service) {
-	robot.Status = computeStatus(robot, deployment, service, nil, metav1.NewTime(fixtureNow.Add(-time.Hour)))
+	robot.Status = status.ComputeStatus(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 }
 
 // checkDeletePreconditions fails unless every delete the sync made carries
@@ -65,7 +72,7 @@ func (f *fixture) checkDeletePreconditions() {
 func TestServiceCreated(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	f.addRobot(robot)
@@ -74,30 +81,30 @@ func TestServiceCreated(t *testing.T) {
 	f.expectCreateService(robot)
 	// The fake API server fills in nothing: the Service as created.
 	var created corev1.Service
-	if err := roundTrip(newService(robot), &created); err != nil {
+	if err := workload.RoundTrip(workload.NewService(robot), &created); err != nil {
 		t.Fatal(err)
 	}
-	status := computeStatus(robot, deployment, &created, nil, metav1.NewTime(fixtureNow))
+	status := status.ComputeStatus(robot, deployment, &created, nil, metav1.NewTime(robottest.FixtureNow))
 	if status.ServiceName != "test" {
 		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
 	}
 	f.expectApplyStatus(robot, status)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + EventServiceCreated + ` Created Service "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventServiceCreated + ` Created Service "test"`)
 }
 
 func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
 	f.addRobot(robot)
 
 	f.expectCreateDeployment(robot)
 	f.expectCreateService(robot)
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	status := computeStatus(robot, created, liveService(t, robot), nil, metav1.NewTime(fixtureNow))
+	status := status.ComputeStatus(robot, created, liveService(t, robot), nil, metav1.NewTime(robottest.FixtureNow))
 	if status.ServiceName != "test" {
 		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
 	}
@@ -110,7 +117,7 @@ func TestConvergedRobotWithServiceCostsNothing(t *testing.T) {
 		t.Run(string(serviceType), func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newServiceRobot("test", serviceType)
+			robot := robottest.NewServiceRobot("test", serviceType)
 			deployment, service := liveDeployment(t, robot), liveService(t, robot)
 			convergedWithService(robot, deployment, service)
 			f.addRobot(robot)
@@ -132,7 +139,7 @@ func TestServiceDriftReverted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
 			deployment, service := liveDeployment(t, robot), liveService(t, robot)
 			convergedWithService(robot, deployment, service)
 			edit(service)
@@ -142,8 +149,8 @@ func TestServiceDriftReverted(t *testing.T) {
 
 			f.expectApplyService(robot)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+EventServiceUpdated) {
-				t.Errorf("expected one %s event, got %q", EventServiceUpdated, events)
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventServiceUpdated) {
+				t.Errorf("expected one %s event, got %q", writer.EventServiceUpdated, events)
 			}
 		})
 	}
@@ -155,9 +162,9 @@ func TestServiceDriftReverted(t *testing.T) {
 func TestServiceTypeChange(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
 	deployment, service := liveDeployment(t, robot), liveService(t, robot)
-	service.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: fieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}
+	service.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: workload.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}
 	convergedWithService(robot, deployment, service)
 	robot.Spec.Service.Type = robotv1alpha1.ServiceTypeClusterIP
 	robot.Generation = 2
@@ -165,14 +172,14 @@ func TestServiceTypeChange(t *testing.T) {
 	f.addDeployment(deployment)
 	f.addService(service)
 
-	patch, err := claimPatch(service, 0)
+	patch, err := drift.ClaimPatch(service, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, service.Namespace, service.Name, types.JSONPatchType, patch))
 	f.expectApplyService(robot)
 	// The new generation is reported; the Service is still "test".
-	f.expectApplyStatus(robot, computeStatus(robot, deployment, service, nil, metav1.NewTime(fixtureNow)))
+	f.expectApplyStatus(robot, status.ComputeStatus(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow)))
 	f.run(ctx, cache.MetaObjectToName(robot))
 	if events := f.events(); len(events) != 1 || !strings.Contains(events[0], `spec.type is "NodePort"; the Robot asks for "ClusterIP"`) {
 		t.Errorf("events %q, want one saying the type changed", events)
@@ -197,7 +204,7 @@ func TestServiceNotWanted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
 			service := liveService(t, robot)
 			if tt.foreign {
 				service.OwnerReferences = nil
@@ -217,7 +224,7 @@ func TestServiceNotWanted(t *testing.T) {
 			if tt.foreign {
 				f.expectEvents()
 			} else {
-				f.expectEvents(corev1.EventTypeNormal + " " + EventServiceDeleted + ` Deleted Service "test": the Robot asks for none`)
+				f.expectEvents(corev1.EventTypeNormal + " " + writer.EventServiceDeleted + ` Deleted Service "test": the Robot asks for none`)
 			}
 		})
 	}
@@ -233,7 +240,7 @@ func TestNoServiceCostsNoRequest(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newServiceRobot("test", robotv1alpha1.ServiceTypeNone)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNone)
 			change(robot)
 			deployment := liveDeployment(t, robot)
 			converged(robot, deployment)
@@ -252,14 +259,14 @@ func TestServiceNotControlled(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
 			deployment := liveDeployment(t, robot)
 			converged(robot, deployment)
 			f.addRobot(robot)
 			f.addDeployment(deployment)
 			foreign := &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
-					Labels: map[string]string{labelManagedBy: labelManagedByValue}},
+					Labels: map[string]string{workload.LabelManagedBy: workload.LabelManagedByValue}},
 				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 			}
 			if inCache {
@@ -270,11 +277,11 @@ func TestServiceNotControlled(t *testing.T) {
 				f.expectCreateService(robot)
 				f.kubeActions = append(f.kubeActions, core.NewGetAction(servicesResource, robot.Namespace, "test"))
 			}
-			status := computeStatus(robot, deployment, nil, &serviceNameTakenError{name: "test"}, metav1.NewTime(fixtureNow))
-			if ready := findCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
+			status := status.ComputeStatus(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow))
+			if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
 				t.Errorf("Ready %s (%s), want True: the Deployment runs", ready.Status, ready.Reason)
 			}
-			if synced := findCondition(status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonServiceNameTaken {
+			if synced := robottest.FindCondition(status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonServiceNameTaken {
 				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonServiceNameTaken)
 			}
 			f.expectApplyStatus(robot, status)
@@ -294,13 +301,13 @@ func TestServiceNotControlled(t *testing.T) {
 func TestServiceNameTakenWarnsOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
-	robot.Status = computeStatus(robot, deployment, nil, &serviceNameTakenError{name: "test"}, metav1.NewTime(fixtureNow.Add(-time.Hour)))
+	robot.Status = status.ComputeStatus(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 	f.addService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
-		Labels: map[string]string{labelManagedBy: labelManagedByValue}}})
+		Labels: map[string]string{workload.LabelManagedBy: workload.LabelManagedByValue}}})
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
@@ -309,18 +316,18 @@ func TestServiceNameTakenWarnsOnce(t *testing.T) {
 // TestServiceStatus: the status names the Service the Robot controls, and
 // a failure of the Service alone leaves Ready about the Deployment.
 func TestServiceStatus(t *testing.T) {
-	robot := newServiceRobot("web", robotv1alpha1.ServiceTypeClusterIP)
+	robot := robottest.NewServiceRobot("web", robotv1alpha1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
-	now := metav1.NewTime(fixtureNow)
-	if got := computeStatus(robot, deployment, liveService(t, robot), nil, now).ServiceName; got != "web" {
+	now := metav1.NewTime(robottest.FixtureNow)
+	if got := status.ComputeStatus(robot, deployment, liveService(t, robot), nil, now).ServiceName; got != "web" {
 		t.Errorf("with its Service: serviceName %q, want %q", got, "web")
 	}
-	if got := computeStatus(robot, deployment, nil, nil, now).ServiceName; got != "" {
+	if got := status.ComputeStatus(robot, deployment, nil, nil, now).ServiceName; got != "" {
 		t.Errorf("without a Service: serviceName %q, want none", got)
 	}
-	for _, syncErr := range []error{&serviceNameTakenError{name: "web"}, &earlierRobotError{name: "web", kind: "Service"}} {
-		status := computeStatus(robot, deployment, nil, syncErr, now)
-		ready, synced := findCondition(status, robotv1alpha1.ConditionReady), findCondition(status, robotv1alpha1.ConditionSynced)
+	for _, syncErr := range []error{&outcome.ServiceNameTakenError{Name: "web"}, &outcome.EarlierRobotError{Name: "web", Kind: "Service"}} {
+		status := status.ComputeStatus(robot, deployment, nil, syncErr, now)
+		ready, synced := robottest.FindCondition(status, robotv1alpha1.ConditionReady), robottest.FindCondition(status, robotv1alpha1.ConditionSynced)
 		if ready.Status != metav1.ConditionTrue {
 			t.Errorf("%v: Ready %s (%s), want True", syncErr, ready.Status, ready.Reason)
 		}
@@ -331,8 +338,12 @@ func TestServiceStatus(t *testing.T) {
 	// The status apply carries serviceName only when there is one, so that
 	// a Robot without a Service writes what it wrote before the field
 	// existed.
-	status := computeStatus(robot, deployment, nil, nil, now)
-	if body := string(mustJSON(t, statusApplyConfiguration(robot, &status))); strings.Contains(body, "serviceName") {
+	computed := status.ComputeStatus(robot, deployment, nil, nil, now)
+	if body := string(robottest.MustJSON(t, status.StatusApplyConfiguration(robot, &computed))); strings.Contains(body, "serviceName") {
 		t.Errorf("status apply without a Service mentions serviceName: %s", body)
 	}
+}
+
+func liveService(t *testing.T, robot *robotv1alpha1.Robot) *corev1.Service {
+	return robottest.LiveServiceOf(t, workload.NewService(robot))
 }

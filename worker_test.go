@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -93,27 +96,27 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	}{{
 		name: "updateRobot: the Robot last written",
 		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
-			c.writtenRobots.remember(robotAtVersion(robot, "11"))
+			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		},
 	}, {
 		name: "updateRobot: a later resourceVersion than the one written",
 		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
-			c.writtenRobots.remember(robotAtVersion(robot, "11"))
+			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
 			c.updateRobot(robotAtVersion(robot, "11"), robotAtVersion(robot, "12"))
 		},
 		queued: true,
 	}, {
 		name: "updateRobot: an earlier resourceVersion than the one written",
 		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
-			c.writtenRobots.remember(robotAtVersion(robot, "12"))
+			c.writtenRobots.Remember(robotAtVersion(robot, "12"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		},
 		queued: true,
 	}, {
 		name: "updateRobot: another Robot of the name, at the resourceVersion written",
 		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
-			c.writtenRobots.remember(robotAtVersion(robot, "11"))
+			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
 			recreated := robotAtVersion(robot, "11")
 			recreated.UID = "a-recreated-robot"
 			c.updateRobot(robot, recreated)
@@ -128,20 +131,20 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	}, {
 		name: "addDeployment: the Deployment last written",
 		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.remember(deploymentAtVersion(deployment, "8"))
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			c.addDeployment(deploymentAtVersion(deployment, "8"))
 		},
 	}, {
 		name: "addDeployment: another resourceVersion than the one written",
 		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.remember(deploymentAtVersion(deployment, "8"))
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			c.addDeployment(deploymentAtVersion(deployment, "9"))
 		},
 		queued: true,
 	}, {
 		name: "addDeployment: another Deployment, at the resourceVersion written",
 		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.remember(deploymentAtVersion(deployment, "8"))
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			other := deploymentAtVersion(deployment, "8")
 			other.UID = "another-deployment"
 			c.addDeployment(other)
@@ -156,13 +159,13 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	}, {
 		name: "updateDeployment: the Deployment last written",
 		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.remember(deploymentAtVersion(deployment, "8"))
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			c.updateDeployment(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
 		},
 	}, {
 		name: "updateDeployment: another resourceVersion than the one written",
 		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.remember(deploymentAtVersion(deployment, "8"))
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			c.updateDeployment(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
 		},
 		queued: true,
@@ -182,7 +185,7 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := newRobot("test", 1)
+			robot := robottest.NewRobot("test", 1)
 			robot.Status.ObservedGeneration = robot.Generation
 			deployment := liveDeployment(t, robot)
 			f.addRobot(robot)
@@ -281,8 +284,8 @@ func failedOnce(t *testing.T, c *Controller, key cache.ObjectName) {
 
 // syncCounts returns the syncs_total counter, by result.
 func syncCounts(c *Controller) (success, failed float64) {
-	return testutil.ToFloat64(c.metrics.syncs.WithLabelValues("success")),
-		testutil.ToFloat64(c.metrics.syncs.WithLabelValues("error"))
+	return testutil.ToFloat64(c.metrics.Syncs.WithLabelValues("success")),
+		testutil.ToFloat64(c.metrics.Syncs.WithLabelValues("error"))
 }
 
 // TestProcessNextWorkItemSuccessForgetsTheBackoff: a sync that succeeds,
@@ -291,7 +294,7 @@ func syncCounts(c *Controller) (success, failed float64) {
 func TestProcessNextWorkItemSuccessForgetsTheBackoff(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
 	key := cache.MetaObjectToName(robot)
@@ -324,7 +327,7 @@ func TestProcessNextWorkItemSuccessForgetsTheBackoff(t *testing.T) {
 func TestProcessNextWorkItemErrorBacksOff(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
 	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
@@ -361,7 +364,7 @@ func TestProcessNextWorkItemErrorBacksOff(t *testing.T) {
 func TestProcessNextWorkItemRecheckIsDelayedNotBackedOff(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := newRobot("test", 1)
+	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	// Unlabelled, so outside the cache: only the API server has it.
 	f.kubeObjects = append(f.kubeObjects, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: robot.Name, Namespace: robot.Namespace, UID: "foreign"}})
@@ -394,7 +397,7 @@ func TestProcessNextWorkItemRecheckIsDelayedNotBackedOff(t *testing.T) {
 func TestRunDrainsTheSyncInFlight(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	inFlight, queued := newRobot("in-flight", 1), newRobot("queued", 1)
+	inFlight, queued := robottest.NewRobot("in-flight", 1), robottest.NewRobot("queued", 1)
 	f.addRobot(inFlight)
 	f.addRobot(queued)
 	c := f.newController(ctx)
@@ -439,7 +442,7 @@ func TestRunDrainsTheSyncInFlight(t *testing.T) {
 	if err := <-applies.done; err != nil {
 		t.Errorf("the in-flight Deployment apply ended with %v, want it let through with its context live", err)
 	}
-	if _, err := f.kubeClient.Tracker().Get(deploymentsResource, inFlight.Namespace, inFlight.Name); err != nil {
+	if _, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, inFlight.Namespace, inFlight.Name); err != nil {
 		t.Errorf("the in-flight sync's Deployment: %v", err)
 	}
 	var kubeRequests, robotRequests []string
@@ -467,7 +470,7 @@ func TestRunDrainsTheSyncInFlight(t *testing.T) {
 func TestRunCancelsTheSyncInFlightAfterTheShutdownTimeout(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	stuck := newRobot("stuck", 1)
+	stuck := robottest.NewRobot("stuck", 1)
 	f.addRobot(stuck)
 	c := f.newController(ctx)
 	const shutdownTimeout = 200 * time.Millisecond
@@ -498,7 +501,7 @@ func TestRunCancelsTheSyncInFlightAfterTheShutdownTimeout(t *testing.T) {
 	if err := <-applies.done; !errors.Is(err, context.Canceled) {
 		t.Errorf("the stuck Deployment apply ended with %v, want its context cancelled", err)
 	}
-	if _, err := f.kubeClient.Tracker().Get(deploymentsResource, stuck.Namespace, stuck.Name); !apierrors.IsNotFound(err) {
+	if _, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, stuck.Namespace, stuck.Name); !apierrors.IsNotFound(err) {
 		t.Errorf("the cancelled apply wrote the Deployment all the same (%v)", err)
 	}
 	// The sync ends as a failure, without a status write: the next leader
@@ -596,7 +599,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f := newFixture(t)
-	robot := newRobot("in-flight", 1)
+	robot := robottest.NewRobot("in-flight", 1)
 	f.addRobot(robot)
 	// As in main: one context for NewController and Run.
 	c := f.newController(ctx)
@@ -643,7 +646,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{EventDeploymentCreated}); got != want {
+	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{writer.EventDeploymentCreated}); got != want {
 		t.Errorf("Events written %s, want %s: the sync's event, once", got, want)
 	}
 	for i, at := range finished {

@@ -259,7 +259,7 @@ func roundTripJSON(in, out any) error {
 }
 
 // operatorLikeDeployment is a Deployment of the shape the operator creates
-// for a Robot with an image and replicas only (testdata/golden/deployment.json
+// for a Robot with an image and replicas only (internal/workload/testdata/golden/deployment.json
 // is one with every field): its labels, owner, hash annotation and security
 // settings.
 func operatorLikeDeployment(robot *robotv1alpha1.Robot) *appsv1.Deployment {
@@ -286,7 +286,7 @@ func operatorLikeDeployment(robot *robotv1alpha1.Robot) *appsv1.Deployment {
 }
 
 // operatorLikeStatus is a status of the shape the operator writes
-// (testdata/golden/status.json): the replica counts and its four conditions,
+// (internal/workload/testdata/golden/status.json): the replica counts and its four conditions,
 // the Ready condition's message ending in note.
 func operatorLikeStatus(robot *robotv1alpha1.Robot, ready metav1.ConditionStatus, reason string, available int32, note string) *robotac.RobotStatusApplyConfiguration {
 	now := metav1.Now()

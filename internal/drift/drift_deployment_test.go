@@ -1,0 +1,151 @@
+package drift
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+)
+
+func TestDeploymentDrift(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*appsv1.Deployment)
+		want   string // a substring of the drift; "" for none
+	}{
+		// The live field reference carries the defaulted apiVersion "v1"
+		// and the request the canonical "1" for "1000m": neither is drift.
+		{name: "as applied"},
+		{name: "server defaults", mutate: func(d *appsv1.Deployment) {
+			c := &d.Spec.Template.Spec.Containers[0]
+			c.ImagePullPolicy = corev1.PullIfNotPresent
+			c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+			d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+		}},
+		{name: "canonical quantities", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}},
+		{name: "others' annotation, label, sidecar and env", mutate: func(d *appsv1.Deployment) {
+			d.Annotations["kubectl.kubernetes.io/restartedAt"] = "now"
+			d.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "now"}
+			d.Labels["team"] = "blue"
+			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar"})
+			d.Spec.Template.Spec.Containers[0].Env = append(d.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "EXTRA"})
+		}},
+		{name: "replicas", mutate: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) }, want: "spec.replicas is 7; the Robot asks for 2"},
+		{name: "image", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "other:2" }, want: "image"},
+		{name: "args", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = []string{"x"} }, want: "args"},
+		{name: "args removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = nil }, want: "args"},
+		{name: "env value", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env[0].Value = "prod" }, want: `env[name="MODE"].value is "prod"`},
+		{name: "env removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env = nil }, want: `env is not set; the Robot asks for [{"name":"MODE"`},
+		{name: "field reference", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Env[1].ValueFrom.FieldRef.FieldPath = "metadata.namespace"
+		}, want: `env[name="POD"].valueFrom.fieldRef is`},
+		{name: "port", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 9090 }, want: `ports[containerPort=8080,protocol="TCP"] is not set`},
+		{name: "resources", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		}, want: `resources.requests.cpu is "2"; the Robot asks for "1"`},
+		{name: "container renamed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "app" }, want: "container"},
+		{name: "managed-by label removed", mutate: func(d *appsv1.Deployment) { delete(d.Labels, workload.LabelManagedBy) }, want: "label"},
+		{name: "pod label removed", mutate: func(d *appsv1.Deployment) { delete(d.Spec.Template.Labels, workload.LabelRobot) }, want: "spec.template.metadata.labels.robot.dev/name is not set"},
+		{name: "seccomp removed", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.SecurityContext = nil }, want: "seccomp"},
+		{name: "privilege escalation allowed", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
+		}, want: "allowPrivilegeEscalation"},
+		{name: "spec hash", mutate: func(d *appsv1.Deployment) { d.Annotations[workload.AnnotationSpecHash] = "old" }, want: "spec changed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 2)
+			robot.Spec.Env = append(robot.Spec.Env, corev1.EnvVar{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
+			robot.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")}
+			robot.Spec.Args = []string{"serve"}
+			desired, err := workload.NewDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := liveDeployment(t, robot)
+			// As the API server stores it.
+			current.Spec.Template.Spec.Containers[0].Env[1].ValueFrom.FieldRef.APIVersion = "v1"
+			if tt.mutate != nil {
+				tt.mutate(current)
+			}
+			got := DeploymentDrift(desired, current)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("drift %q, want none", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("drift %q, want one that mentions %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestForeignFieldsAreNotDrift: what another writer adds to a field the Robot
+// leaves unset is not the operator's to change. Server-side apply would never
+// remove it, so calling it drift would mean a write on every sync, forever.
+func TestForeignFieldsAreNotDrift(t *testing.T) {
+	for name, mutate := range map[string]func(*appsv1.Deployment){
+		"args":    func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = []string{"--theirs"} },
+		"command": func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Command = []string{"/theirs"} },
+		"port": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP}}
+		},
+		"env": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "THEIRS", Value: "1"}}
+		},
+		"resources": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
+		},
+		"pod annotation": func(d *appsv1.Deployment) {
+			d.Spec.Template.Annotations = map[string]string{"example.com/theirs": "1"}
+		},
+		"security context": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(true)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// A Robot that sets none of the optional fields.
+			robot := robottest.NewRobot("test", 1)
+			robot.Spec.Port, robot.Spec.Env = nil, nil
+			desired, err := workload.NewDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := liveDeployment(t, robot)
+			mutate(current)
+			if drift := DeploymentDrift(desired, current); drift != "" {
+				t.Errorf("drift %q, want none: the operator does not set this field", drift)
+			}
+		})
+	}
+}
+
+// BenchmarkDeploymentDrift measures the drift check that every sync of a
+// Robot with a Deployment runs.
+func BenchmarkDeploymentDrift(b *testing.B) {
+	robot := robottest.NewRobot("test", 2)
+	robot.Spec.Args = []string{"serve", "--verbose"}
+	robot.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	desired, err := workload.NewDeployment(robot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var current appsv1.Deployment
+	if err := workload.RoundTrip(desired, &current); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if drift := DeploymentDrift(desired, &current); drift != "" {
+			b.Fatal(drift)
+		}
+	}
+}

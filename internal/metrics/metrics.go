@@ -1,0 +1,270 @@
+package metrics
+
+import (
+	"context"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	clientmetrics "k8s.io/client-go/tools/metrics"
+	"k8s.io/client-go/util/workqueue"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1alpha1"
+)
+
+const metricsNamespace = "robot_operator"
+
+// controllerMetrics are the operator's own metrics. They exist whether or
+// not they are registered, so the controller never checks.
+type ControllerMetrics struct {
+	Syncs        *prometheus.CounterVec
+	SyncDuration prometheus.Histogram
+	TimeToReady  prometheus.Histogram
+	Leader       prometheus.Gauge
+}
+
+func NewControllerMetrics() *ControllerMetrics {
+	return &ControllerMetrics{
+		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "syncs_total",
+			Help:      "Robot syncs, by result: success, or error (retried with backoff).",
+		}, []string{"result"}),
+		SyncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: metricsNamespace,
+			Name:      "sync_duration_seconds",
+			Help:      "How long one Robot sync takes, API requests included.",
+			Buckets:   prometheus.ExponentialBuckets(0.0005, 2, 16), // 0.5ms .. 16s
+		}),
+		TimeToReady: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: metricsNamespace,
+			Name:      "time_to_ready_seconds",
+			Help:      "From the operator first seeing a Robot's new generation (a create or a spec change) to the Robot reporting Ready=True for that generation.",
+			Buckets:   []float64{0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
+		}),
+		// The followers' 0 matters as much as the leader's 1: the sum
+		// over replicas tells "no leader" from "no operator".
+		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace,
+			Name:      "leader",
+			Help:      "1 while this replica runs the workers (it holds the Lease, or runs without leader election), 0 otherwise.",
+		}),
+	}
+}
+
+var robotsDesc = prometheus.NewDesc(metricsNamespace+"_robots",
+	"Robots in the operator's cache, by the status of their Ready condition (Unknown when it has none yet).",
+	[]string{"ready"}, nil)
+
+// robotsCollector counts Robots by Ready condition from the informer cache,
+// so the figure is never out of step with what the operator sees.
+type RobotsCollector struct{ Lister listers.RobotLister }
+
+func (rc *RobotsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- robotsDesc }
+
+func (rc *RobotsCollector) Collect(ch chan<- prometheus.Metric) {
+	robots, err := rc.Lister.List(labels.Everything())
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(robotsDesc, err)
+		return
+	}
+	counts := map[metav1.ConditionStatus]float64{metav1.ConditionTrue: 0, metav1.ConditionFalse: 0, metav1.ConditionUnknown: 0}
+	for _, robot := range robots {
+		status := metav1.ConditionUnknown
+		if c := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady); c != nil && c.ObservedGeneration == robot.Generation {
+			status = c.Status
+		}
+		counts[status]++
+	}
+	for status, n := range counts {
+		ch <- prometheus.MustNewConstMetric(robotsDesc, prometheus.GaugeValue, n, string(status))
+	}
+}
+
+const TrackedHelp = "Entries of the operator's in-memory maps kept per Robot or per owned object, by map: each stays about the number of Robots that exist, whatever the number that ever existed."
+
+var trackedDesc = prometheus.NewDesc(metricsNamespace+"_tracked_objects", TrackedHelp, []string{"map"}, nil)
+
+// trackedCollector reports, at each scrape, the size of every map the
+// controller keeps per Robot, Deployment or Service: one that grew with
+// every Robot ever seen would be a leak that only a restart clears.
+type TrackedCollector struct {
+	// sizes returns the size of each map, by name.
+	Sizes func() map[string]int
+}
+
+func (tc *TrackedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- trackedDesc }
+
+func (tc *TrackedCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, n := range tc.Sizes() {
+		ch <- prometheus.MustNewConstMetric(trackedDesc, prometheus.GaugeValue, float64(n), name)
+	}
+}
+
+func SyncMapLen(m *sync.Map) int {
+	n := 0
+	m.Range(func(_, _ any) bool {
+		n++
+		return true
+	})
+	return n
+}
+
+// readinessTracker remembers when the operator first saw each Robot's
+// current generation, until the Robot is Ready for it.
+type ReadinessTracker struct {
+	mu      sync.Mutex
+	pending map[types.UID]generationSeen
+}
+
+type generationSeen struct {
+	generation int64
+	at         time.Time
+}
+
+func NewReadinessTracker() *ReadinessTracker {
+	return &ReadinessTracker{pending: map[types.UID]generationSeen{}}
+}
+
+// seen records robot's generation, unless it is already Ready for it. It
+// never clears a record: the watch event of the status write that made the
+// Robot Ready can arrive before that write returns, and the sync that made
+// it must still find the record.
+func (t *ReadinessTracker) Seen(robot *robotv1alpha1.Robot, now time.Time) {
+	if ReadyFor(robot.Status, robot.Generation) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.pending[robot.UID]; !ok || p.generation != robot.Generation {
+		t.pending[robot.UID] = generationSeen{generation: robot.Generation, at: now}
+	}
+}
+
+// ready returns how long robot took to become Ready for generation, once:
+// false when it was not being waited for.
+func (t *ReadinessTracker) Ready(uid types.UID, generation int64, now time.Time) (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, ok := t.pending[uid]
+	if !ok || p.generation != generation {
+		return 0, false
+	}
+	delete(t.pending, uid)
+	return now.Sub(p.at), true
+}
+
+// len is the number of Robots waited for.
+func (t *ReadinessTracker) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending)
+}
+
+func (t *ReadinessTracker) Forget(uid types.UID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.pending, uid)
+}
+
+// readyFor reports whether status says Ready=True for generation.
+func ReadyFor(status robotv1alpha1.RobotStatus, generation int64) bool {
+	c := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && status.ObservedGeneration == generation
+}
+
+// registerProcessMetrics registers the Go runtime and process metrics, the
+// workqueue metrics and client-go's REST client metrics. client-go and the
+// workqueue accept one provider per process, so this runs once, before any
+// queue or client is made.
+func RegisterProcessMetrics(registry prometheus.Registerer) {
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	workqueue.SetProvider(newWorkqueueMetrics(registry))
+
+	requestLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "rest_client_request_duration_seconds",
+		Help:    "API request latency, by verb and host.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	}, []string{"verb", "host"})
+	rateLimiterLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "rest_client_rate_limiter_duration_seconds",
+		Help:    "Time API requests waited for the client-side rate limiter, by verb and host.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	}, []string{"verb", "host"})
+	requestResult := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rest_client_requests_total",
+		Help: "API requests, by status code, method and host.",
+	}, []string{"code", "method", "host"})
+	registry.MustRegister(requestLatency, rateLimiterLatency, requestResult)
+	clientmetrics.Register(clientmetrics.RegisterOpts{
+		RequestLatency:     latencyAdapter{requestLatency},
+		RateLimiterLatency: latencyAdapter{rateLimiterLatency},
+		RequestResult:      resultAdapter{requestResult},
+	})
+}
+
+type latencyAdapter struct{ m *prometheus.HistogramVec }
+
+func (a latencyAdapter) Observe(_ context.Context, verb string, u url.URL, latency time.Duration) {
+	a.m.WithLabelValues(verb, u.Host).Observe(latency.Seconds())
+}
+
+type resultAdapter struct{ m *prometheus.CounterVec }
+
+func (a resultAdapter) Increment(_ context.Context, code, method, host string) {
+	a.m.WithLabelValues(code, method, host).Inc()
+}
+
+// workqueueMetrics provides the standard workqueue metrics, labelled by the
+// queue's name.
+type workqueueMetrics struct {
+	depth, unfinished, longestRunning *prometheus.GaugeVec
+	adds, retries                     *prometheus.CounterVec
+	latency, workDuration             *prometheus.HistogramVec
+}
+
+func newWorkqueueMetrics(registry prometheus.Registerer) *workqueueMetrics {
+	name := []string{"name"}
+	buckets := prometheus.ExponentialBuckets(1e-6, 10, 10) // 1µs .. 1000s
+	m := &workqueueMetrics{
+		depth:          prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "workqueue", Name: "depth", Help: "Current depth of the workqueue."}, name),
+		adds:           prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: "adds_total", Help: "Adds handled by the workqueue."}, name),
+		latency:        prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "workqueue", Name: "queue_duration_seconds", Help: "How long an item waits in the workqueue before it is processed.", Buckets: buckets}, name),
+		workDuration:   prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "workqueue", Name: "work_duration_seconds", Help: "How long processing an item takes.", Buckets: buckets}, name),
+		unfinished:     prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "workqueue", Name: "unfinished_work_seconds", Help: "Seconds of work in progress not yet observed by work_duration; large values mean stuck workers."}, name),
+		longestRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "workqueue", Name: "longest_running_processor_seconds", Help: "How long the longest-running processor has been running."}, name),
+		retries:        prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: "retries_total", Help: "Retries handled by the workqueue."}, name),
+	}
+	registry.MustRegister(m.depth, m.adds, m.latency, m.workDuration, m.unfinished, m.longestRunning, m.retries)
+	return m
+}
+
+func (m *workqueueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return m.depth.WithLabelValues(name)
+}
+func (m *workqueueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
+	return m.adds.WithLabelValues(name)
+}
+func (m *workqueueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return m.latency.WithLabelValues(name)
+}
+func (m *workqueueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return m.workDuration.WithLabelValues(name)
+}
+func (m *workqueueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return m.unfinished.WithLabelValues(name)
+}
+func (m *workqueueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return m.longestRunning.WithLabelValues(name)
+}
+func (m *workqueueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return m.retries.WithLabelValues(name)
+}

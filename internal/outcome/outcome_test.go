@@ -1,0 +1,34 @@
+package outcome
+
+import (
+	"errors"
+	"testing"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// TestClassify: each kind of sync error, its reason and what happens next,
+// from the one table the sync, the conditions and the warnings read.
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		err    error
+		reason string
+		retry  retry
+		warns  bool
+	}{
+		{errors.New("connection refused"), robotv1alpha1.ReasonSyncFailed, RetryWithBackoff, false},
+		{&SyncTimeoutError{}, robotv1alpha1.ReasonSyncFailed, RetryWithBackoff, false},
+		{&InvalidSpecError{Err: errors.New("bad")}, robotv1alpha1.ReasonInvalidSpec, RetryOnChange, true},
+		{&NameTakenError{Name: "x"}, robotv1alpha1.ReasonDeploymentNameTaken, RecheckLater, true},
+		{&ServiceNameTakenError{Name: "x"}, robotv1alpha1.ReasonServiceNameTaken, RecheckLater, true},
+		{&EarlierRobotError{Name: "x"}, robotv1alpha1.ReasonWaitingForGarbageCollection, RecheckLater, false},
+		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1alpha1.ReasonWaitingForGarbageCollection, RecheckLater, false},
+		{&FieldConflictError{Deployment: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1alpha1.ReasonFieldConflict, RetryWithBackoff, true},
+	}
+	for _, tt := range tests {
+		f := Classify(tt.err)
+		if f.Reason != tt.reason || f.Retry != tt.retry || WarnsOnEntry(f.Reason) != tt.warns {
+			t.Errorf("%T: reason %s, retry %d, warns %v; want %s, %d, %v", tt.err, f.Reason, f.Retry, WarnsOnEntry(f.Reason), tt.reason, tt.retry, tt.warns)
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package serving
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2/ktesting"
+)
+
+// reviewer is a fake API server's answer to reviews: the users its tokens
+// name, and the users allowed to get /metrics.
+type reviewer struct {
+	users   map[string]string // token -> user name
+	readers map[string]bool   // users who may get /metrics
+	failing bool              // every review fails
+}
+
+// client returns a fake clientset that answers TokenReviews and
+// SubjectAccessReviews as r says.
+func (r *reviewer) client() *fake.Clientset {
+	client := fake.NewClientset()
+	client.PrependReactor("create", "tokenreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if r.failing {
+			return true, nil, errors.New("connection refused")
+		}
+		review := action.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenReview).DeepCopy()
+		if user, ok := r.users[review.Spec.Token]; ok {
+			review.Status.Authenticated = true
+			review.Status.User = authenticationv1.UserInfo{Username: user, Groups: []string{"system:authenticated"}}
+		}
+		return true, review, nil
+	})
+	client.PrependReactor("create", "subjectaccessreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		review := action.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview).DeepCopy()
+		attrs := review.Spec.NonResourceAttributes
+		review.Status.Allowed = r.readers[review.Spec.User] && attrs != nil && attrs.Path == "/metrics" && attrs.Verb == "get"
+		return true, review, nil
+	})
+	return client
+}
+
+// reviews counts the TokenReviews and SubjectAccessReviews sent.
+func reviews(client *fake.Clientset) (tokenReviews, accessReviews int) {
+	for _, a := range client.Actions() {
+		switch a.GetResource().Resource {
+		case "tokenreviews":
+			tokenReviews++
+		case "subjectaccessreviews":
+			accessReviews++
+		}
+	}
+	return tokenReviews, accessReviews
+}
+
+// get sends GET path with token (none when empty) through handler.
+func get(handler http.Handler, path, token string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, req)
+	return rec
+}
+
+var metricsOK = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("# metrics\n")) })
+
+// TestMetricsAuth: who gets /metrics, and how many reviews each answer
+// costs.
+func TestMetricsAuth(t *testing.T) {
+	r := &reviewer{
+		users:   map[string]string{"prometheus-token": "system:serviceaccount:monitoring:prometheus", "other-token": "system:serviceaccount:default:default"},
+		readers: map[string]bool{"system:serviceaccount:monitoring:prometheus": true},
+	}
+	for _, tc := range []struct {
+		name          string
+		header        string // the Authorization header
+		path          string
+		want          int
+		tokenReviews  int
+		accessReviews int
+	}{
+		{name: "no token", want: http.StatusUnauthorized},
+		{name: "not a bearer token", header: "Basic dXNlcjpwYXNz", want: http.StatusUnauthorized},
+		{name: "empty bearer token", header: "Bearer ", want: http.StatusUnauthorized},
+		{name: "a token that does not authenticate", header: "Bearer made-up", want: http.StatusUnauthorized, tokenReviews: 1},
+		{name: "a user without the reader role", header: "Bearer other-token", want: http.StatusForbidden, tokenReviews: 1, accessReviews: 1},
+		{name: "a reader", header: "Bearer prometheus-token", want: http.StatusOK, tokenReviews: 1, accessReviews: 1},
+		{name: "a reader, scheme in lower case", header: "bearer prometheus-token", want: http.StatusOK, tokenReviews: 1, accessReviews: 1},
+		{name: "a reader, on another path", header: "Bearer prometheus-token", path: "/debug", want: http.StatusForbidden, tokenReviews: 1, accessReviews: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := r.client()
+			handler := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client).wrap(metricsOK)
+			path := tc.path
+			if path == "" {
+				path = "/metrics"
+			}
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
+			}
+			rec := httptest.NewRecorder()
+			handler.ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Errorf("answered %d %q, want %d", rec.Code, rec.Body.String(), tc.want)
+			}
+			if rec.Code == http.StatusOK && rec.Body.String() != "# metrics\n" {
+				t.Errorf("answered 200 with body %q, want the metrics", rec.Body.String())
+			}
+			if rec.Code == http.StatusUnauthorized && rec.Header().Get("WWW-Authenticate") == "" {
+				t.Error("a 401 without WWW-Authenticate")
+			}
+			if tr, sar := reviews(client); tr != tc.tokenReviews || sar != tc.accessReviews {
+				t.Errorf("sent %d TokenReviews and %d SubjectAccessReviews, want %d and %d", tr, sar, tc.tokenReviews, tc.accessReviews)
+			}
+		})
+	}
+}
+
+// TestMetricsAuthCache: a scraper's decision is reused for a minute, a
+// refusal for ten seconds; after that the API server is asked again, and
+// sees a change of role.
+func TestMetricsAuthCache(t *testing.T) {
+	r := &reviewer{
+		users:   map[string]string{"reader": "alice", "stranger": "bob"},
+		readers: map[string]bool{"alice": true},
+	}
+	client := r.client()
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	auth.now = func() time.Time { return now }
+	handler := auth.wrap(metricsOK)
+
+	step := func(what string, d time.Duration, token string, want, wantTokenReviews int) {
+		t.Helper()
+		now = now.Add(d)
+		if got := get(handler, "/metrics", token).Code; got != want {
+			t.Errorf("%s: answered %d, want %d", what, got, want)
+		}
+		if tr, _ := reviews(client); tr != wantTokenReviews {
+			t.Errorf("%s: %d TokenReviews sent so far, want %d", what, tr, wantTokenReviews)
+		}
+	}
+	step("first scrape", 0, "reader", http.StatusOK, 1)
+	step("a scrape 15s later", 15*time.Second, "reader", http.StatusOK, 1)
+	step("a scrape 59s after the first", 44*time.Second, "reader", http.StatusOK, 1)
+	step("a scrape 60s after the first", time.Second, "reader", http.StatusOK, 2)
+	step("a stranger", 0, "stranger", http.StatusForbidden, 3)
+	r.readers["bob"] = true // granted the reader role
+	step("the stranger 9s later", 9*time.Second, "stranger", http.StatusForbidden, 3)
+	step("the stranger 10s later", time.Second, "stranger", http.StatusOK, 4)
+	delete(r.readers, "alice") // the role revoked
+	step("the reader, revoked, within the minute", 0, "reader", http.StatusOK, 4)
+	step("the reader, revoked, after the minute", time.Minute, "reader", http.StatusForbidden, 5)
+}
+
+// TestMetricsAuthCacheBound: made-up tokens never grow the cache past its
+// limit.
+func TestMetricsAuthCacheBound(t *testing.T) {
+	r := &reviewer{}
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), r.client())
+	handler := auth.wrap(metricsOK)
+	for i := range metricsAuthCacheLimit + 10 {
+		if code := get(handler, "/metrics", fmt.Sprintf("made-up-%d", i)).Code; code != http.StatusUnauthorized {
+			t.Fatalf("a made-up token: %d, want 401", code)
+		}
+		if len(auth.cache) > metricsAuthCacheLimit {
+			t.Fatalf("%d entries in the cache after %d tokens, want at most %d", len(auth.cache), i+1, metricsAuthCacheLimit)
+		}
+	}
+}
+
+// TestMetricsAuthReviewFails: when the API server cannot review, the caller
+// gets a 500, and the failure is not remembered.
+func TestMetricsAuthReviewFails(t *testing.T) {
+	r := &reviewer{users: map[string]string{"reader": "alice"}, readers: map[string]bool{"alice": true}, failing: true}
+	client := r.client()
+	handler := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client).wrap(metricsOK)
+	if code := get(handler, "/metrics", "reader").Code; code != http.StatusInternalServerError {
+		t.Errorf("the review failed: answered %d, want 500", code)
+	}
+	r.failing = false
+	if code := get(handler, "/metrics", "reader").Code; code != http.StatusOK {
+		t.Errorf("the review works again: answered %d, want 200", code)
+	}
+	if tr, _ := reviews(client); tr != 2 {
+		t.Errorf("%d TokenReviews, want 2 (a failure is not cached)", tr)
+	}
+}
+
+// TestMetricsEndpoint: -metrics-secure=false serves the metrics to anyone
+// over plain HTTP; -metrics-secure puts them behind TLS and the review.
+func TestMetricsEndpoint(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "robot_operator_test"}))
+	r := &reviewer{}
+
+	handler, tlsConfig, err := MetricsEndpoint(ctx, false, "", registry, r.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tlsConfig != nil {
+		t.Error("-metrics-secure=false: a TLS configuration, want plain HTTP")
+	}
+	if rec := get(handler, "/metrics", ""); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "robot_operator_test") {
+		t.Errorf("-metrics-secure=false, no token: %d %q, want 200 and the metrics", rec.Code, rec.Body.String())
+	}
+
+	handler, tlsConfig, err = MetricsEndpoint(ctx, true, "", registry, r.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tlsConfig == nil || len(tlsConfig.Certificates) != 1 {
+		t.Error("-metrics-secure: want TLS with the self-signed certificate")
+	}
+	if rec := get(handler, "/metrics", ""); rec.Code != http.StatusUnauthorized {
+		t.Errorf("-metrics-secure, no token: %d, want 401", rec.Code)
+	}
+}

@@ -1,0 +1,341 @@
+package status
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robot-operator/robot-operator/internal/transform"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// This file says, on the Robot, why its pods do not run. The operator caches
+// the pods of the Deployments it manages (selected by label on the server,
+// so other pods cost nothing), stripped down to what the diagnosis reads, and
+// a pod's change queues its Robot. The diagnosis is a pure function of the
+// Deployment, its pods and the time; it is consulted only while the Robot is
+// not Ready because replicas are missing or unavailable, and it gives a cause
+// only from hard signals, so that a rollout that is merely slow reads as
+// RolloutInProgress and costs no write more than before.
+
+// readinessGrace is how long a started container may stay not ready before
+// the Robot says that its readiness probe keeps failing: an application
+// that takes a few seconds to warm up is slow, not broken.
+const readinessGrace = 30 * time.Second
+
+// podCause is why a Robot's pods do not run: a Ready reason and its message.
+type podCause struct {
+	reason  string
+	message string
+}
+
+// diagnosedStatus is computeStatus with the Ready condition saying why the
+// pods do not run, when the Robot is not Ready for want of available
+// replicas and pods (or the Deployment) show a cause. The second result, when
+// positive, is when to look again: a cause that only time may reveal
+// (a readiness probe failing for long enough) has no event of its own.
+func DiagnosedStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1alpha1.RobotStatus, time.Duration) {
+	status := ComputeStatus(robot, deployment, service, syncErr, now)
+	ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionFalse || deployment == nil ||
+		(ready.Reason != robotv1alpha1.ReasonRolloutInProgress && ready.Reason != robotv1alpha1.ReasonProgressDeadlineExceeded) {
+		return status, 0
+	}
+	cause, recheck := diagnose(deployment, pods, now.Time)
+	if cause == nil {
+		return status, recheck
+	}
+	// Still False: the condition keeps its lastTransitionTime.
+	ready.Reason, ready.Message = cause.reason, cause.message
+	if len(ready.Message) > maxMessageLength {
+		ready.Message = truncate(ready.Message, maxMessageLength-3) + "..."
+	}
+	return status, recheck
+}
+
+// diagnose returns why deployment's pods do not run, or nil when nothing
+// says they will not (they may be merely slow). The Deployment's
+// ReplicaFailure condition comes first: when the pods cannot even be
+// created, none of them can tell. Then, among the pods of the Deployment's
+// current template (by the container's image: the pods of an earlier
+// template are on their way out), the first in name order with the most
+// telling cause. A positive duration is when a cause may appear with no
+// change to any object.
+func diagnose(deployment *appsv1.Deployment, pods []*PodSummary, now time.Time) (*podCause, time.Duration) {
+	if !observed(deployment) {
+		return nil, 0
+	}
+	if failure := deploymentCondition(deployment, appsv1.DeploymentReplicaFailure); failure != nil && failure.Status == corev1.ConditionTrue {
+		return replicaFailureCause(failure), 0
+	}
+	image := templateImage(deployment)
+	sorted := slices.Clone(pods)
+	slices.SortFunc(sorted, func(a, b *PodSummary) int { return cmp.Compare(a.Name, b.Name) })
+	var (
+		best    *podCause
+		rank    = len(causeRanks)
+		recheck time.Duration
+	)
+	for _, pod := range sorted {
+		if pod.DeletionTimestamp != nil || pod.image != image {
+			continue
+		}
+		cause, after := pod.diagnosis(now)
+		if after > 0 && (recheck == 0 || after < recheck) {
+			recheck = after
+		}
+		if cause == nil {
+			continue
+		}
+		if r := slices.Index(causeRanks, cause.reason); r < rank {
+			best, rank = cause, r
+		}
+	}
+	if best != nil {
+		return best, 0
+	}
+	return nil, recheck
+}
+
+// causeRanks orders the pod causes from the most telling: a pod that cannot
+// start at all says more than one that started and fails.
+var causeRanks = []string{
+	robotv1alpha1.ReasonImagePullFailed,
+	robotv1alpha1.ReasonConfigMissing,
+	robotv1alpha1.ReasonUnschedulable,
+	robotv1alpha1.ReasonCrashLoop,
+	robotv1alpha1.ReasonReadinessProbeFailing,
+}
+
+// replicaFailureCause tells, from the Deployment's ReplicaFailure condition,
+// what refuses the pods. The ReplicaSet controller copies the API server's
+// refusal into the message; the admission plugins' wording is stable.
+func replicaFailureCause(failure *appsv1.DeploymentCondition) *podCause {
+	reason := robotv1alpha1.ReasonReplicaFailure
+	switch {
+	case strings.Contains(failure.Message, "exceeded quota"):
+		reason = robotv1alpha1.ReasonQuotaExceeded
+	case strings.Contains(failure.Message, "violates PodSecurity"):
+		reason = robotv1alpha1.ReasonPodSecurityRejected
+	}
+	return &podCause{reason: reason, message: "pods cannot be created: " + failure.Message}
+}
+
+// podSummary is what the operator caches of a pod of one of its Robots: what
+// diagnose reads and what finds the Robot, nothing else. A corev1.Pod is
+// 1,240 bytes before any of its fields are filled, and a pod as the API
+// server sends it several kilobytes; a summary is a few hundred bytes
+// (docs/diagnosis.md has the figures).
+type PodSummary struct {
+	// Name, Namespace, ResourceVersion and DeletionTimestamp only: the
+	// informer keys and versions its objects by them.
+	podMeta
+	// robot is the value of the pod's selector label: its Robot's name.
+	Robot string
+	// image is the image the pod's spec gives the Robot container, which
+	// tells the pods of the Deployment's current template.
+	image string
+	// unschedulable is the scheduler's message when it finds no node.
+	unschedulable string
+	// readySince is when the pod's Ready condition last changed.
+	readySince metav1.Time
+	// container is the Robot container's status; nil until the kubelet
+	// reports one.
+	container *containerSummary
+}
+
+// containerSummary is what the diagnosis reads of the Robot container's
+// status.
+type containerSummary struct {
+	name           string
+	waitingReason  string
+	waitingMessage string
+	running        bool
+	startedAt      metav1.Time
+	started, ready bool
+	// lastExit is how the container last terminated; nil if it never did.
+	lastExit *corev1.ContainerStateTerminated
+}
+
+// GetObjectKind is part of runtime.Object, so that the informer and its
+// handlers treat a summary as any other cached object.
+func (p *PodSummary) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject is part of runtime.Object.
+func (p *PodSummary) DeepCopyObject() runtime.Object {
+	copied := *p
+	if p.DeletionTimestamp != nil {
+		copied.DeletionTimestamp = p.DeletionTimestamp.DeepCopy()
+	}
+	if p.container != nil {
+		c := *p.container
+		if c.lastExit != nil {
+			c.lastExit = c.lastExit.DeepCopy()
+		}
+		copied.container = &c
+	}
+	return &copied
+}
+
+// summarizePod is the pod informer's transform: it turns a pod into the
+// podSummary the cache keeps.
+func SummarizePod(obj interface{}) (interface{}, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		// A tombstone: its object was summarized when it was cached.
+		return obj, nil
+	}
+	summary := &PodSummary{
+		podMeta: podMeta{
+			Name:              pod.Name,
+			Namespace:         pod.Namespace,
+			ResourceVersion:   pod.ResourceVersion,
+			DeletionTimestamp: pod.DeletionTimestamp,
+		},
+		Robot: pod.Labels[workload.LabelRobot],
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == workload.ContainerName {
+			summary.image = c.Image
+		}
+	}
+	for _, c := range pod.Status.Conditions {
+		switch {
+		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable:
+			summary.unschedulable = c.Message
+		case c.Type == corev1.PodReady:
+			summary.readySince = c.LastTransitionTime
+		}
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name != workload.ContainerName {
+			continue
+		}
+		// Constants where they can be: the cache keeps no string of its
+		// own for them.
+		container := &containerSummary{name: workload.ContainerName, ready: c.Ready, started: ptr.Deref(c.Started, false)}
+		switch s := c.State; {
+		case s.Waiting != nil:
+			container.waitingReason, container.waitingMessage = transform.InternString(s.Waiting.Reason), s.Waiting.Message
+		case s.Running != nil:
+			container.running, container.startedAt = true, s.Running.StartedAt
+		}
+		if last := c.LastTerminationState.Terminated; last != nil {
+			container.lastExit = &corev1.ContainerStateTerminated{ExitCode: last.ExitCode, Reason: transform.InternString(last.Reason), Message: last.Message}
+		}
+		summary.container = container
+	}
+	return summary, nil
+}
+
+// diagnosis returns the hard signal that the pod will not run as it is, or
+// nil; and, for a started container not ready yet, how long until it has
+// been not ready for readinessGrace.
+func (p *PodSummary) diagnosis(now time.Time) (*podCause, time.Duration) {
+	if p.unschedulable != "" {
+		return &podCause{robotv1alpha1.ReasonUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, p.unschedulable)}, 0
+	}
+	c := p.container
+	if c == nil {
+		return nil, 0
+	}
+	switch c.waitingReason {
+	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
+		return &podCause{robotv1alpha1.ReasonImagePullFailed,
+			fmt.Sprintf("cannot pull image %q (%s): %s", p.image, c.waitingReason, c.waitingMessage)}, 0
+	case "CreateContainerConfigError":
+		return &podCause{robotv1alpha1.ReasonConfigMissing,
+			fmt.Sprintf("pod %s cannot start its container: %s", p.Name, c.waitingMessage)}, 0
+	case "CrashLoopBackOff":
+		return &podCause{robotv1alpha1.ReasonCrashLoop, c.crashMessage()}, 0
+	}
+	if c.ready || !c.running || !c.started {
+		return nil, 0
+	}
+	if c.lastExit != nil && c.lastExit.ExitCode != 0 {
+		// Running again between two crashes: still a crash loop, so that
+		// the Robot does not flip to another reason and back every restart.
+		return &podCause{robotv1alpha1.ReasonCrashLoop, c.crashMessage()}, 0
+	}
+	since := c.startedAt.Time
+	if p.readySince.After(since) {
+		since = p.readySince.Time
+	}
+	if wait := since.Add(readinessGrace).Sub(now); wait > 0 {
+		return nil, wait
+	}
+	return &podCause{robotv1alpha1.ReasonReadinessProbeFailing,
+		fmt.Sprintf("container %q of pod %s is running but not ready since %s: its readiness probe keeps failing",
+			c.name, p.Name, since.UTC().Format(time.RFC3339))}, 0
+}
+
+// crashMessage says how the container last exited. It leaves out the restart
+// count and the back-off, which change at every restart, so that a crash loop
+// costs one status write, not one per restart.
+func (c *containerSummary) crashMessage() string {
+	last := c.lastExit
+	if last == nil {
+		return fmt.Sprintf("container %q keeps exiting (CrashLoopBackOff)", c.name)
+	}
+	msg := fmt.Sprintf("container %q keeps exiting (CrashLoopBackOff): last exit code %d", c.name, last.ExitCode)
+	if last.Reason != "" {
+		msg += " (" + last.Reason + ")"
+	}
+	if last.Message != "" {
+		msg += ": " + last.Message
+	}
+	return msg
+}
+
+// templateImage is the image of the Robot container in deployment's pod
+// template.
+func templateImage(deployment *appsv1.Deployment) string {
+	for _, c := range deployment.Spec.Template.Spec.Containers {
+		if c.Name == workload.ContainerName {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// podsByRobot indexes the pod cache by namespace/Robot name.
+const PodsByRobot = "robot"
+
+func RobotIndex(obj interface{}) ([]string, error) {
+	if pod, ok := obj.(*PodSummary); ok && pod.Robot != "" {
+		return []string{pod.Namespace + "/" + pod.Robot}, nil
+	}
+	return nil, nil
+}
+
+// sameAs reports whether obj is a summary that says the same as p.
+func (p *PodSummary) SameAs(obj interface{}) bool {
+	other, ok := obj.(*PodSummary)
+	if !ok {
+		return false
+	}
+	a, b := *p, *other
+	return a.Name == b.Name && a.Namespace == b.Namespace && a.DeletionTimestamp.Equal(b.DeletionTimestamp) &&
+		a.Robot == b.Robot && a.image == b.image &&
+		a.unschedulable == b.unschedulable && a.readySince.Equal(&b.readySince) && reflect.DeepEqual(a.container, b.container)
+}
+
+// warnsOnCause reports whether a Ready reason is a cause the diagnosis
+// found: a Warning event is recorded once when the Robot enters it.
+func warnsOnCause(reason string) bool {
+	return slices.Contains(causeRanks, reason) || slices.Contains([]string{
+		robotv1alpha1.ReasonQuotaExceeded, robotv1alpha1.ReasonPodSecurityRejected, robotv1alpha1.ReasonReplicaFailure}, reason)
+}

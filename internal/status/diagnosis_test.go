@@ -1,0 +1,349 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// unavailable is robot's Deployment with none of its replicas available.
+func unavailable(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+	return robottest.UnavailableNow(liveDeployment(t, robot))
+}
+
+func TestDiagnosedStatus(t *testing.T) {
+	robot := robottest.NewRobot("test", 2)
+	crashed := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}
+		p.Status.ContainerStatuses[0].RestartCount = 4
+	}
+	started := func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.ContainerStatuses[0].Started = ptr.To(true)
+	}
+	tests := []struct {
+		name       string
+		deployment func(*appsv1.Deployment)
+		pods       []*corev1.Pod
+		edit       func(*corev1.Pod)
+		reason     string
+		message    string // a substring of the Ready message
+		recheck    time.Duration
+	}{{
+		name:   "slow: pods still creating",
+		pods:   []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ContainerCreating", ""))},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:    "image cannot be pulled",
+		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image "registry.example/robot:1.0"`))},
+		reason:  robotv1alpha1.ReasonImagePullFailed,
+		message: `cannot pull image "registry.example/robot:1.0" (ImagePullBackOff): Back-off pulling image`,
+	}, {
+		name:    "crash loop",
+		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container"))},
+		edit:    crashed,
+		reason:  robotv1alpha1.ReasonCrashLoop,
+		message: `container "robot" keeps exiting (CrashLoopBackOff): last exit code 3 (Error)`,
+	}, {
+		name: "crash loop, running again between two crashes",
+		pods: []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.RunningSince(time.Second))},
+		edit: func(p *corev1.Pod) {
+			crashed(p)
+			started(p)
+		},
+		reason:  robotv1alpha1.ReasonCrashLoop,
+		message: "last exit code 3",
+	}, {
+		name: "unschedulable",
+		pods: []*corev1.Pod{robottest.TestPod(robot, "test-a", corev1.ContainerState{})},
+		edit: func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = nil
+			p.Status.Conditions[0] = corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}
+		},
+		reason:  robotv1alpha1.ReasonUnschedulable,
+		message: "pod test-a cannot be scheduled: 0/3 nodes are available",
+	}, {
+		name:    "config missing",
+		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("CreateContainerConfigError", `configmap "settings" not found`))},
+		reason:  robotv1alpha1.ReasonConfigMissing,
+		message: `configmap "settings" not found`,
+	}, {
+		name:    "readiness probe failing for long",
+		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.RunningSince(time.Minute))},
+		edit:    started,
+		reason:  robotv1alpha1.ReasonReadinessProbeFailing,
+		message: "running but not ready since",
+	}, {
+		name:    "started, not ready for a few seconds: slow, look again later",
+		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.RunningSince(10*time.Second))},
+		edit:    started,
+		reason:  robotv1alpha1.ReasonRolloutInProgress,
+		recheck: 20 * time.Second,
+	}, {
+		name: "quota",
+		deployment: func(d *appsv1.Deployment) {
+			d.Status.UpdatedReplicas, d.Status.Replicas = 0, 0
+			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+				Reason: "FailedCreate", Message: `pods "test-abc-x" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=0, limited: pods=0`})
+		},
+		reason:  robotv1alpha1.ReasonQuotaExceeded,
+		message: "pods cannot be created: pods \"test-abc-x\" is forbidden: exceeded quota",
+	}, {
+		name: "pod security",
+		deployment: func(d *appsv1.Deployment) {
+			d.Status.UpdatedReplicas, d.Status.Replicas = 0, 0
+			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+				Reason: "FailedCreate", Message: `pods "test-abc-x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`})
+		},
+		reason:  robotv1alpha1.ReasonPodSecurityRejected,
+		message: `violates PodSecurity "restricted:latest"`,
+	}, {
+		name: "other replica failure",
+		deployment: func(d *appsv1.Deployment) {
+			d.Status.UpdatedReplicas, d.Status.Replicas = 0, 0
+			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+				Reason: "FailedCreate", Message: `admission webhook "x" denied the request`})
+		},
+		reason:  robotv1alpha1.ReasonReplicaFailure,
+		message: "denied the request",
+	}, {
+		name: "a pod of an earlier template is ignored",
+		pods: []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
+		edit: func(p *corev1.Pod) {
+			p.Spec.Containers[0].Image = "registry.example/robot:typo"
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name: "a terminating pod is ignored",
+		pods: []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
+		edit: func(p *corev1.Pod) {
+			p.DeletionTimestamp = ptr.To(metav1.NewTime(robottest.FixtureNow))
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name: "the most telling cause wins, whatever the pods' order",
+		pods: []*corev1.Pod{
+			robottest.TestPod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "")),
+			robottest.TestPod(robot, "test-b", robottest.Waiting("ErrImagePull", "not found")),
+		},
+		reason:  robotv1alpha1.ReasonImagePullFailed,
+		message: "(ErrImagePull): not found",
+	}, {
+		name:    "progress deadline exceeded: the cause says more",
+		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found"))},
+		reason:  robotv1alpha1.ReasonImagePullFailed,
+		message: "not found",
+		deployment: func(d *appsv1.Deployment) {
+			d.Status.Conditions[1] = appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+				Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "test-abc" has timed out progressing.`}
+		},
+	}, {
+		name:    "a long kubelet message is cut",
+		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", strings.Repeat("é", 2000)))},
+		reason:  robotv1alpha1.ReasonImagePullFailed,
+		message: "é...",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			deployment := unavailable(t, robot)
+			if tt.deployment != nil {
+				tt.deployment(deployment)
+			}
+			for _, p := range tt.pods {
+				if tt.edit != nil {
+					tt.edit(p)
+				}
+			}
+			status, recheck := DiagnosedStatus(robot, deployment, nil, summaries(t, tt.pods...), nil, metav1.NewTime(robottest.FixtureNow))
+			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+			if ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
+				t.Fatalf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
+			}
+			if !strings.Contains(ready.Message, tt.message) {
+				t.Errorf("Ready message: got %q, want it to contain %q", ready.Message, tt.message)
+			}
+			if len(ready.Message) > maxMessageLength {
+				t.Errorf("Ready message is %d bytes, more than %d", len(ready.Message), maxMessageLength)
+			}
+			if recheck != tt.recheck {
+				t.Errorf("recheck: got %v, want %v", recheck, tt.recheck)
+			}
+		})
+	}
+}
+
+// A Robot that is Ready, or not Ready for a reason of its own, is not
+// diagnosed: whatever its pods say, its status is computeStatus's.
+func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
+	robot := robottest.NewRobot("test", 2)
+	failing := []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found"))}
+	for name, deployment := range map[string]*appsv1.Deployment{
+		"ready":         liveDeployment(t, robot),
+		"no Deployment": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			want := ComputeStatus(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
+			got, recheck := DiagnosedStatus(robot, deployment, nil, summaries(t, failing...), nil, metav1.NewTime(robottest.FixtureNow))
+			if fmt.Sprint(got) != fmt.Sprint(want) || recheck != 0 {
+				t.Errorf("got %v (recheck %v), want %v", got, recheck, want)
+			}
+		})
+	}
+	t.Run("spec change not applied", func(t *testing.T) {
+		deployment := unavailable(t, robot)
+		deployment.Annotations[workload.AnnotationSpecHash] = "an-older-spec"
+		got, _ := DiagnosedStatus(robot, deployment, nil, summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(robottest.FixtureNow))
+		// Ready says why the sync failed: the pods run an older spec.
+		if ready := meta.FindStatusCondition(got.Conditions, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
+			t.Errorf("Ready: got %s, want %s", ready.Reason, robotv1alpha1.ReasonSyncFailed)
+		}
+	})
+}
+
+func summaries(t testing.TB, pods ...*corev1.Pod) []*PodSummary {
+	t.Helper()
+	out := make([]*PodSummary, 0, len(pods))
+	for _, pod := range pods {
+		summary, err := SummarizePod(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, summary.(*PodSummary))
+	}
+	return out
+}
+
+// A pod as the API server sends it and the same pod with only what the
+// diagnosis reads make the same summary: the summary keeps nothing else.
+func TestSummarizePodKeepsOnlyWhatDiagnoseReads(t *testing.T) {
+	robot := robottest.NewRobot("test", 1)
+	for _, pod := range []*corev1.Pod{
+		robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")),
+		robottest.TestPod(robot, "test-b", robottest.RunningSince(time.Minute)),
+	} {
+		pod.ResourceVersion = "123456"
+		full, minimal := summaries(t, fullPod(pod))[0], summaries(t, pod)[0]
+		if !full.SameAs(minimal) || full.ResourceVersion != minimal.ResourceVersion {
+			t.Errorf("%s: the full pod's summary %+v differs from the minimal pod's %+v", pod.Name, full, minimal)
+		}
+		if full.Robot != robot.Name || full.GetLabels() != nil || full.GetOwnerReferences() != nil || full.GetManagedFields() != nil || full.GetUID() != "" {
+			t.Errorf("%s: the summary keeps more than it should: %+v", pod.Name, full.podMeta)
+		}
+		if copied := full.DeepCopyObject().(*PodSummary); !copied.SameAs(full) || (copied.container != nil && copied.container == full.container) {
+			t.Errorf("%s: DeepCopyObject is not a deep copy", pod.Name)
+		}
+	}
+}
+
+// fullPod is pod as the API server sends it: with the fields a real pod of
+// the Robot's Deployment has, which the cache need not keep.
+func fullPod(pod *corev1.Pod) *corev1.Pod {
+	full := pod.DeepCopy()
+	full.UID = types.UID("uid-" + pod.Name)
+	full.ResourceVersion = "123456"
+	full.GenerateName = "test-5d9c7b8f6-"
+	full.Labels["pod-template-hash"] = "5d9c7b8f6"
+	full.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "test-5d9c7b8f6", UID: "rs-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	full.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:metadata":{"f:labels":{}}}`, 30))}},
+		{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", Subresource: "status",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:status":{"f:conditions":{}}}`, 30))}},
+	}
+	c := &full.Spec.Containers[0]
+	c.Args = []string{"netexec", "--http-port=8080"}
+	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}
+	c.Env = []corev1.EnvVar{{Name: "MODE", Value: "demo"}}
+	c.TerminationMessagePath, c.TerminationMessagePolicy, c.ImagePullPolicy = "/dev/termination-log", "File", "IfNotPresent"
+	c.SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)}
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "kube-api-access-abcde", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}}
+	full.Spec.Volumes = []corev1.Volume{{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}}}}}}}
+	full.Spec.Tolerations = []corev1.Toleration{
+		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+	}
+	full.Spec.NodeName, full.Spec.ServiceAccountName, full.Spec.SchedulerName = "kwok-node-0", "default", "default-scheduler"
+	full.Spec.RestartPolicy, full.Spec.DNSPolicy = corev1.RestartPolicyAlways, corev1.DNSClusterFirst
+	full.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30)
+	full.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+	full.Status.HostIP, full.Status.PodIP = "10.0.0.1", "10.244.0.17"
+	full.Status.PodIPs = []corev1.PodIP{{IP: "10.244.0.17"}}
+	full.Status.HostIPs = []corev1.HostIP{{IP: "10.0.0.1"}}
+	full.Status.QOSClass = corev1.PodQOSBestEffort
+	full.Status.StartTime = ptr.To(metav1.NewTime(robottest.FixtureNow))
+	full.Status.Conditions = append(full.Status.Conditions,
+		corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+		corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [robot]"})
+	full.Status.ContainerStatuses[0].Image = c.Image
+	full.Status.ContainerStatuses[0].ImageID = ""
+	return full
+}
+
+// BenchmarkPodCache fills a pod informer's store, through summarizePod or not,
+// and reports the live heap each cached pod costs (bytes/pod).
+func BenchmarkPodCache(b *testing.B) {
+	robot := robottest.NewRobot("test", 1)
+	template := fullPod(robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image "registry.example/robot:1.0"`)))
+	const n = 5000
+	for _, tt := range []struct {
+		name      string
+		transform cache.TransformFunc
+	}{{"full", nil}, {"summarized", SummarizePod}} {
+		b.Run(tt.name, func(b *testing.B) {
+			var perPod float64
+			for range b.N {
+				before := robottest.LiveHeap()
+				indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, PodsByRobot: RobotIndex})
+				for i := range n {
+					// Each pod decoded on its own, as from a watch: no
+					// string shared with the template.
+					pod := roundTripPod(b, template)
+					pod.Name = fmt.Sprintf("test-5d9c7b8f6-%05d", i)
+					// A Robot of its own, as with N Robots of one
+					// replica: one entry of the Robot index each.
+					pod.Labels[workload.LabelRobot] = fmt.Sprintf("test-%05d", i)
+					var obj interface{} = pod
+					if tt.transform != nil {
+						obj, _ = tt.transform(pod)
+					}
+					if err := indexer.Add(obj); err != nil {
+						b.Fatal(err)
+					}
+				}
+				perPod = float64(robottest.LiveHeap()-before) / n
+				runtime.KeepAlive(indexer)
+			}
+			b.ReportMetric(perPod, "bytes/pod")
+		})
+	}
+}
+
+func roundTripPod(b *testing.B, pod *corev1.Pod) *corev1.Pod {
+	data, err := pod.Marshal()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out corev1.Pod
+	if err := out.Unmarshal(data); err != nil {
+		b.Fatal(err)
+	}
+	return &out
+}

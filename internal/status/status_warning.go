@@ -1,0 +1,39 @@
+package status
+
+import (
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// newWarning returns the condition a Warning event should repeat when a
+// Robot's status goes from before to after, or nil: a sync failure a person
+// must act on, or a rollout past its progress deadline, each once per new
+// reason or message; or a new reason why the pods do not run, once per
+// reason.
+func NewWarning(before, after robotv1alpha1.RobotStatus) *metav1.Condition {
+	entered := func(conditionType string, warns func(string) bool) *metav1.Condition {
+		now := meta.FindStatusCondition(after.Conditions, conditionType)
+		if now == nil || now.Status == metav1.ConditionTrue || !warns(now.Reason) {
+			return nil
+		}
+		if was := meta.FindStatusCondition(before.Conditions, conditionType); was != nil && was.Reason == now.Reason && was.Message == now.Message {
+			return nil
+		}
+		return now
+	}
+	if synced := entered(robotv1alpha1.ConditionSynced, outcome.WarnsOnEntry); synced != nil {
+		return synced
+	}
+	if ready := entered(robotv1alpha1.ConditionReady, warnsOnCause); ready != nil {
+		// Once per cause, not per message: a kubelet's message changes at
+		// every back-off (ErrImagePull, then ImagePullBackOff).
+		if was := meta.FindStatusCondition(before.Conditions, robotv1alpha1.ConditionReady); was == nil || was.Reason != ready.Reason {
+			return ready
+		}
+		return nil
+	}
+	return entered(robotv1alpha1.ConditionReady, func(reason string) bool { return reason == robotv1alpha1.ReasonProgressDeadlineExceeded })
+}

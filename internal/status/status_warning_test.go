@@ -1,0 +1,47 @@
+package status
+
+import (
+	"testing"
+
+	"github.com/robot-operator/robot-operator/internal/robottest"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// A cause comes and goes: one Warning when it is new, none when only the
+// kubelet's message changes, none on the way back.
+func TestNewWarningOncePerCause(t *testing.T) {
+	robot := robottest.NewRobot("test", 1)
+	deployment := unavailable(t, robot)
+	at := func(status robotv1alpha1.RobotStatus, pods ...*corev1.Pod) robotv1alpha1.RobotStatus {
+		r := robot.DeepCopy()
+		r.Status = status
+		s, _ := DiagnosedStatus(r, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
+		return s
+	}
+	slow := at(robotv1alpha1.RobotStatus{})
+	pulling := at(slow, robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")))
+	backingOff := at(pulling, robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image`)))
+	crashing := at(backingOff, robottest.TestPod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "")))
+	for _, step := range []struct {
+		name          string
+		before, after robotv1alpha1.RobotStatus
+		want          string
+	}{
+		{"new cause", slow, pulling, robotv1alpha1.ReasonImagePullFailed},
+		{"same cause, another message", pulling, backingOff, ""},
+		{"another cause", backingOff, crashing, robotv1alpha1.ReasonCrashLoop},
+		{"cause gone", crashing, slow, ""},
+	} {
+		got := ""
+		if w := NewWarning(step.before, step.after); w != nil {
+			got = w.Reason
+		}
+		if got != step.want {
+			t.Errorf("%s: warning %q, want %q", step.name, got, step.want)
+		}
+	}
+}

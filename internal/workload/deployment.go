@@ -1,0 +1,210 @@
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/robot-operator/robot-operator/internal/outcome"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+const (
+	// fieldManager owns, in server-side apply, the fields the operator sets.
+	FieldManager = "robot-operator"
+
+	// labelManagedBy marks the Deployments the operator manages; its
+	// Deployment informer watches only those.
+	LabelManagedBy      = "app.kubernetes.io/managed-by"
+	LabelManagedByValue = "robot-operator"
+	labelName           = "app.kubernetes.io/name"
+	labelNameValue      = "robot"
+	LabelInstance       = "app.kubernetes.io/instance"
+	// labelRobot selects a Robot's pods. It is the Deployment's selector, so
+	// it never changes once the Deployment exists.
+	LabelRobot = "robot.dev/name"
+
+	// annotationSpecHash records a hash of what the operator last applied.
+	// Comparing live fields finds drift, but not a field the Robot no
+	// longer asks for (an env var removed from the Robot, say); the hash
+	// does.
+	AnnotationSpecHash = "robot.dev/spec-hash"
+
+	// containerName is the name of the Robot's container in the pod.
+	ContainerName = "robot"
+	// portName is the name of the container port given by spec.port.
+	PortName = "http"
+)
+
+// deploymentName is the name of the Deployment that runs robot.
+func DeploymentName(robot *robotv1alpha1.Robot) string {
+	if robot.Spec.DeploymentName != "" {
+		return robot.Spec.DeploymentName
+	}
+	return robot.Name
+}
+
+// selectorLabels select robot's pods.
+func selectorLabels(robot *robotv1alpha1.Robot) map[string]string {
+	return map[string]string{LabelRobot: robot.Name}
+}
+
+// selectorString is the string form of robot's pod selector, as the scale
+// subresource reports it.
+func SelectorString(robot *robotv1alpha1.Robot) string {
+	return labels.SelectorFromSet(selectorLabels(robot)).String()
+}
+
+// objectLabels go on the Deployment and on its pods.
+func ObjectLabels(robot *robotv1alpha1.Robot) map[string]string {
+	l := selectorLabels(robot)
+	l[LabelManagedBy] = LabelManagedByValue
+	l[labelName] = labelNameValue
+	l[LabelInstance] = robot.Name
+	return l
+}
+
+// validateSpec repeats the CRD's validation, for Robots stored before a rule
+// existed or written around it.
+func validateSpec(spec *robotv1alpha1.RobotSpec) error {
+	switch {
+	case spec.Image == "":
+		return fmt.Errorf("spec.image must not be empty")
+	case spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000):
+		return fmt.Errorf("spec.replicas must be between 0 and 1000, not %d", *spec.Replicas)
+	case spec.Port != nil && (*spec.Port < 1 || *spec.Port > 65535):
+		return fmt.Errorf("spec.port must be between 1 and 65535, not %d", *spec.Port)
+	}
+	return validateWorkload(spec)
+}
+
+// newDeployment returns the Deployment that robot asks for, as the apply
+// configuration that the operator applies: exactly the fields it owns. It
+// returns an *invalidSpecError when the spec cannot become a Deployment.
+func NewDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	if err := UndecodableSpec(robot); err != nil {
+		return nil, &outcome.InvalidSpecError{Err: err}
+	}
+	if err := validateSpec(&robot.Spec); err != nil {
+		return nil, &outcome.InvalidSpecError{Err: err}
+	}
+
+	container := corev1ac.Container().
+		WithName(ContainerName).
+		WithImage(robot.Spec.Image).
+		WithSecurityContext(corev1ac.SecurityContext().WithAllowPrivilegeEscalation(false))
+	if len(robot.Spec.Args) > 0 {
+		container.WithArgs(robot.Spec.Args...)
+	}
+	if robot.Spec.Port != nil {
+		container.WithPorts(corev1ac.ContainerPort().
+			WithName(PortName).
+			WithContainerPort(*robot.Spec.Port).
+			WithProtocol(corev1.ProtocolTCP))
+	}
+	// EnvVar and ResourceRequirements have deep optional structure whose
+	// apply configurations mirror the API types field for field, so a JSON
+	// round trip converts them without a hand-written copy to keep in step.
+	if len(robot.Spec.Env) > 0 {
+		if err := RoundTrip(defaultedEnv(robot.Spec.Env), &container.Env); err != nil {
+			return nil, &outcome.InvalidSpecError{Err: fmt.Errorf("spec.env: %w", err)}
+		}
+	}
+	if len(robot.Spec.Resources.Limits) > 0 || len(robot.Spec.Resources.Requests) > 0 || len(robot.Spec.Resources.Claims) > 0 {
+		container.Resources = &corev1ac.ResourceRequirementsApplyConfiguration{}
+		if err := RoundTrip(defaultedResources(robot.Spec.Resources), container.Resources); err != nil {
+			return nil, &outcome.InvalidSpecError{Err: fmt.Errorf("spec.resources: %w", err)}
+		}
+	}
+
+	pod := corev1ac.PodSpec().
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
+	template := corev1ac.PodTemplateSpec().WithLabels(ObjectLabels(robot))
+	if err := addWorkload(robot, template, pod, container); err != nil {
+		return nil, &outcome.InvalidSpecError{Err: err}
+	}
+
+	replicas := ptr.Deref(robot.Spec.Replicas, 1)
+	deployment := appsv1ac.Deployment(DeploymentName(robot), robot.Namespace).
+		WithLabels(ObjectLabels(robot)).
+		WithOwnerReferences(metav1ac.OwnerReference().
+			WithAPIVersion(robotv1alpha1.SchemeGroupVersion.String()).
+			WithKind("Robot").
+			WithName(robot.Name).
+			WithUID(robot.UID).
+			WithController(true).
+			WithBlockOwnerDeletion(true)).
+		WithSpec(appsv1ac.DeploymentSpec().
+			WithReplicas(replicas).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(robot))).
+			WithTemplate(template.WithSpec(pod.WithContainers(container))))
+
+	hash, err := specHash(deployment)
+	if err != nil {
+		return nil, &outcome.InvalidSpecError{Err: err}
+	}
+	deployment.WithAnnotations(map[string]string{AnnotationSpecHash: hash})
+	return deployment, nil
+}
+
+// specHash is a short, stable digest of an apply configuration.
+func specHash(deployment *appsv1ac.DeploymentApplyConfiguration) (string, error) {
+	data, err := json.Marshal(deployment)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// roundTrip copies in to out through JSON.
+func RoundTrip(in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}
+
+// defaultedEnv returns env with the defaults the API server would fill in
+// inside fields that server-side apply treats as a whole (a field reference
+// is atomic): applied without them, the stored field would always differ
+// from what is applied.
+func defaultedEnv(env []corev1.EnvVar) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, e := range env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.APIVersion == "" {
+			e = *e.DeepCopy()
+			e.ValueFrom.FieldRef.APIVersion = "v1"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// defaultedResources returns resources with every quantity rounded up to
+// thousandths, as the API server stores a pod template's quantities (a CPU
+// request of 100u becomes 1m): applied as the Robot gives them, the stored
+// value would differ from the applied one forever, and every sync would apply
+// again.
+func defaultedResources(resources corev1.ResourceRequirements) corev1.ResourceRequirements {
+	out := *resources.DeepCopy()
+	for _, list := range []corev1.ResourceList{out.Limits, out.Requests} {
+		for name, q := range list {
+			q.RoundUp(resource.Milli)
+			list[name] = q
+		}
+	}
+	return out
+}

@@ -1,0 +1,184 @@
+package workload
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/robottest"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+func TestNewDeployment(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*robotv1alpha1.Robot)
+		check  func(t *testing.T, d *appsv1.Deployment)
+	}{{
+		name:   "defaults",
+		mutate: func(r *robotv1alpha1.Robot) { r.Spec = robotv1alpha1.RobotSpec{Image: "robot:1"} },
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if d.Name != "test" || d.Namespace != "default" {
+				t.Errorf("name %s/%s, want default/test", d.Namespace, d.Name)
+			}
+			if *d.Spec.Replicas != 1 {
+				t.Errorf("replicas %d, want 1", *d.Spec.Replicas)
+			}
+			c := d.Spec.Template.Spec.Containers
+			if len(c) != 1 || c[0].Name != "robot" || c[0].Image != "robot:1" || c[0].Ports != nil || c[0].Env != nil || c[0].Args != nil {
+				t.Errorf("containers %+v, want one named robot running robot:1 and nothing else", c)
+			}
+			if c[0].Resources.Limits != nil || c[0].Resources.Requests != nil {
+				t.Errorf("resources %+v, want none", c[0].Resources)
+			}
+		},
+	}, {
+		name: "owner, labels and selector",
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if len(d.OwnerReferences) != 1 {
+				t.Fatalf("owner references %+v, want one", d.OwnerReferences)
+			}
+			ref := d.OwnerReferences[0]
+			if ref.APIVersion != "robot.dev/v1alpha1" || ref.Kind != "Robot" || ref.Name != "test" || ref.UID != "test-uid" || !ptr.Deref(ref.Controller, false) || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+				t.Errorf("owner reference %+v, want the Robot as controller", ref)
+			}
+			want := map[string]string{LabelManagedBy: "robot-operator", labelName: "robot", LabelInstance: "test", LabelRobot: "test"}
+			if d := diff.Diff(want, d.Labels); d != "" {
+				t.Errorf("labels (-want +got):\n%s", d)
+			}
+			if d := diff.Diff(want, d.Spec.Template.Labels); d != "" {
+				t.Errorf("pod labels (-want +got):\n%s", d)
+			}
+			if d := diff.Diff(map[string]string{LabelRobot: "test"}, d.Spec.Selector.MatchLabels); d != "" {
+				t.Errorf("selector (-want +got):\n%s", d)
+			}
+			if d.Annotations[AnnotationSpecHash] == "" {
+				t.Errorf("no %s annotation", AnnotationSpecHash)
+			}
+		},
+	}, {
+		name: "spec fields",
+		mutate: func(r *robotv1alpha1.Robot) {
+			r.Spec.Args = []string{"serve", "--verbose"}
+			r.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}
+			r.Spec.Env = append(r.Spec.Env, corev1.EnvVar{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			c := d.Spec.Template.Spec.Containers[0]
+			if *d.Spec.Replicas != 2 || c.Image != "registry.example/robot:1.0" {
+				t.Errorf("replicas %d image %q", *d.Spec.Replicas, c.Image)
+			}
+			if d := diff.Diff([]string{"serve", "--verbose"}, c.Args); d != "" {
+				t.Errorf("args (-want +got):\n%s", d)
+			}
+			if d := diff.Diff([]corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}, c.Ports); d != "" {
+				t.Errorf("ports (-want +got):\n%s", d)
+			}
+			if len(c.Env) != 2 || c.Env[1].ValueFrom == nil || c.Env[1].ValueFrom.FieldRef.FieldPath != "metadata.name" {
+				t.Errorf("env %+v, want MODE and a field reference", c.Env)
+			}
+			if q := c.Resources.Limits[corev1.ResourceMemory]; q.String() != "64Mi" {
+				t.Errorf("memory limit %s, want 64Mi", q.String())
+			}
+		},
+	}, {
+		name:   "deploymentName",
+		mutate: func(r *robotv1alpha1.Robot) { r.Spec.DeploymentName = "robot-runner" },
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if d.Name != "robot-runner" || d.Labels[LabelRobot] != "test" {
+				t.Errorf("name %q, robot label %q", d.Name, d.Labels[LabelRobot])
+			}
+		},
+	}, {
+		name: "safe pod defaults",
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			pod := d.Spec.Template.Spec
+			if pod.SecurityContext == nil || pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+				t.Errorf("pod security context %+v, want seccomp RuntimeDefault", pod.SecurityContext)
+			}
+			if sc := pod.Containers[0].SecurityContext; sc == nil || !ptr.Equal(sc.AllowPrivilegeEscalation, ptr.To(false)) {
+				t.Errorf("container security context %+v, want no privilege escalation", sc)
+			}
+			if pod.HostNetwork || pod.HostPID || pod.ServiceAccountName != "" {
+				t.Errorf("pod spec %+v reaches beyond its namespace's defaults", pod)
+			}
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 2)
+			if tt.mutate != nil {
+				tt.mutate(robot)
+			}
+			before := robot.DeepCopy()
+			desired, err := NewDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := diff.Diff(before, robot); d != "" {
+				t.Errorf("newDeployment changed the Robot:\n%s", d)
+			}
+			var d appsv1.Deployment
+			if err := RoundTrip(desired, &d); err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, &d)
+		})
+	}
+}
+
+func TestNewDeploymentRejectsInvalidSpecs(t *testing.T) {
+	for name, mutate := range map[string]func(*robotv1alpha1.RobotSpec){
+		"empty image":       func(s *robotv1alpha1.RobotSpec) { s.Image = "" },
+		"negative replicas": func(s *robotv1alpha1.RobotSpec) { s.Replicas = ptr.To[int32](-1) },
+		"too many replicas": func(s *robotv1alpha1.RobotSpec) { s.Replicas = ptr.To[int32](1001) },
+		"port out of range": func(s *robotv1alpha1.RobotSpec) { s.Port = ptr.To[int32](70000) },
+		"port zero":         func(s *robotv1alpha1.RobotSpec) { s.Port = ptr.To[int32](0) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 1)
+			mutate(&robot.Spec)
+			_, err := NewDeployment(robot)
+			var invalid *outcome.InvalidSpecError
+			if !errors.As(err, &invalid) {
+				t.Fatalf("got %v, want an invalid spec error", err)
+			}
+			if !strings.Contains(err.Error(), "spec.") {
+				t.Errorf("error %q does not name the field", err)
+			}
+		})
+	}
+}
+
+func TestSpecHash(t *testing.T) {
+	hash := func(r *robotv1alpha1.Robot) string {
+		d, err := NewDeployment(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Annotations[AnnotationSpecHash]
+	}
+	robot := robottest.NewRobot("test", 1)
+	if hash(robot) != hash(robot.DeepCopy()) {
+		t.Error("the same Robot hashes differently")
+	}
+	withoutEnv := robot.DeepCopy()
+	withoutEnv.Spec.Env = nil
+	if hash(robot) == hash(withoutEnv) {
+		t.Error("removing an env var does not change the hash: it would never be applied")
+	}
+	status := robot.DeepCopy()
+	status.Status.ReadyReplicas = 3
+	status.ResourceVersion = "99"
+	if hash(robot) != hash(status) {
+		t.Error("status or resourceVersion changes the hash: every status write would reapply")
+	}
+}

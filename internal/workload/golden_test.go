@@ -1,0 +1,65 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/robot-operator/robot-operator/internal/robottest"
+)
+
+// update rewrites the golden files instead of comparing with them:
+//
+//	go test -run Golden ./internal/workload -update
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden with what the tests produce")
+
+// TestGoldenApplyBodies compares the bodies the operator sends with
+// server-side apply, the Deployment, the Service and the Robot's status,
+// byte for byte with files under testdata/golden. Any change to what is
+// sent, meant or not, then shows in review as a change to those files.
+//
+// The status golden changes whenever the conditions do (a condition added,
+// a reason or message reworded), and that is the point: the reviewer sees
+// what every Robot's status will say. Rewrite the files with -update and
+// read their diff.
+func TestGoldenApplyBodies(t *testing.T) {
+	robot := robottest.GoldenRobot()
+	desired, err := NewDeployment(robot)
+	if err != nil {
+		t.Fatalf("newDeployment: %v", err)
+	}
+	for file, body := range map[string]any{
+		"deployment.json": desired,
+		"service.json":    NewService(robot),
+	} {
+		t.Run(file, func(t *testing.T) {
+			got, err := json.MarshalIndent(body, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", "golden", file)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("wrote %s", path)
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (to write it: go test -run Golden ./internal/workload -update)", err)
+			}
+			if !bytes.Equal(want, got) {
+				t.Errorf("the apply body differs from %s (-file +now); if the change is meant, rewrite it with `go test -run Golden ./internal/workload -update` and commit it:\n%s",
+					path, robottest.LineDiff(string(want), string(got)))
+			}
+		})
+	}
+}

@@ -1,0 +1,73 @@
+package workload
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// serviceName is the name of robot's Service: the Deployment's, so that a
+// person who knows one knows the other.
+func ServiceName(robot *robotv1alpha1.Robot) string {
+	return DeploymentName(robot)
+}
+
+// serviceType is the type of Service robot asks for, None included.
+func serviceType(robot *robotv1alpha1.Robot) robotv1alpha1.ServiceType {
+	if robot.Spec.Service == nil || robot.Spec.Service.Type == "" {
+		// A Robot stored before the field existed has no default in it.
+		return robotv1alpha1.ServiceTypeClusterIP
+	}
+	return robot.Spec.Service.Type
+}
+
+// wantsService reports whether robot should have a Service: it has a port
+// to reach, and does not ask for none.
+func WantsService(robot *robotv1alpha1.Robot) bool {
+	return robot.Spec.Port != nil && serviceType(robot) != robotv1alpha1.ServiceTypeNone
+}
+
+// controllerReference is the owner reference that makes robot the
+// controller of what the operator creates for it, so that the garbage
+// collector deletes it with the Robot, and not before whoever deletes the
+// Robot in the foreground.
+func controllerReference(robot *robotv1alpha1.Robot) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(robotv1alpha1.SchemeGroupVersion.String()).
+		WithKind("Robot").
+		WithName(robot.Name).
+		WithUID(robot.UID).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
+}
+
+// newService returns the Service that robot asks for, as the apply
+// configuration that the operator applies: exactly the fields it owns. It
+// returns nil when the Robot should have no Service.
+//
+// Every field the operator owns is set whatever the Robot says (the type
+// too, ClusterIP by default), so that no field the Robot stops asking for
+// can be left behind. The API server fills in the rest (clusterIP, ip
+// families, session affinity, node ports): the operator never sets them,
+// so it never fights over them, and a node port it does not own is released
+// when the type goes back to ClusterIP.
+func NewService(robot *robotv1alpha1.Robot) *corev1ac.ServiceApplyConfiguration {
+	if !WantsService(robot) {
+		return nil
+	}
+	port := *robot.Spec.Port
+	return corev1ac.Service(ServiceName(robot), robot.Namespace).
+		WithLabels(ObjectLabels(robot)).
+		WithOwnerReferences(controllerReference(robot)).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(corev1.ServiceType(serviceType(robot))).
+			WithSelector(selectorLabels(robot)).
+			WithPorts(corev1ac.ServicePort().
+				WithName(PortName).
+				WithProtocol(corev1.ProtocolTCP).
+				WithPort(port).
+				WithTargetPort(intstr.FromInt32(port))))
+}

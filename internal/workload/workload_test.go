@@ -1,0 +1,283 @@
+package workload
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/robottest"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// deploymentOf is the Deployment newDeployment builds for robot, as a
+// Deployment.
+func deploymentOf(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+	t.Helper()
+	desired, err := NewDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := RoundTrip(desired, &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+func TestWorkloadDeployment(t *testing.T) {
+	robot := robottest.WorkloadRobot()
+	d := deploymentOf(t, robot)
+	pod := d.Spec.Template.Spec
+	c := pod.Containers[0]
+	for _, check := range []struct {
+		field     string
+		want, got any
+	}{
+		{"command", robot.Spec.Command, c.Command},
+		{"args", robot.Spec.Args, c.Args},
+		{"imagePullPolicy", robot.Spec.ImagePullPolicy, c.ImagePullPolicy},
+		{"imagePullSecrets", robot.Spec.ImagePullSecrets, pod.ImagePullSecrets},
+		{"envFrom", robot.Spec.EnvFrom, c.EnvFrom},
+		{"readinessProbe", robot.Spec.ReadinessProbe, c.ReadinessProbe},
+		{"livenessProbe", robot.Spec.LivenessProbe, c.LivenessProbe},
+		{"startupProbe", robot.Spec.StartupProbe, c.StartupProbe},
+		{"volumeMounts", robot.Spec.VolumeMounts, c.VolumeMounts},
+		{"nodeSelector", robot.Spec.NodeSelector, pod.NodeSelector},
+		{"tolerations", robot.Spec.Tolerations, pod.Tolerations},
+		{"affinity", robot.Spec.Affinity, pod.Affinity},
+		{"topologySpreadConstraints", robot.Spec.TopologySpreadConstraints, pod.TopologySpreadConstraints},
+		{"priorityClassName", robot.Spec.PriorityClassName, pod.PriorityClassName},
+		{"podAnnotations", robot.Spec.PodAnnotations, d.Spec.Template.Annotations},
+		{"serviceAccountName", robot.Spec.ServiceAccountName, pod.ServiceAccountName},
+		{"automountServiceAccountToken", ptr.To(false), pod.AutomountServiceAccountToken},
+		{"pod labels", map[string]string{
+			LabelManagedBy: LabelManagedByValue, labelName: labelNameValue, LabelInstance: "web", LabelRobot: "web",
+			"sidecar.istio.io/inject": "true",
+		}, d.Spec.Template.Labels},
+		{"volumes", []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: robot.Spec.Volumes[0].ConfigMap}},
+			{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: robot.Spec.Volumes[1].Secret}},
+			{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: robot.Spec.Volumes[2].EmptyDir}},
+			// With the API server's defaults inside the atomic
+			// list of sources.
+			{Name: "identity", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: "vault", Path: "token", ExpirationSeconds: ptr.To[int64](3600)}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.labels"}}}}},
+			}}}},
+		}, pod.Volumes},
+		{"pod security context", &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}, pod.SecurityContext},
+		{"container security context", &corev1.SecurityContext{
+			RunAsNonRoot:             ptr.To(true),
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}, c.SecurityContext},
+	} {
+		if d := diff.Diff(asJSONValue(t, check.want), asJSONValue(t, check.got)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", check.field, d)
+		}
+	}
+	if robot.Spec.Volumes[3].Projected.Sources[0].ServiceAccountToken.ExpirationSeconds != nil {
+		t.Error("newDeployment changed the Robot's projected volume")
+	}
+}
+
+// asJSONValue is v as its JSON decodes into plain values, so that the
+// comparison ignores the Go types (a []corev1.Capability and []string).
+func asJSONValue(t *testing.T, v any) any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWorkloadServiceAccountToken: a token only for a Robot that asks for
+// one, whether it names a ServiceAccount or runs as the namespace's default.
+func TestWorkloadServiceAccountToken(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		serviceAccount string
+		automount      *bool
+		want           *bool
+	}{
+		{name: "neither", want: ptr.To(false)},
+		{name: "a ServiceAccount", serviceAccount: "web", want: ptr.To(false)},
+		{name: "a ServiceAccount and a token", serviceAccount: "web", automount: ptr.To(true), want: ptr.To(true)},
+		{name: "a ServiceAccount and no token", serviceAccount: "web", automount: ptr.To(false), want: ptr.To(false)},
+		{name: "no token from the default ServiceAccount", automount: ptr.To(false), want: ptr.To(false)},
+		{name: "a token from the default ServiceAccount", automount: ptr.To(true), want: ptr.To(true)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 1)
+			robot.Spec.ServiceAccountName, robot.Spec.AutomountServiceAccountToken = tt.serviceAccount, tt.automount
+			pod := deploymentOf(t, robot).Spec.Template.Spec
+			if !ptr.Equal(pod.AutomountServiceAccountToken, tt.want) {
+				t.Errorf("automountServiceAccountToken %v, want %v", ptr.Deref(pod.AutomountServiceAccountToken, false), ptr.Deref(tt.want, false))
+			}
+			if pod.ServiceAccountName != tt.serviceAccount {
+				t.Errorf("serviceAccountName %q, want %q", pod.ServiceAccountName, tt.serviceAccount)
+			}
+		})
+	}
+}
+
+// TestWorkloadDefaultReadinessProbe: a Robot with a port and no readiness
+// probe gets a TCP probe on the named port, so that Ready means the port
+// answers; a probe of its own replaces it, and without a port there is
+// nothing to probe.
+func TestWorkloadDefaultReadinessProbe(t *testing.T) {
+	own := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}}}
+	for _, tt := range []struct {
+		name  string
+		port  *int32
+		probe *corev1.Probe
+		want  *corev1.Probe
+	}{
+		{name: "no port", want: nil},
+		{name: "a port", port: ptr.To[int32](8080), want: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}}},
+		{name: "a port and a probe", port: ptr.To[int32](8080), probe: own, want: own},
+		{name: "a probe and no port", probe: own, want: own},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 1)
+			robot.Spec.Port, robot.Spec.ReadinessProbe = tt.port, tt.probe
+			got := deploymentOf(t, robot).Spec.Template.Spec.Containers[0].ReadinessProbe
+			if !apiequality.Semantic.DeepEqual(got, tt.want) {
+				gotJSON, _ := json.Marshal(got)
+				wantJSON, _ := json.Marshal(tt.want)
+				t.Errorf("readinessProbe %s, want %s", gotJSON, wantJSON)
+			}
+		})
+	}
+}
+
+// TestWorkloadUnsetKeepsTheDeployment: a Robot that sets a pod template
+// field to what unset means builds the Deployment of a Robot that leaves it
+// unset (testdata/golden/deployment.json shows that Deployment byte for
+// byte), so writing an empty list or the default profile rolls no pod.
+func TestWorkloadUnsetKeepsTheDeployment(t *testing.T) {
+	base := robottest.NewRobot("test", 2)
+	want, err := json.Marshal(deploymentOf(t, base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, mutate := range map[string]func(*robotv1alpha1.RobotSpec){
+		"baseline": func(s *robotv1alpha1.RobotSpec) { s.SecurityProfile = robotv1alpha1.SecurityProfileBaseline },
+		"empty lists": func(s *robotv1alpha1.RobotSpec) {
+			s.Command, s.EnvFrom, s.Volumes, s.Tolerations = []string{}, []corev1.EnvFromSource{}, nil, []corev1.Toleration{}
+		},
+		"empty maps": func(s *robotv1alpha1.RobotSpec) {
+			s.NodeSelector, s.PodLabels, s.PodAnnotations = map[string]string{}, map[string]string{}, nil
+		},
+		"empty others": func(s *robotv1alpha1.RobotSpec) {
+			s.ImagePullSecrets, s.VolumeMounts = []corev1.LocalObjectReference{}, []corev1.VolumeMount{}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			robot := base.DeepCopy()
+			mutate(&robot.Spec)
+			got, err := json.Marshal(deploymentOf(t, robot))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("the Deployment differs from the one without the field:\n%s", robottest.LineDiff(string(want), string(got)))
+			}
+		})
+	}
+}
+
+func TestWorkloadRejectsInvalidSpecs(t *testing.T) {
+	for name, tt := range map[string]struct {
+		mutate func(*robotv1alpha1.RobotSpec)
+		want   string
+	}{
+		"selector label": {func(s *robotv1alpha1.RobotSpec) { s.PodLabels = map[string]string{LabelRobot: "other"} }, "spec.podLabels cannot set robot.dev/name"},
+		"instance label": {func(s *robotv1alpha1.RobotSpec) { s.PodLabels = map[string]string{LabelInstance: "other"} }, "spec.podLabels cannot set app.kubernetes.io/instance"},
+		"volume without a source": {func(s *robotv1alpha1.RobotSpec) {
+			s.Volumes = []robotv1alpha1.RobotVolume{{Name: "host"}}
+		}, `spec.volumes[0] ("host") must have exactly one of configMap, secret, emptyDir or projected, not 0`},
+		"volume with two sources": {func(s *robotv1alpha1.RobotSpec) {
+			s.Volumes = []robotv1alpha1.RobotVolume{{Name: "two", EmptyDir: &corev1.EmptyDirVolumeSource{}, Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
+		}, "not 2"},
+		"mount of no volume": {func(s *robotv1alpha1.RobotSpec) {
+			s.VolumeMounts = []corev1.VolumeMount{{Name: "missing", MountPath: "/x"}}
+		}, `spec.volumeMounts[0] names "missing"`},
+		"security profile": {func(s *robotv1alpha1.RobotSpec) { s.SecurityProfile = "privileged" }, `spec.securityProfile must be baseline or restricted, not "privileged"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 1)
+			tt.mutate(&robot.Spec)
+			_, err := NewDeployment(robot)
+			var invalid *outcome.InvalidSpecError
+			if !errors.As(err, &invalid) {
+				t.Fatalf("got %v, want an invalid spec error", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want one that says %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestGoldenWorkloadDeployment is TestGoldenApplyBodies for a Robot that sets
+// every pod template field: what the operator sends for it shows in review.
+func TestGoldenWorkloadDeployment(t *testing.T) {
+	robot := robottest.GoldenRobot()
+	robotWithWorkload := robottest.WorkloadRobot()
+	robotWithWorkload.Spec.Image, robotWithWorkload.Spec.Replicas, robotWithWorkload.Spec.Port = robot.Spec.Image, robot.Spec.Replicas, robot.Spec.Port
+	robotWithWorkload.ObjectMeta = robot.ObjectMeta
+	robotWithWorkload.Name = "golden-web"
+	desired, err := NewDeployment(robotWithWorkload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareGolden(t, "deployment-workload.json", desired)
+}
+
+// compareGolden compares body, as indented JSON, with the file of that name
+// under testdata/golden, or rewrites the file with -update.
+func compareGolden(t *testing.T, file string, body any) {
+	t.Helper()
+	got, err := json.MarshalIndent(body, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := "testdata/golden/" + file
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", path)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (to write it: go test -run Golden . -update)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("the apply body differs from %s (-file +now); if the change is meant, rewrite it with `go test -run Golden . -update` and commit it:\n%s",
+			path, robottest.LineDiff(string(want), string(got)))
+	}
+}
