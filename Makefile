@@ -51,14 +51,16 @@ chart-e2e: build ## Install, upgrade and uninstall the chart on a local cluster 
 		go test -tags 'chart install' -count=1 -v -run TestHelmInstallUpgradeUninstall $(GO_TEST_FLAGS) ./test/chart/
 
 # go test fuzzes one target at a time. An input that fails is written to
-# testdata/fuzz/<target>/; commit it, and every go test runs it from then on.
-# Minimizing each new input for the default minute would leave a short run
-# little time to fuzz.
+# testdata/fuzz/<target>/ beside the fuzz test's package; commit it, and every
+# go test runs it from then on. Minimizing each new input for the default
+# minute would leave a short run little time to fuzz.
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 60s).
-	@for target in $$(go test -list '^Fuzz' . | grep '^Fuzz'); do \
-		echo "fuzz: $$target for $(FUZZTIME)"; \
-		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s $(GO_TEST_FLAGS) . ; \
+	@for pkg in $$(go list . ./internal/...); do \
+		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz: $$pkg $$target for $(FUZZTIME)"; \
+			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s $(GO_TEST_FLAGS) $$pkg || exit 1; \
+		done; \
 	done
 
 .PHONY: e2e

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/echo"
 	"github.com/robot-operator/robot-operator/internal/events"
@@ -16,7 +17,11 @@ import (
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
-
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
+	robotscheme "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/scheme"
+	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1alpha1"
+	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1alpha1"
 	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -37,12 +43,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
-	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
-	robotscheme "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/scheme"
-	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1alpha1"
-	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1alpha1"
 )
 
 const (
@@ -149,7 +149,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	if mayWrite == nil {
 		mayWrite = func() error { return nil }
 	}
-	events := events.NewEvents(ctx, opts.KubeClient.CoreV1(), mayWrite)
+	events := events.New(ctx, opts.KubeClient.CoreV1(), mayWrite)
 	recorder := opts.Recorder
 	if recorder == nil {
 		recorder = events.Recorder
@@ -185,7 +185,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		shutdownTimeout:    opts.ShutdownTimeout,
 		syncTimeout:        cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
 	}
-	controller.writer = writer.NewWriter(opts.KubeClient, opts.RobotClient, recorder, mayWrite,
+	controller.writer = writer.New(opts.KubeClient, opts.RobotClient, recorder, mayWrite,
 		controller.writtenDeployments, controller.writtenServices, controller.writtenRobots, controller.specsChecked)
 
 	logger.V(4).Info("Setting up event handlers")
@@ -314,7 +314,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	// answer (a dead connection, a stuck API server) costs a retry with
 	// backoff, not a worker. The clients have no timeout of their own: an
 	// http.Client timeout would cut the informers' watches as well.
-	syncCtx, cancel := context.WithTimeoutCause(ctx, c.syncTimeout, &outcome.SyncTimeoutError{Key: key, Timeout: c.syncTimeout})
+	syncCtx, cancel := context.WithTimeoutCause(ctx, c.syncTimeout, &outcome.SyncTimeoutError{Key: types.NamespacedName(key), Timeout: c.syncTimeout})
 	requeueAfter, err := c.syncHandler(syncCtx, key)
 	var timedOut *outcome.SyncTimeoutError
 	if err != nil && errors.As(context.Cause(syncCtx), &timedOut) {
@@ -488,7 +488,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 	}
 	if fight := c.fights.Reverted(applied.UID, now, difference, writer); fight.InFight {
 		// The other writer's next change queues the Robot; if none comes,
-		// the fight can end after fightCalm.
+		// the fight can end after drift.FightCalm.
 		return applied, &outcome.ContestedError{Deployment: applied.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: min(fight.Wait, drift.FightCalm), MaxWait: drift.FightMaxWait}
 	}
 	return applied, nil
@@ -509,12 +509,92 @@ func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deploymen
 	return c.writtenDeployments.Freshest(deployment), nil
 }
 
+// syncService creates, updates or deletes robot's Service so that it is what
+// the Robot asks for, and returns the Service as it now is (nil when there
+// is none the Robot controls). Like syncDeployment, it never touches a
+// Service that the Robot does not control. Whether there is anything to do
+// is decided from the cache: a Robot without a Service, or whose Service is
+// as asked, costs no request.
+func (c *Controller) syncService(ctx context.Context, robot *robotv1alpha1.Robot) (*corev1.Service, error) {
+	desired := workload.NewService(robot)
+	current, err := c.cachedService(robot.Namespace, workload.ServiceName(robot))
+	if err != nil {
+		return nil, err
+	}
+	if desired == nil {
+		if current != nil && metav1.IsControlledBy(current, robot) {
+			return nil, c.writer.DeleteOwnService(ctx, robot, current)
+		}
+		return nil, nil
+	}
+
+	if current == nil {
+		created, err := c.writer.CreateService(ctx, robot, desired)
+		if !apierrors.IsAlreadyExists(err) {
+			return created, err
+		}
+		// Not in the cache, which holds only the Services labelled as
+		// managed by the operator: someone else's, or the Robot's own with
+		// that label removed.
+		if current, err = c.writer.GetService(ctx, robot.Namespace, *desired.Name); err != nil {
+			return nil, err
+		}
+	}
+	if !metav1.IsControlledBy(current, robot) {
+		ref := metav1.GetControllerOf(current)
+		if isRobotRef(ref) && ref.Name == robot.Name {
+			// A Robot of this name was deleted and created again: the
+			// first one's Service goes with the garbage collector, and its
+			// delete event queues this Robot.
+			return nil, &outcome.EarlierRobotError{Name: current.Name, Kind: "Service"}
+		}
+		err := &outcome.ServiceNameTakenError{Name: current.Name}
+		if ref != nil {
+			err.Owner = ref.Kind + "/" + ref.Name
+		}
+		return nil, err
+	}
+
+	difference := drift.ServiceDrift(desired, current)
+	if difference == "" {
+		return current, nil
+	}
+	return c.writer.ApplyService(ctx, robot, desired, current, difference)
+}
+
+// cachedService returns the Service named name from the cache, or the one
+// this process wrote last if the cache has not caught up with it yet; nil
+// when the cache has none.
+func (c *Controller) cachedService(namespace, name string) (*corev1.Service, error) {
+	service, err := c.servicesLister.Services(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.writtenServices.Freshest(service), nil
+}
+
+// ownService returns robot's Service from the cache when the Robot controls
+// it, or nil: what the status reports when the Service was not synced.
+func (c *Controller) ownService(robot *robotv1alpha1.Robot) *corev1.Service {
+	if !workload.WantsService(robot) {
+		return nil
+	}
+	service, err := c.cachedService(robot.Namespace, workload.ServiceName(robot))
+	if err != nil || service == nil || !metav1.IsControlledBy(service, robot) {
+		return nil
+	}
+	return service
+}
+
 // updateStatus writes robot's status when what it should say differs from
 // what it says, and records a Warning event when the Robot newly needs a
 // person's attention.
 func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error) error {
 	now := c.clock.Now()
-	robotStatus, recheck := status.DiagnosedStatus(robot, deployment, service, c.robotPods(ctx, robot), syncErr, metav1.NewTime(now))
+	robotStatus, recheck := status.Diagnosed(robot, deployment, service, c.robotPods(ctx, robot), syncErr, metav1.NewTime(now))
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
 		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)
@@ -552,6 +632,26 @@ func (c *Controller) observeReadiness(robot *robotv1alpha1.Robot, status *robotv
 	if took, ok := c.readiness.Ready(robot.UID, robot.Generation, now); ok {
 		c.metrics.TimeToReady.Observe(took.Seconds())
 	}
+}
+
+// robotPods returns the cached pods of robot; none when the controller does
+// not watch pods.
+func (c *Controller) robotPods(ctx context.Context, robot *robotv1alpha1.Robot) []*status.PodSummary {
+	if c.pods == nil {
+		return nil
+	}
+	objs, err := c.pods.ByIndex(status.PodsByRobot, robot.Namespace+"/"+robot.Name)
+	if err != nil {
+		klog.FromContext(ctx).V(4).Info("Listing the Robot's pods failed", "err", err)
+		return nil
+	}
+	pods := make([]*status.PodSummary, 0, len(objs))
+	for _, obj := range objs {
+		if pod, ok := obj.(*status.PodSummary); ok {
+			pods = append(pods, pod)
+		}
+	}
+	return pods
 }
 
 // addRobot queues a Robot the informer has just seen.
@@ -680,4 +780,129 @@ func isRobotRef(ref *metav1.OwnerReference) bool {
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	return err == nil && gv.Group == robotv1alpha1.SchemeGroupVersion.Group
+}
+
+// addServiceEventHandler queues the Robot of each Service the informer sees
+// change, so that a Service edited or deleted by hand is put back.
+func (c *Controller) addServiceEventHandler(serviceInformer coreinformers.ServiceInformer) error {
+	_, err := serviceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addService,
+		UpdateFunc: c.updateService,
+		DeleteFunc: c.deleteService,
+	})
+	return err
+}
+
+// addService queues the Robot of a Service the informer has just seen.
+func (c *Controller) addService(obj interface{}) {
+	if service, ok := obj.(*corev1.Service); ok && c.writtenServices.IsOwnWrite(service) {
+		return
+	}
+	c.handleObject(obj)
+}
+
+// updateService queues the Robot of a changed Service.
+func (c *Controller) updateService(old, new interface{}) {
+	service := new.(*corev1.Service)
+	if old.(*corev1.Service).ResourceVersion == service.ResourceVersion || c.writtenServices.IsOwnWrite(service) {
+		return
+	}
+	c.handleObject(new)
+}
+
+// deleteService forgets what the controller kept about a deleted Service,
+// and queues its Robot: by name, so that the deletion of an earlier Robot's
+// Service frees the name for the Robot that has it now.
+func (c *Controller) deleteService(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if service, ok := obj.(*corev1.Service); ok {
+		c.writtenServices.Forget(service.UID)
+	}
+	if robot, _ := c.owningRobot(obj); robot != nil {
+		c.enqueueRobot(robot)
+	}
+}
+
+// watchPods makes the controller read the pods that podInformer caches,
+// which should be only those of the Deployments the operator manages, with
+// status.SummarizePod as its transform; and queue a Robot when one of its pods
+// changes in a way the diagnosis may read.
+func (c *Controller) watchPods(podInformer cache.SharedIndexInformer) error {
+	if err := podInformer.AddIndexers(cache.Indexers{status.PodsByRobot: status.RobotIndex}); err != nil {
+		return fmt.Errorf("adding the Pod index: %w", err)
+	}
+	c.pods = podInformer.GetIndexer()
+	c.podsSynced = podInformer.HasSynced
+	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.handlePod,
+		UpdateFunc: func(old, new interface{}) {
+			// A resync, or a change to what the cache does not keep: the
+			// diagnosis would read the same.
+			if oldPod, ok := old.(*status.PodSummary); ok && oldPod.SameAs(new) {
+				return
+			}
+			c.handlePod(new)
+		},
+		DeleteFunc: c.handlePod,
+	}); err != nil {
+		return fmt.Errorf("adding the Pod event handler: %w", err)
+	}
+	return nil
+}
+
+// handlePod queues the Robot whose selector label the pod carries, if that
+// Robot exists.
+func (c *Controller) handlePod(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	pod, ok := obj.(*status.PodSummary)
+	if !ok || pod.Robot == "" {
+		return
+	}
+	if _, err := c.robotsLister.Robots(pod.Namespace).Get(pod.Robot); err != nil {
+		return
+	}
+	c.workqueue.Add(cache.ObjectName{Namespace: pod.Namespace, Name: pod.Robot})
+}
+
+// RegisterMetrics registers the controller's metrics, and a gauge of the
+// Robots by their Ready condition computed from the cache at each scrape.
+func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
+	for _, collector := range []prometheus.Collector{
+		c.metrics.Syncs, c.metrics.SyncDuration, c.metrics.TimeToReady, c.metrics.Leader,
+		&metrics.RobotsCollector{Lister: c.robotsLister},
+		&metrics.TrackedCollector{Sizes: c.trackedObjects},
+	} {
+		if err := registry.Register(collector); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trackedObjects returns the size of each map the controller keeps per
+// object, by the name the robot_operator_tracked_objects gauge gives it.
+func (c *Controller) trackedObjects() map[string]int {
+	inflight := 0
+	c.inflight.Range(func(any, any) bool { inflight++; return true })
+	return map[string]int{
+		"readiness":           c.readiness.Len(),
+		"written_robots":      c.writtenRobots.Len(),
+		"written_deployments": c.writtenDeployments.Len(),
+		"written_services":    c.writtenServices.Len(),
+		"specs_checked":       c.specsChecked.Len(),
+		"fights":              c.fights.Len(),
+		"inflight":            inflight,
+	}
+}
+
+// runLeading runs run, the controller's workers, with the leader gauge at
+// 1 for as long as they run.
+func (c *Controller) runLeading(run func() error) error {
+	c.metrics.Leader.Set(1)
+	defer c.metrics.Leader.Set(0)
+	return run()
 }

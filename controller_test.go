@@ -6,20 +6,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/robot-operator/robot-operator/internal/drift"
-	"github.com/robot-operator/robot-operator/internal/outcome"
-	"github.com/robot-operator/robot-operator/internal/robottest"
-	"github.com/robot-operator/robot-operator/internal/status"
-	"github.com/robot-operator/robot-operator/internal/workload"
-	"github.com/robot-operator/robot-operator/internal/writer"
-
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/serving"
+	"github.com/robot-operator/robot-operator/internal/status"
+	"github.com/robot-operator/robot-operator/internal/transform"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	"github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/fake"
+	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,19 +41,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
-	"github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/fake"
-	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 )
 
 // fixture is one controller test: the objects in the informer caches and in
@@ -88,7 +101,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.kubeClient = k8sfake.NewClientset(f.kubeObjects...)
 	// The fake clientset cannot apply to custom resources
 	// (kubernetes/kubernetes#126850): answer status applies as the API
-	// server would, with the applied status and a new resourceVersion.
+	// server would, with the applied status and a new status.ResourceVersion.
 	f.robotClient.PrependReactor("patch", "robots", func(action core.Action) (bool, runtime.Object, error) {
 		patch := action.(core.PatchAction)
 		obj, err := f.robotClient.Tracker().Get(robottest.RobotsResource, patch.GetNamespace(), patch.GetName())
@@ -162,7 +175,7 @@ func (f *fixture) rewire(c *Controller, kube kubernetes.Interface, recorder reco
 	f.wiredKube = cmp.Or(kube, f.wiredKube)
 	f.wiredRecorder = cmp.Or(recorder, f.wiredRecorder)
 	kube, recorder = f.wiredKube, f.wiredRecorder
-	c.writer = writer.NewWriter(kube, f.robotClient, recorder, nil,
+	c.writer = writer.New(kube, f.robotClient, recorder, nil,
 		c.writtenDeployments, c.writtenServices, c.writtenRobots, c.specsChecked)
 }
 
@@ -300,7 +313,7 @@ func (f *fixture) expectApplyDeployment(robot *robotv1alpha1.Robot) {
 
 func (f *fixture) expectApplyStatus(robot *robotv1alpha1.Robot, want robotv1alpha1.RobotStatus) {
 	f.robotActions = append(f.robotActions, core.NewPatchSubresourceAction(robottest.RobotsResource, robot.Namespace, robot.Name, types.ApplyPatchType,
-		robottest.MustJSON(f.t, status.StatusApplyConfiguration(robot, &want)), "status"))
+		robottest.MustJSON(f.t, status.ApplyConfiguration(robot, &want)), "status"))
 }
 
 // liveDeployment returns robot's Deployment as the API server holds it
@@ -313,7 +326,7 @@ func liveDeployment(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment
 // converged sets robot's status to what the operator would write for
 // deployment, so that a sync has nothing left to do.
 func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
-	robot.Status = status.ComputeStatus(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
+	robot.Status = status.Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 }
 
 func (f *fixture) addRobot(robot *robotv1alpha1.Robot) {
@@ -338,7 +351,7 @@ func TestCreatesDeployment(t *testing.T) {
 	// reports that no replica runs yet.
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	f.expectApplyStatus(robot, status.ComputeStatus(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventDeploymentCreated + ` Created Deployment "test"`)
@@ -420,7 +433,7 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 			f.addDeployment(deployment)
 
 			// No write to the Deployment; the Robot says why.
-			status := status.ComputeStatus(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow))
+			status := status.Compute(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow))
 			if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
 				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonDeploymentNameTaken)
 			}
@@ -448,7 +461,7 @@ func TestNameTakenOutsideTheCache(t *testing.T) {
 	// The create finds it there: whose is it?
 	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
-	f.expectApplyStatus(robot, status.ComputeStatus(robot, nil, nil, outcome.NotControlledError(foreign), metav1.NewTime(robottest.FixtureNow)))
+	f.expectApplyStatus(robot, status.Compute(robot, nil, nil, outcome.NotControlledError(foreign), metav1.NewTime(robottest.FixtureNow)))
 	f.run(ctx, cache.MetaObjectToName(robot))
 }
 
@@ -459,7 +472,7 @@ func TestNameTakenReportedOnce(t *testing.T) {
 	deployment := liveDeployment(t, robot)
 	deployment.OwnerReferences = nil
 	// The Robot already says so: nothing to write, nothing to record.
-	robot.Status = status.ComputeStatus(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
+	robot.Status = status.Compute(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 
@@ -510,7 +523,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 	f.expectCreateDeployment(robot)
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	f.expectApplyStatus(robot, status.ComputeStatus(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventDeploymentCreated + ` Created Deployment "test"`)
@@ -524,7 +537,7 @@ func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	f.addRobot(robot)
 
 	_, err := workload.NewDeployment(robot)
-	f.expectApplyStatus(robot, status.ComputeStatus(robot, nil, nil, err, metav1.NewTime(robottest.FixtureNow)))
+	f.expectApplyStatus(robot, status.Compute(robot, nil, nil, err, metav1.NewTime(robottest.FixtureNow)))
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
@@ -780,7 +793,7 @@ func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
 // between the sync's cache read and its status apply comes back in the
 // apply's answer, with the new generation. When the informer then delivers
 // only that state (after a relist, say), it is the operator's own write by
-// resourceVersion, but it carries a change no sync has seen.
+// status.ResourceVersion, but it carries a change no sync has seen.
 func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
@@ -829,4 +842,2007 @@ func TestRunShutdownBeforeCachesSync(t *testing.T) {
 	if err := c.Run(ctx, 1); err != nil {
 		t.Errorf("Run after a signal during the cache sync returned %v, want nil", err)
 	}
+}
+
+// These tests cover, without a cluster, what only the end-to-end tests
+// covered before: that the event handlers drop the echo of the operator's
+// own writes and nothing else, the three ways processNextWorkItem puts a
+// Robot back in the queue, and how Run stops.
+
+// Bounds on waits for something that should happen at once or after a few
+// milliseconds. They are generous, so that a loaded machine running the
+// tests under -race never fails them; a controller that is actually broken
+// misses them by far more, or never gets there at all.
+const (
+	soon      = 10 * time.Second
+	pollEvery = time.Millisecond
+)
+
+// drainQueue takes every Robot queued right now, in order, and marks each
+// one done. It never blocks: it calls Get only while the queue holds items.
+func drainQueue(q workqueue.TypedRateLimitingInterface[cache.ObjectName]) []cache.ObjectName {
+	var keys []cache.ObjectName
+	for q.Len() > 0 {
+		key, shutdown := q.Get()
+		if shutdown {
+			break
+		}
+		q.Done(key)
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+// waitFor polls cond until it holds, failing the test if it still does not
+// after soon.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(soon)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting, after %v, for %s", soon, what)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// TestEchoFilterDropsOnlyOwnWrites: an update or add event that brings back
+// exactly the object this process last wrote (same UID, same
+// status.ResourceVersion) queues nothing, since the sync that wrote it has seen it
+// all; any other version queues the Robot. A Deployment update whose
+// status.ResourceVersion did not change is a resync and is dropped as well.
+func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
+	// robottest.NewRobot has generation 1 and status.ResourceVersion 10; its status reports
+	// generation 1, so only the echo check decides. The Deployment, as
+	// liveDeployment returns it, has status.ResourceVersion 7.
+	robotAtVersion := func(robot *robotv1alpha1.Robot, resourceVersion string) *robotv1alpha1.Robot {
+		r := robot.DeepCopy()
+		r.ResourceVersion = resourceVersion
+		return r
+	}
+	deploymentAtVersion := func(deployment *appsv1.Deployment, resourceVersion string) *appsv1.Deployment {
+		d := deployment.DeepCopy()
+		d.ResourceVersion = resourceVersion
+		return d
+	}
+	tests := []struct {
+		name string
+		// event remembers what the operator wrote, if anything, and
+		// delivers one event. The informer hands handlers objects of its
+		// own, never the ones the operator holds: each is a copy.
+		event  func(c *Controller, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment)
+		queued bool
+	}{{
+		name: "updateRobot: the Robot last written",
+		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
+			c.updateRobot(robot, robotAtVersion(robot, "11"))
+		},
+	}, {
+		name: "updateRobot: a later resourceVersion than the one written",
+		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
+			c.updateRobot(robotAtVersion(robot, "11"), robotAtVersion(robot, "12"))
+		},
+		queued: true,
+	}, {
+		name: "updateRobot: an earlier resourceVersion than the one written",
+		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+			c.writtenRobots.Remember(robotAtVersion(robot, "12"))
+			c.updateRobot(robot, robotAtVersion(robot, "11"))
+		},
+		queued: true,
+	}, {
+		name: "updateRobot: another Robot of the name, at the resourceVersion written",
+		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
+			recreated := robotAtVersion(robot, "11")
+			recreated.UID = "a-recreated-robot"
+			c.updateRobot(robot, recreated)
+		},
+		queued: true,
+	}, {
+		name: "updateRobot: nothing written",
+		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+			c.updateRobot(robot, robotAtVersion(robot, "11"))
+		},
+		queued: true,
+	}, {
+		name: "addDeployment: the Deployment last written",
+		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
+			c.addDeployment(deploymentAtVersion(deployment, "8"))
+		},
+	}, {
+		name: "addDeployment: another resourceVersion than the one written",
+		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
+			c.addDeployment(deploymentAtVersion(deployment, "9"))
+		},
+		queued: true,
+	}, {
+		name: "addDeployment: another Deployment, at the resourceVersion written",
+		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
+			other := deploymentAtVersion(deployment, "8")
+			other.UID = "another-deployment"
+			c.addDeployment(other)
+		},
+		queued: true,
+	}, {
+		name: "addDeployment: nothing written",
+		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+			c.addDeployment(deployment.DeepCopy())
+		},
+		queued: true,
+	}, {
+		name: "updateDeployment: the Deployment last written",
+		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
+			c.updateDeployment(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
+		},
+	}, {
+		name: "updateDeployment: another resourceVersion than the one written",
+		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
+			c.updateDeployment(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
+		},
+		queued: true,
+	}, {
+		name: "updateDeployment: nothing written",
+		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+			c.updateDeployment(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
+		},
+		queued: true,
+	}, {
+		name: "updateDeployment: a resync, resourceVersion unchanged",
+		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+			c.updateDeployment(deployment.DeepCopy(), deployment.DeepCopy())
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewRobot("test", 1)
+			robot.Status.ObservedGeneration = robot.Generation
+			deployment := liveDeployment(t, robot)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			c := f.newController(ctx)
+			if keys := drainQueue(c.workqueue); len(keys) != 0 {
+				t.Fatalf("queued before any event: %v", keys)
+			}
+
+			tt.event(c, robot.DeepCopy(), deployment.DeepCopy())
+			var want []cache.ObjectName
+			if tt.queued {
+				want = []cache.ObjectName{cache.MetaObjectToName(robot)}
+			}
+			if got := drainQueue(c.workqueue); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("queued %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// queueCall is one call that processNextWorkItem made to put a Robot back
+// in the queue, or to reset its backoff.
+type queueCall struct {
+	method string // Add, AddAfter, AddRateLimited or Forget
+	key    cache.ObjectName
+	after  time.Duration // AddAfter only
+}
+
+func (c queueCall) String() string {
+	if c.method == "AddAfter" {
+		return fmt.Sprintf("AddAfter(%v, %v)", c.key, c.after)
+	}
+	return fmt.Sprintf("%s(%v)", c.method, c.key)
+}
+
+// recordingQueue passes everything to the controller's own queue, and
+// records the calls that requeue an item or reset its backoff: the queue's
+// state alone cannot tell, without waiting, an item added after a delay
+// from one not added at all.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	mu    sync.Mutex
+	calls []queueCall
+}
+
+func (q *recordingQueue) record(call queueCall) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.calls = append(q.calls, call)
+}
+
+func (q *recordingQueue) recorded() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return fmt.Sprint(q.calls)
+}
+
+func (q *recordingQueue) Add(key cache.ObjectName) {
+	q.record(queueCall{method: "Add", key: key})
+	q.TypedRateLimitingInterface.Add(key)
+}
+
+func (q *recordingQueue) AddAfter(key cache.ObjectName, after time.Duration) {
+	q.record(queueCall{method: "AddAfter", key: key, after: after})
+	q.TypedRateLimitingInterface.AddAfter(key, after)
+}
+
+func (q *recordingQueue) AddRateLimited(key cache.ObjectName) {
+	q.record(queueCall{method: "AddRateLimited", key: key})
+	q.TypedRateLimitingInterface.AddRateLimited(key)
+}
+
+func (q *recordingQueue) Forget(key cache.ObjectName) {
+	q.record(queueCall{method: "Forget", key: key})
+	q.TypedRateLimitingInterface.Forget(key)
+}
+
+// recordQueue makes c's queue record the calls made to it from now on.
+func recordQueue(c *Controller) *recordingQueue {
+	q := &recordingQueue{TypedRateLimitingInterface: c.workqueue}
+	c.workqueue = q
+	return q
+}
+
+// failedOnce puts key through one failed attempt, as a sync error would, and
+// waits for its backoff to bring it back: a retry, due now.
+func failedOnce(t *testing.T, c *Controller, key cache.ObjectName) {
+	t.Helper()
+	c.workqueue.AddRateLimited(key)
+	if n := c.workqueue.NumRequeues(key); n != 1 {
+		t.Fatalf("NumRequeues after one failure = %d, want 1", n)
+	}
+	waitFor(t, fmt.Sprintf("%v to come back after its backoff", key), func() bool { return c.workqueue.Len() > 0 })
+}
+
+// syncCounts returns the syncs_total counter, by result.
+func syncCounts(c *Controller) (success, failed float64) {
+	return testutil.ToFloat64(c.metrics.Syncs.WithLabelValues("success")),
+		testutil.ToFloat64(c.metrics.Syncs.WithLabelValues("error"))
+}
+
+// TestProcessNextWorkItemSuccessForgetsTheBackoff: a sync that succeeds,
+// even after failures, resets the Robot's backoff and does not put it back
+// in the queue: the next event about it does.
+func TestProcessNextWorkItemSuccessForgetsTheBackoff(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	key := cache.MetaObjectToName(robot)
+	failedOnce(t, c, key)
+	queue := recordQueue(c)
+
+	if !c.processNextWorkItem(ctx) {
+		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
+	}
+	// The sync ran in full: it created the Deployment and wrote the status.
+	if n := len(filterInformerActions(f.robotClient.Actions())); n != 1 {
+		t.Fatalf("%d Robot writes, want the status write of a sync that succeeded", n)
+	}
+	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Forget", key: key}}); got != want {
+		t.Errorf("queue calls %s, want %s: the backoff reset, nothing requeued", got, want)
+	}
+	if n := c.workqueue.NumRequeues(key); n != 0 {
+		t.Errorf("NumRequeues = %d after a successful sync, want 0: the next failure would back off from where the last one left off", n)
+	}
+	if n := c.workqueue.Len(); n != 0 {
+		t.Errorf("%d Robots queued after a successful sync, want none", n)
+	}
+	if success, failed := syncCounts(c); success != 1 || failed != 0 {
+		t.Errorf("syncs_total success=%v error=%v, want 1 and 0", success, failed)
+	}
+}
+
+// TestProcessNextWorkItemErrorBacksOff: a sync that fails puts the Robot
+// back in the queue with backoff, and counts an error.
+func TestProcessNextWorkItemErrorBacksOff(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInternalError(errors.New("etcd leader changed"))
+	})
+	key := cache.MetaObjectToName(robot)
+	c.workqueue.Add(key)
+	queue := recordQueue(c)
+
+	if !c.processNextWorkItem(ctx) {
+		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
+	}
+	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "AddRateLimited", key: key}}); got != want {
+		t.Errorf("queue calls %s, want %s: a retry with backoff, and the backoff kept", got, want)
+	}
+	if n := c.workqueue.NumRequeues(key); n != 1 {
+		t.Errorf("NumRequeues = %d after one failed sync, want 1", n)
+	}
+	if success, failed := syncCounts(c); success != 0 || failed != 1 {
+		t.Errorf("syncs_total success=%v error=%v, want 0 and 1", success, failed)
+	}
+	// The first backoff is a few milliseconds: then the Robot is back.
+	waitFor(t, fmt.Sprintf("%v to come back after its backoff", key), func() bool { return c.workqueue.Len() > 0 })
+	if keys := drainQueue(c.workqueue); len(keys) != 1 || keys[0] != key {
+		t.Errorf("queued %v after the backoff, want [%v]", keys, key)
+	}
+}
+
+// TestProcessNextWorkItemRecheckIsDelayedNotBackedOff: a sync that succeeds
+// but asks for another look later (its Deployment name is taken by a
+// Deployment the operator does not see change) puts the Robot back after
+// exactly that delay, and resets its backoff instead of growing it: that is
+// not a failure, and it must not end up rechecking every five minutes.
+func TestProcessNextWorkItemRecheckIsDelayedNotBackedOff(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	f.addRobot(robot)
+	// Unlabelled, so outside the cache: only the API server has it.
+	f.kubeObjects = append(f.kubeObjects, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: robot.Name, Namespace: robot.Namespace, UID: "foreign"}})
+	c := f.newController(ctx)
+	key := cache.MetaObjectToName(robot)
+	failedOnce(t, c, key)
+	queue := recordQueue(c)
+
+	if !c.processNextWorkItem(ctx) {
+		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
+	}
+	want := fmt.Sprint([]queueCall{{method: "Forget", key: key}, {method: "AddAfter", key: key, after: nameTakenRecheck}})
+	if got := queue.recorded(); got != want {
+		t.Errorf("queue calls %s, want %s", got, want)
+	}
+	if n := c.workqueue.NumRequeues(key); n != 0 {
+		t.Errorf("NumRequeues = %d after a sync that asked for a recheck, want 0", n)
+	}
+	if n := c.workqueue.Len(); n != 0 {
+		t.Errorf("%d Robots queued at once, want none until the recheck", n)
+	}
+	if success, failed := syncCounts(c); success != 1 || failed != 0 {
+		t.Errorf("syncs_total success=%v error=%v, want 1 and 0", success, failed)
+	}
+}
+
+// TestRunDrainsTheSyncInFlight: once Run's context is done, the sync in
+// flight finishes, its writes included, and Run returns only after it. The
+// Robots still queued are left for the next leader.
+func TestRunDrainsTheSyncInFlight(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	inFlight, queued := robottest.NewRobot("in-flight", 1), robottest.NewRobot("queued", 1)
+	f.addRobot(inFlight)
+	f.addRobot(queued)
+	c := f.newController(ctx)
+	// Far longer than the test: only the drain may end this shutdown.
+	c.shutdownTimeout = time.Hour
+	applies := holdApplies(f, c, inFlight.Name)
+	defer applies.letThrough()
+	c.workqueue.Add(cache.MetaObjectToName(inFlight))
+	c.workqueue.Add(cache.MetaObjectToName(queued))
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	returned := runInBackground(t, c, runCtx)
+	waitForChannel(t, applies.entered, "the in-flight Robot's Deployment apply to begin")
+
+	stop()
+	waitFor(t, "Run to shut its queue down", c.workqueue.ShuttingDown)
+	// The sync is held: Run must wait for it, however long. A short look
+	// suffices to catch a Run that does not wait, which returns at once.
+	select {
+	case err := <-returned:
+		select {
+		case applyErr := <-applies.done:
+			t.Fatalf("Run returned (%v) before the sync in flight was let through: its held apply ended with %v", err, applyErr)
+		default:
+			t.Fatalf("Run returned (%v) while the sync in flight was still held", err)
+		}
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	applies.letThrough()
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil", err)
+		}
+	case <-time.After(soon):
+		t.Fatalf("Run did not return within %v of the in-flight sync being let through", soon)
+	}
+
+	// Run has returned: every write it was going to make is made.
+	if err := <-applies.done; err != nil {
+		t.Errorf("the in-flight Deployment apply ended with %v, want it let through with its context live", err)
+	}
+	if _, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, inFlight.Namespace, inFlight.Name); err != nil {
+		t.Errorf("the in-flight sync's Deployment: %v", err)
+	}
+	var kubeRequests, robotRequests []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		kubeRequests = append(kubeRequests, describe(action))
+	}
+	for _, action := range filterInformerActions(f.robotClient.Actions()) {
+		robotRequests = append(robotRequests, describe(action))
+	}
+	// Nothing at all about the queued Robot: its sync never started.
+	if got, want := fmt.Sprint(kubeRequests), fmt.Sprint([]string{"create deployments default/in-flight"}); got != want {
+		t.Errorf("Deployment requests %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(robotRequests), fmt.Sprint([]string{"patch robots/status default/in-flight"}); got != want {
+		t.Errorf("Robot requests %s, want %s: the in-flight sync's status write, and nothing for the Robot still queued", got, want)
+	}
+	if success, failed := syncCounts(c); success != 1 || failed != 0 {
+		t.Errorf("syncs_total success=%v error=%v, want 1 and 0: the in-flight sync, and no other", success, failed)
+	}
+}
+
+// TestRunCancelsTheSyncInFlightAfterTheShutdownTimeout: a sync in flight
+// that outlasts the shutdown timeout has its context cancelled, and Run
+// returns soon after the timeout instead of waiting for it.
+func TestRunCancelsTheSyncInFlightAfterTheShutdownTimeout(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	stuck := robottest.NewRobot("stuck", 1)
+	f.addRobot(stuck)
+	c := f.newController(ctx)
+	const shutdownTimeout = 200 * time.Millisecond
+	c.shutdownTimeout = shutdownTimeout
+	// Far longer than the test: only the shutdown may cancel this sync.
+	c.syncTimeout = time.Hour
+	applies := holdApplies(f, c, stuck.Name)
+	defer applies.letThrough()
+	c.workqueue.Add(cache.MetaObjectToName(stuck))
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	returned := runInBackground(t, c, runCtx)
+	waitForChannel(t, applies.entered, "the stuck Robot's Deployment apply to begin")
+
+	stop()
+	start := time.Now()
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil", err)
+		}
+	case <-time.After(soon):
+		t.Fatalf("Run did not return within %v of its context ending, though the shutdown timeout is %v: it waits for a sync that never ends", soon, shutdownTimeout)
+	}
+	t.Logf("Run returned %v after its context ended; the shutdown timeout is %v", time.Since(start).Round(time.Millisecond), shutdownTimeout)
+
+	if err := <-applies.done; !errors.Is(err, context.Canceled) {
+		t.Errorf("the stuck Deployment apply ended with %v, want its context cancelled", err)
+	}
+	if _, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, stuck.Namespace, stuck.Name); !apierrors.IsNotFound(err) {
+		t.Errorf("the cancelled apply wrote the Deployment all the same (%v)", err)
+	}
+	// The sync ends as a failure, without a status write: the next leader
+	// syncs the Robot again.
+	if actions := filterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
+		t.Errorf("Robot writes %v after the sync was cancelled, want none", actions)
+	}
+	if success, failed := syncCounts(c); success != 0 || failed != 1 {
+		t.Errorf("syncs_total success=%v error=%v, want 0 and 1", success, failed)
+	}
+}
+
+// runInBackground runs c.Run with one worker; the channel receives what it
+// returns. The test's cleanup waits for Run to return: a test cancels ctx
+// and lets held applies through in deferred calls, which come first.
+func runInBackground(t *testing.T, c *Controller, ctx context.Context) <-chan error {
+	t.Helper()
+	returned := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { returned <- c.Run(ctx, 1) })
+	t.Cleanup(wg.Wait)
+	return returned
+}
+
+func waitForChannel(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(soon):
+		t.Fatalf("still waiting, after %v, for %s", soon, what)
+	}
+}
+
+// heldApplies holds the create or apply of the Deployment named hold until
+// the test lets it through (then it is made) or its context ends.
+type heldApplies struct {
+	entered             chan struct{} // closed once the held write has begun
+	release             chan struct{} // close to let the held write through
+	done                chan error    // what the held write returned
+	entering, releasing sync.Once
+}
+
+// holdApplies makes c's creates and applies of the Deployment named hold
+// wait until letThrough. A test defers letThrough, so that a Run stuck on
+// the held write after a failure still returns.
+func holdApplies(f *fixture, c *Controller, hold string) *heldApplies {
+	h := &heldApplies{
+		entered: make(chan struct{}),
+		release: make(chan struct{}),
+		done:    make(chan error, 1),
+	}
+	f.rewire(c, &interceptedWrites{Interface: f.kubeClient, name: hold,
+		intercept: func(ctx context.Context, op, address string, write func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error) {
+			h.entering.Do(func() { close(h.entered) })
+			select {
+			case <-h.release:
+				// Let through: made as the API server would, unless the
+				// context ended meanwhile.
+				if err := ctx.Err(); err != nil {
+					h.finished(err)
+					return nil, err
+				}
+				written, err := write()
+				h.finished(err)
+				return written, err
+			case <-ctx.Done():
+				h.finished(ctx.Err())
+				return nil, contextError(op, address, ctx.Err())
+			}
+		}}, nil)
+	return h
+}
+
+// letThrough lets the held write, and any later one, through.
+func (c *heldApplies) letThrough() {
+	c.releasing.Do(func() { close(c.release) })
+}
+
+// finished reports what the held write returned, once: a retry of it is
+// not waited for.
+func (c *heldApplies) finished(err error) {
+	select {
+	case c.done <- err:
+	default:
+	}
+}
+
+// TestRunWritesItsEventsBeforeReturning: the Events that the syncs record
+// are written before Run returns, however slowly the API server takes them,
+// and none is written after: with leader election the Lease is released
+// when Run returns, and a write after that could land alongside the next
+// leader's. Nothing recorded before the shutdown is dropped.
+func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := newFixture(t)
+	robot := robottest.NewRobot("in-flight", 1)
+	f.addRobot(robot)
+	// As in main: one context for NewController and Run.
+	c := f.newController(ctx)
+	f.rewire(c, nil, f.realRecorder)
+	c.shutdownTimeout = time.Hour
+
+	var mu sync.Mutex
+	var started, finished []time.Time
+	var reasons []string
+	f.kubeClient.PrependReactor("create", "events", func(action core.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		started = append(started, time.Now())
+		mu.Unlock()
+		// A slow API server.
+		time.Sleep(300 * time.Millisecond)
+		event := action.(core.CreateAction).GetObject().(*corev1.Event)
+		mu.Lock()
+		finished = append(finished, time.Now())
+		reasons = append(reasons, event.Reason)
+		mu.Unlock()
+		return false, nil, nil
+	})
+	applies := holdApplies(f, c, robot.Name)
+	defer applies.letThrough()
+	c.workqueue.Add(cache.MetaObjectToName(robot))
+
+	returned := runInBackground(t, c, ctx)
+	waitForChannel(t, applies.entered, "the Deployment create to begin")
+	cancel()
+	waitFor(t, "Run to shut its queue down", c.workqueue.ShuttingDown)
+	applies.letThrough()
+	var runReturned time.Time
+	select {
+	case err := <-returned:
+		runReturned = time.Now()
+		if err != nil {
+			t.Errorf("Run returned %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return within 10s of the sync in flight being let through")
+	}
+	// time for a write that Run left behind to show.
+	time.Sleep(time.Second)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{writer.EventDeploymentCreated}); got != want {
+		t.Errorf("Events written %s, want %s: the sync's event, once", got, want)
+	}
+	for i, at := range finished {
+		if at.After(runReturned) {
+			t.Errorf("Event write %d finished %v after Run returned; want every write done before", i, at.Sub(runReturned))
+		}
+	}
+	for i, at := range started {
+		if at.After(runReturned) {
+			t.Errorf("Event write %d began %v after Run returned", i, at.Sub(runReturned))
+		}
+	}
+}
+
+// TestSyncDeadlineFreesTheWorker: a sync whose Deployment write never gets an
+// answer fails at the sync deadline with one error that says so, is retried
+// with backoff, and leaves the worker free for the next Robot at once.
+func TestSyncDeadlineFreesTheWorker(t *testing.T) {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	// t.Context is cancelled when the test ends, before its cleanups: a
+	// sync left hanging by a failure returns then.
+	ctx := klog.NewContext(t.Context(), logger)
+	f := newFixture(t)
+	stuck, next := robottest.NewRobot("stuck", 1), robottest.NewRobot("next", 1)
+	f.addRobot(stuck)
+	f.addRobot(next)
+	c := f.newController(ctx)
+	const deadline = 250 * time.Millisecond
+	c.syncTimeout = deadline
+	var hung atomic.Int32
+	writes := hangWrites(f, stuck.Name, &hung)
+	f.rewire(c, writes, nil)
+	stuckKey, nextKey := cache.MetaObjectToName(stuck), cache.MetaObjectToName(next)
+	c.workqueue.Add(stuckKey)
+	c.workqueue.Add(nextKey)
+
+	// One worker: this test, taking one Robot at a time. Each turn is
+	// bounded, so that a sync without a deadline fails the test instead of
+	// hanging the suite.
+	const turnLimit = 10 * time.Second
+	var worker sync.WaitGroup
+	t.Cleanup(worker.Wait)
+	turn := func(what string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		done := make(chan struct{})
+		worker.Go(func() { c.processNextWorkItem(ctx); close(done) })
+		select {
+		case <-done:
+			return time.Since(start)
+		case <-time.After(turnLimit):
+			t.Fatalf("%s: processNextWorkItem still runs %v after it began, though the sync deadline is %v: the hung write holds the worker", what, turnLimit, deadline)
+			return 0
+		}
+	}
+
+	took := turn("the Robot whose write hangs")
+	t.Logf("the sync of %v returned after %v", stuckKey, took.Round(time.Millisecond))
+	if n := hung.Load(); n != 1 {
+		t.Fatalf("%d hung writes, want 1: the sync did not get as far as the Deployment write", n)
+	}
+	if took < deadline || took > deadline+2*time.Second {
+		t.Errorf("the sync whose write hangs returned after %v, want its deadline, %v, and little more", took, deadline)
+	}
+	if n := c.workqueue.NumRequeues(stuckKey); n != 1 {
+		t.Errorf("%v was requeued with backoff %d times, want once", stuckKey, n)
+	}
+	var failures []ktesting.LogEntry
+	for _, entry := range logger.GetSink().(ktesting.Underlier).GetBuffer().Data() {
+		if entry.Type == ktesting.LogError {
+			failures = append(failures, entry)
+		}
+	}
+	want := "sync of Robot default/stuck did not finish within 250ms"
+	switch {
+	case len(failures) != 1:
+		t.Errorf("%d errors logged, want one: %v", len(failures), failures)
+	case failures[0].Err == nil || failures[0].Err.Error() != want:
+		t.Errorf("logged error %q, want %q", failures[0].Err, want)
+	case !errors.Is(failures[0].Err, context.DeadlineExceeded):
+		t.Errorf("the logged error %q does not wrap context.DeadlineExceeded", failures[0].Err)
+	}
+
+	// The same worker, free again, syncs the next Robot in full.
+	if took := turn("the next Robot"); took >= deadline {
+		t.Errorf("the sync of %v took %v, want well under the deadline, %v: nothing of it hangs", nextKey, took, deadline)
+	}
+	if n := c.workqueue.NumRequeues(nextKey); n != 0 {
+		t.Errorf("%v was requeued with backoff %d times, want never", nextKey, n)
+	}
+	var written []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		if action.GetVerb() == "create" || action.GetVerb() == "patch" {
+			written = append(written, describe(action))
+		}
+	}
+	if want := "create deployments default/next"; len(written) != 1 || written[0] != want {
+		t.Errorf("Deployment writes %q, want [%q]", written, want)
+	}
+	// No status write with the expired context of the stuck sync: the
+	// next Robot's is the only one.
+	var statuses []string
+	for _, action := range filterInformerActions(f.robotClient.Actions()) {
+		statuses = append(statuses, describe(action))
+	}
+	if want := "patch robots/status default/next"; len(statuses) != 1 || statuses[0] != want {
+		t.Errorf("Robot writes %q, want [%q]", statuses, want)
+	}
+
+	// After its backoff the stuck Robot is back in the queue.
+	backoff := time.Now().Add(time.Second)
+	for c.workqueue.Len() == 0 && time.Now().Before(backoff) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := c.workqueue.Len(); n != 1 {
+		t.Fatalf("%d Robots queued a second after the failed sync, want %v again", n, stuckKey)
+	}
+	if key, _ := c.workqueue.Get(); key != stuckKey {
+		t.Errorf("queued %v, want %v again", key, stuckKey)
+	}
+}
+
+// hangWrites makes the creates and applies of the Deployment named name
+// never get an answer, as when the connection to the API server went dead:
+// each returns only once the request's context is done. hung counts them.
+func hangWrites(f *fixture, name string, hung *atomic.Int32) *interceptedWrites {
+	return &interceptedWrites{Interface: f.kubeClient, name: name,
+		intercept: func(ctx context.Context, op, address string, _ func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error) {
+			hung.Add(1)
+			// A request sent without a deadline would hang for good: a
+			// minute stands for that, so that even then the test ends.
+			err := errors.New("no answer within a minute")
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(time.Minute):
+			}
+			return nil, contextError(op, address, err)
+		}}
+}
+
+// someoneElsesDeployment is a Deployment that another tool made: no
+// controller, labels of its own.
+func someoneElsesDeployment(namespace, name string) *appsv1.Deployment {
+	labels := map[string]string{"app": "someone-else"}
+	return &appsv1.Deployment{
+		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: namespace, UID: "someone-elses-uid", ResourceVersion: "3", Generation: 1,
+			Labels: labels,
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+}
+
+// TestDeploymentCreatedAfterTheCacheMissIsLeftAlone: someone else creates a
+// Deployment of the Robot's name after the sync found none in its cache and
+// before it writes one. The operator must not write it (an apply would merge
+// the Robot's fields into it and adopt it): the Robot reports the name taken.
+func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+
+	// The other Deployment appears once the sync has looked for the Robot's:
+	// just after a read of it is answered, or just before a write of it is
+	// carried out, whichever comes first.
+	theirs := someoneElsesDeployment(robot.Namespace, robot.Name)
+	tracker := f.kubeClient.Tracker()
+	appeared := false
+	appear := func() {
+		if !appeared {
+			appeared = true
+			if err := tracker.Add(theirs.DeepCopy()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f.kubeClient.PrependReactor("*", "deployments", func(action core.Action) (bool, runtime.Object, error) {
+		switch action.GetVerb() {
+		case "get":
+			obj, err := tracker.Get(robottest.DeploymentsResource, action.GetNamespace(), action.(core.GetAction).GetName())
+			appear()
+			return true, obj, err
+		case "create", "update", "patch":
+			appear()
+		}
+		return false, nil, nil
+	})
+
+	requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(robot))
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if !appeared {
+		t.Fatal("the sync never asked the API server about the Robot's Deployment")
+	}
+	now, err := tracker.Get(robottest.DeploymentsResource, theirs.Namespace, theirs.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff.Diff(theirs, now); d != "" {
+		t.Errorf("the operator changed someone else's Deployment (-theirs +now):\n%s", d)
+	}
+	for _, action := range f.kubeClient.Actions() {
+		t.Logf("request: %s", describe(action))
+	}
+
+	var statuses []robotv1alpha1.Robot
+	for _, action := range filterInformerActions(f.robotClient.Actions()) {
+		var applied robotv1alpha1.Robot
+		if err := json.Unmarshal(action.(core.PatchAction).GetPatch(), &applied); err != nil {
+			t.Fatal(err)
+		}
+		statuses = append(statuses, applied)
+	}
+	if len(statuses) != 1 {
+		t.Fatalf("%d status writes, want 1", len(statuses))
+	}
+	if ready := robottest.FindCondition(statuses[0].Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
+		t.Errorf("Ready %s %q, want reason %s", ready.Reason, ready.Message, robotv1alpha1.ReasonDeploymentNameTaken)
+	}
+	if requeueAfter != nameTakenRecheck {
+		t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
+	}
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonDeploymentNameTaken) {
+		t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonDeploymentNameTaken, events)
+	}
+}
+
+// TestNewRobotCostsOneRequest: the sync of a new Robot makes one request
+// about its Deployment, the create: no read before it to confirm that the
+// cache is right not to have it.
+func TestNewRobotCostsOneRequest(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	var requests []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		if action.GetResource() == robottest.DeploymentsResource {
+			requests = append(requests, describe(action))
+		}
+	}
+	if len(requests) != 1 || !strings.HasPrefix(requests[0], "create deployments ") {
+		t.Errorf("requests about the Deployment: %q; want one, a create", requests)
+	}
+	obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
+	if err != nil {
+		t.Fatalf("the Deployment was not created: %v", err)
+	}
+	desired, err := workload.NewDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drift := drift.DeploymentDrift(desired, obj.(*appsv1.Deployment)); drift != "" {
+		t.Errorf("the created Deployment is not what the Robot asks for: %s", drift)
+	}
+}
+
+// stampDeployments makes the fake API server give each Deployment it writes
+// a UID and a new status.ResourceVersion, as the real one does.
+func stampDeployments(t *testing.T, client *k8sfake.Clientset) {
+	react := core.ObjectReaction(client.Tracker())
+	var last atomic.Int64
+	last.Store(100)
+	client.PrependReactor("*", "deployments", func(action core.Action) (bool, runtime.Object, error) {
+		switch action.GetVerb() {
+		case "create", "update", "patch":
+		default:
+			return false, nil, nil
+		}
+		handled, obj, err := react(action)
+		deployment, ok := obj.(*appsv1.Deployment)
+		if err != nil || !ok {
+			return handled, obj, err
+		}
+		if deployment.UID == "" {
+			deployment.UID = types.UID(deployment.Name + "-deployment-uid")
+		}
+		deployment.ResourceVersion = strconv.FormatInt(last.Add(1), 10)
+		if err := client.Tracker().Update(robottest.DeploymentsResource, deployment, deployment.Namespace); err != nil {
+			t.Errorf("stamping %s: %v", describe(action), err)
+		}
+		return true, deployment, nil
+	})
+}
+
+// TestFieldsTheRobotDropsLeaveTheDeployment: what a Robot asked for when its
+// Deployment was created, and no longer asks for, is removed from the
+// Deployment, whatever happened in between. The fake API server manages
+// fields as the real one does (without its defaulting), so this is server-side
+// apply's own removal of what an applier stops applying.
+func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
+	withArgs := func(r *robotv1alpha1.Robot) { r.Spec.Args = []string{"--mode", "fast"} }
+	// A step changes the Robot, or, as another writer, its Deployment; a
+	// sync follows each.
+	type step struct {
+		robot func(*robotv1alpha1.Robot)
+		other func(*appsv1.Deployment)
+	}
+	for _, tc := range []struct {
+		name    string
+		created func(*robotv1alpha1.Robot)
+		steps   []step
+		want    func(*appsv1.Deployment) string // what is wrong, or ""
+	}{
+		{
+			name:    "args removed",
+			created: withArgs,
+			steps:   []step{{robot: func(r *robotv1alpha1.Robot) { r.Spec.Args = nil }}},
+			want:    noArgs,
+		},
+		{
+			name: "env var removed",
+			created: func(r *robotv1alpha1.Robot) {
+				r.Spec.Env = append(r.Spec.Env, corev1.EnvVar{Name: "EXTRA", Value: "1"})
+			},
+			steps: []step{{robot: func(r *robotv1alpha1.Robot) { r.Spec.Env = r.Spec.Env[:1] }}},
+			want: func(d *appsv1.Deployment) string {
+				env := d.Spec.Template.Spec.Containers[0].Env
+				if slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "EXTRA" }) || len(env) != 1 {
+					return "env " + robottest.MustString(env) + ", want only MODE"
+				}
+				return ""
+			},
+		},
+		{
+			name:    "port removed",
+			created: func(*robotv1alpha1.Robot) {},
+			steps:   []step{{robot: func(r *robotv1alpha1.Robot) { r.Spec.Port = nil }}},
+			want: func(d *appsv1.Deployment) string {
+				if ports := d.Spec.Template.Spec.Containers[0].Ports; len(ports) > 0 {
+					return "ports " + robottest.MustString(ports) + ", want none"
+				}
+				return ""
+			},
+		},
+		{
+			name:    "args removed after an image change",
+			created: withArgs,
+			steps: []step{
+				{robot: func(r *robotv1alpha1.Robot) { r.Spec.Image = "registry.example/robot:2.0" }},
+				{robot: func(r *robotv1alpha1.Robot) { r.Spec.Args = nil }},
+			},
+			want: noArgs,
+		},
+		{
+			name:    "args removed after another writer's change was reverted",
+			created: withArgs,
+			steps: []step{
+				{other: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) }},
+				{robot: func(r *robotv1alpha1.Robot) { r.Spec.Args = nil }},
+			},
+			want: noArgs,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewRobot("test", 1)
+			tc.created(robot)
+			f.addRobot(robot)
+			c := f.newController(ctx)
+			stampDeployments(t, f.kubeClient)
+			key := cache.MetaObjectToName(robot)
+
+			// catchUp brings the caches up to date with the fake API server,
+			// as the informers would.
+			catchUp := func() {
+				t.Helper()
+				obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The Deployment informer's transform.
+				cached, err := transform.TrimManagedFields(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := f.deploymentIndexer.Update(cached); err != nil {
+					t.Fatal(err)
+				}
+				if obj, err = f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.robotIndexer.Update(obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sync := func() {
+				t.Helper()
+				if _, err := c.syncHandler(ctx, key); err != nil {
+					t.Fatalf("sync: %v", err)
+				}
+				catchUp()
+			}
+
+			sync()
+			for _, s := range tc.steps {
+				if s.robot != nil {
+					obj, err := f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					robot = obj.(*robotv1alpha1.Robot)
+					s.robot(robot)
+					robot.Generation++
+					rv, _ := strconv.Atoi(robot.ResourceVersion)
+					robot.ResourceVersion = strconv.Itoa(rv + 1)
+					if err := f.robotClient.Tracker().Update(robottest.RobotsResource, robot, robot.Namespace); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if s.other != nil {
+					obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					deployment := obj.(*appsv1.Deployment)
+					s.other(deployment)
+					if _, err := f.kubeClient.AppsV1().Deployments(robot.Namespace).Update(ctx, deployment, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				catchUp()
+				sync()
+			}
+
+			obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deployment := obj.(*appsv1.Deployment)
+			var requests []string
+			for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+				requests = append(requests, describe(action))
+			}
+			if wrong := tc.want(deployment); wrong != "" {
+				t.Errorf("the Deployment still has what the Robot no longer asks for: %s\nrequests: %q\nmanagedFields: %s", wrong, requests, robottest.MustString(deployment.ManagedFields))
+			}
+			desired, err := workload.NewDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if drift := drift.DeploymentDrift(desired, deployment); drift != "" {
+				t.Errorf("the Deployment is not what the Robot asks for: %s", drift)
+			}
+		})
+	}
+}
+
+func noArgs(d *appsv1.Deployment) string {
+	if args := d.Spec.Template.Spec.Containers[0].Args; len(args) > 0 {
+		return "args " + robottest.MustString(args) + ", want none"
+	}
+	return ""
+}
+
+// TestCreatedFieldsAreClaimedOnce: the first apply after the create that may
+// drop a field of the create, because the Robot changed, first makes the
+// create's fields the apply's; no other apply does.
+func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
+	changeImage := func(r *robotv1alpha1.Robot) { r.Spec.Image = "registry.example/robot:2.0" }
+	for _, tc := range []struct {
+		name          string
+		managedFields []metav1.ManagedFieldsEntry
+		robotChange   func(*robotv1alpha1.Robot)
+		otherChange   func(*appsv1.Deployment)
+		wantClaim     bool
+	}{
+		{"the Robot changed after the create", []metav1.ManagedFieldsEntry{robottest.StatusByOthers, robottest.Created}, changeImage, nil, true},
+		{"the Robot changed after an apply that undid another writer's change", []metav1.ManagedFieldsEntry{robottest.Applied, robottest.StatusByOthers, robottest.Created}, changeImage, nil, true},
+		{"another writer changed the Deployment after the create", []metav1.ManagedFieldsEntry{robottest.StatusByOthers, robottest.Created},
+			nil, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) }, false},
+		{"the Robot changed, its Deployment was created by an apply", []metav1.ManagedFieldsEntry{robottest.Applied, robottest.StatusByOthers}, changeImage, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewRobot("test", 1)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			deployment.ManagedFields = tc.managedFields
+			if tc.otherChange != nil {
+				tc.otherChange(deployment)
+			}
+			if tc.robotChange != nil {
+				tc.robotChange(robot)
+				robot.Generation++
+			}
+			f.addRobot(robot)
+			f.kubeObjects = append(f.kubeObjects, deployment)
+			cached, err := transform.TrimManagedFields(deployment.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.deploymentLister = append(f.deploymentLister, cached.(*appsv1.Deployment))
+			c := f.newController(ctx)
+
+			if tc.wantClaim {
+				f.expectClaimCreatedFields(cached.(*appsv1.Deployment))
+			}
+			f.expectApplyDeployment(robot)
+			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
+			if !tc.wantClaim {
+				return
+			}
+			obj, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, robot.Namespace, robot.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := obj.(*appsv1.Deployment).ManagedFields
+			if drift.CreatedFieldsEntry(entries) >= 0 || !drift.HasAppliedEntry(entries) {
+				t.Errorf("managedFields after the sync: %s; want the operator's Apply entry and no Update entry of its own", robottest.MustString(entries))
+			}
+		})
+	}
+}
+
+// TestOwnDeploymentOutsideTheCacheIsApplied: a Robot's Deployment whose
+// managed-by label someone removed is out of the cache. The create finds it;
+// it is the Robot's, so the apply puts the label back.
+func TestOwnDeploymentOutsideTheCacheIsApplied(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	delete(deployment.Labels, workload.LabelManagedBy)
+	f.addRobot(robot)
+	f.kubeObjects = append(f.kubeObjects, deployment)
+
+	// Gone from the cache of a Robot that had it, as if deleted: the
+	// Robot is asked for first, lest it be gone too.
+	f.robotActions = append(f.robotActions, core.NewGetAction(robottest.RobotsResource, robot.Namespace, robot.Name))
+	f.expectCreateDeployment(robot)
+	f.expectGetDeployment(robot.Namespace, robot.Name)
+	f.expectApplyDeployment(robot)
+	f.run(ctx, cache.MetaObjectToName(robot))
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+		t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
+	}
+}
+
+// TestFailedClaimIsRetried: the claim's patch fails its test when the
+// Deployment changed since it was read; the API server says 422, as for an
+// invalid object, but this is no invalid spec: an ordinary failure, retried.
+func TestFailedClaimIsRetried(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	deployment.ManagedFields = []metav1.ManagedFieldsEntry{robottest.StatusByOthers, robottest.Created}
+	robot.Spec.Image = "registry.example/robot:2.0"
+	robot.Generation++
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("patch", "deployments", func(action core.Action) (bool, runtime.Object, error) {
+		if action.(core.PatchAction).GetPatchType() != types.JSONPatchType {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "",
+			"testing value /metadata/resourceVersion failed: test failed", 0, false)
+	})
+
+	_, err := c.syncHandler(ctx, cache.MetaObjectToName(robot))
+	var invalid *outcome.InvalidSpecError
+	if err == nil || errors.As(err, &invalid) {
+		t.Fatalf("sync returned %v; want an error to retry with backoff", err)
+	}
+	var requests []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		requests = append(requests, describe(action))
+	}
+	if want := []string{"patch deployments default/test"}; !slices.Equal(requests, want) {
+		t.Errorf("requests %q, want %q: no apply once the claim failed", requests, want)
+	}
+	applied := f.onlyStatusWrite()
+	if ready := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
+		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonSyncFailed)
+	}
+}
+
+var servicesResource = corev1.SchemeGroupVersion.WithResource("services")
+
+func (f *fixture) addService(service *corev1.Service) {
+	f.serviceLister = append(f.serviceLister, service)
+	f.kubeObjects = append(f.kubeObjects, service)
+}
+
+func (f *fixture) expectCreateService(robot *robotv1alpha1.Robot) {
+	var s corev1.Service
+	if err := workload.RoundTrip(workload.NewService(robot), &s); err != nil {
+		f.t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewCreateAction(servicesResource, robot.Namespace, &s))
+}
+
+func (f *fixture) expectApplyService(robot *robotv1alpha1.Robot) {
+	desired := workload.NewService(robot)
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
+}
+
+func (f *fixture) expectDeleteService(service *corev1.Service) {
+	f.kubeActions = append(f.kubeActions, core.NewDeleteActionWithOptions(servicesResource, service.Namespace, service.Name,
+		metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(service.UID))}))
+}
+
+// convergedWithService sets robot's status to what the operator writes for
+// its Deployment and Service.
+func convergedWithService(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service) {
+	robot.Status = status.Compute(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
+}
+
+// checkDeletePreconditions fails unless every delete the sync made carries
+// a UID precondition: a Service created under the same name since is never
+// deleted.
+func (f *fixture) checkDeletePreconditions() {
+	f.t.Helper()
+	for _, action := range f.kubeClient.Actions() {
+		if del, ok := action.(core.DeleteAction); ok {
+			if p := del.GetDeleteOptions().Preconditions; p == nil || p.UID == nil || *p.UID == "" {
+				f.t.Errorf("%s has no UID precondition", describe(action))
+			}
+		}
+	}
+}
+
+func TestServiceCreated(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	f.expectCreateService(robot)
+	// The fake API server fills in nothing: the Service as created.
+	var created corev1.Service
+	if err := workload.RoundTrip(workload.NewService(robot), &created); err != nil {
+		t.Fatal(err)
+	}
+	status := status.Compute(robot, deployment, &created, nil, metav1.NewTime(robottest.FixtureNow))
+	if status.ServiceName != "test" {
+		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
+	}
+	f.expectApplyStatus(robot, status)
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventServiceCreated + ` Created Service "test"`)
+}
+
+func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	f.addRobot(robot)
+
+	f.expectCreateDeployment(robot)
+	f.expectCreateService(robot)
+	created := liveDeployment(t, robot)
+	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
+	status := status.Compute(robot, created, liveService(t, robot), nil, metav1.NewTime(robottest.FixtureNow))
+	if status.ServiceName != "test" {
+		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
+	}
+	f.expectApplyStatus(robot, status)
+	f.run(ctx, cache.MetaObjectToName(robot))
+}
+
+func TestConvergedRobotWithServiceCostsNothing(t *testing.T) {
+	for _, serviceType := range []robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP, robotv1alpha1.ServiceTypeNodePort, robotv1alpha1.ServiceTypeLoadBalancer} {
+		t.Run(string(serviceType), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewServiceRobot("test", serviceType)
+			deployment, service := liveDeployment(t, robot), liveService(t, robot)
+			convergedWithService(robot, deployment, service)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+
+			f.run(ctx, cache.MetaObjectToName(robot))
+			f.expectEvents()
+		})
+	}
+}
+
+func TestServiceDriftReverted(t *testing.T) {
+	for name, edit := range map[string]func(*corev1.Service){
+		"selector":    func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "other"} },
+		"target port": func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(9999) },
+		"type":        func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort },
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			deployment, service := liveDeployment(t, robot), liveService(t, robot)
+			convergedWithService(robot, deployment, service)
+			edit(service)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+
+			f.expectApplyService(robot)
+			f.run(ctx, cache.MetaObjectToName(robot))
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventServiceUpdated) {
+				t.Errorf("expected one %s event, got %q", writer.EventServiceUpdated, events)
+			}
+		})
+	}
+}
+
+// TestServiceTypeChange: the Robot asks for another type; the fields the
+// create set are made the apply's first, so that what the Robot no longer
+// asks for can go.
+func TestServiceTypeChange(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	deployment, service := liveDeployment(t, robot), liveService(t, robot)
+	service.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: workload.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}
+	convergedWithService(robot, deployment, service)
+	robot.Spec.Service.Type = robotv1alpha1.ServiceTypeClusterIP
+	robot.Generation = 2
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addService(service)
+
+	patch, err := drift.ClaimPatch(service, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, service.Namespace, service.Name, types.JSONPatchType, patch))
+	f.expectApplyService(robot)
+	// The new generation is reported; the Service is still "test".
+	f.expectApplyStatus(robot, status.Compute(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	if events := f.events(); len(events) != 1 || !strings.Contains(events[0], `spec.type is "NodePort"; the Robot asks for "ClusterIP"`) {
+		t.Errorf("events %q, want one saying the type changed", events)
+	}
+}
+
+// TestServiceNotWanted: a Robot whose Service type becomes None, or whose
+// port goes, loses its Service, by UID; one it does not control is left.
+func TestServiceNotWanted(t *testing.T) {
+	none := func(r *robotv1alpha1.Robot) { r.Spec.Service.Type = robotv1alpha1.ServiceTypeNone }
+	noPort := func(r *robotv1alpha1.Robot) { r.Spec.Port = nil }
+	for _, tt := range []struct {
+		name    string
+		change  func(*robotv1alpha1.Robot)
+		foreign bool
+	}{
+		{"None", none, false},
+		{"port removed", noPort, false},
+		{"None, someone else's Service", none, true},
+		{"port removed, someone else's Service", noPort, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			service := liveService(t, robot)
+			if tt.foreign {
+				service.OwnerReferences = nil
+			}
+			tt.change(robot)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+
+			if !tt.foreign {
+				f.expectDeleteService(service)
+			}
+			f.run(ctx, cache.MetaObjectToName(robot))
+			f.checkDeletePreconditions()
+			if tt.foreign {
+				f.expectEvents()
+			} else {
+				f.expectEvents(corev1.EventTypeNormal + " " + writer.EventServiceDeleted + ` Deleted Service "test": the Robot asks for none`)
+			}
+		})
+	}
+}
+
+// TestNoServiceCostsNoRequest: a Robot without a Service makes no Service
+// request at all, not even a read.
+func TestNoServiceCostsNoRequest(t *testing.T) {
+	for name, change := range map[string]func(*robotv1alpha1.Robot){
+		"no port": func(r *robotv1alpha1.Robot) { r.Spec.Port, r.Spec.Service = nil, nil },
+		"None":    func(*robotv1alpha1.Robot) {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNone)
+			change(robot)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.run(ctx, cache.MetaObjectToName(robot))
+		})
+	}
+}
+
+// TestServiceNotControlled: a Service of the name that the Robot does not
+// control is never written; Synced says why, Ready stays about the
+// Deployment, one Warning is recorded, and the Robot looks again later.
+func TestServiceNotControlled(t *testing.T) {
+	for name, inCache := range map[string]bool{"in the cache": true, "outside the cache": false} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			deployment := liveDeployment(t, robot)
+			converged(robot, deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			foreign := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
+					Labels: map[string]string{workload.LabelManagedBy: workload.LabelManagedByValue}},
+				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+			}
+			if inCache {
+				f.addService(foreign)
+			} else {
+				foreign.Labels = nil
+				f.kubeObjects = append(f.kubeObjects, foreign)
+				f.expectCreateService(robot)
+				f.kubeActions = append(f.kubeActions, core.NewGetAction(servicesResource, robot.Namespace, "test"))
+			}
+			status := status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow))
+			if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
+				t.Errorf("Ready %s (%s), want True: the Deployment runs", ready.Status, ready.Reason)
+			}
+			if synced := robottest.FindCondition(status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonServiceNameTaken {
+				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonServiceNameTaken)
+			}
+			f.expectApplyStatus(robot, status)
+
+			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
+				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
+			}
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonServiceNameTaken) {
+				t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonServiceNameTaken, events)
+			}
+		})
+	}
+}
+
+// TestServiceNameTakenWarnsOnce: the next sync with the name still taken
+// writes nothing and warns no more.
+func TestServiceNameTakenWarnsOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	deployment := liveDeployment(t, robot)
+	robot.Status = status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
+		Labels: map[string]string{workload.LabelManagedBy: workload.LabelManagedByValue}}})
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents()
+}
+
+// TestServiceStatus: the status names the Service the Robot controls, and
+// a failure of the Service alone leaves Ready about the Deployment.
+func TestServiceStatus(t *testing.T) {
+	robot := robottest.NewServiceRobot("web", robotv1alpha1.ServiceTypeClusterIP)
+	deployment := liveDeployment(t, robot)
+	now := metav1.NewTime(robottest.FixtureNow)
+	if got := status.Compute(robot, deployment, liveService(t, robot), nil, now).ServiceName; got != "web" {
+		t.Errorf("with its Service: serviceName %q, want %q", got, "web")
+	}
+	if got := status.Compute(robot, deployment, nil, nil, now).ServiceName; got != "" {
+		t.Errorf("without a Service: serviceName %q, want none", got)
+	}
+	for _, syncErr := range []error{&outcome.ServiceNameTakenError{Name: "web"}, &outcome.EarlierRobotError{Name: "web", Kind: "Service"}} {
+		status := status.Compute(robot, deployment, nil, syncErr, now)
+		ready, synced := robottest.FindCondition(status, robotv1alpha1.ConditionReady), robottest.FindCondition(status, robotv1alpha1.ConditionSynced)
+		if ready.Status != metav1.ConditionTrue {
+			t.Errorf("%v: Ready %s (%s), want True", syncErr, ready.Status, ready.Reason)
+		}
+		if synced.Status != metav1.ConditionFalse || !strings.Contains(synced.Message, `Service "web"`) {
+			t.Errorf("%v: Synced %s %q, want False naming the Service", syncErr, synced.Status, synced.Message)
+		}
+	}
+	// The status apply carries workload.ServiceName only when there is one, so that
+	// a Robot without a Service writes what it wrote before the field
+	// existed.
+	computed := status.Compute(robot, deployment, nil, nil, now)
+	if body := string(robottest.MustJSON(t, status.ApplyConfiguration(robot, &computed))); strings.Contains(body, "serviceName") {
+		t.Errorf("status apply without a Service mentions serviceName: %s", body)
+	}
+}
+
+func liveService(t *testing.T, robot *robotv1alpha1.Robot) *corev1.Service {
+	return robottest.LiveServiceOf(t, workload.NewService(robot))
+}
+
+// TestFightWithAnotherWriter: another writer sets spec.replicas back every
+// second for two minutes. The operator keeps reverting, but a few times a
+// minute at most; the Robot says who it fights with, with one Warning; and
+// once the writer stops, the Robot returns to Synced by itself.
+func TestFightWithAnotherWriter(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
+	c.clock = clock
+	f.recorder = record.NewFakeRecorder(100)
+	f.rewire(c, nil, f.recorder)
+
+	resourceVersion := 100
+	store := func(d *appsv1.Deployment) *appsv1.Deployment {
+		d = d.DeepCopy()
+		resourceVersion++
+		d.ResourceVersion = strconv.Itoa(resourceVersion)
+		d.Generation++
+		// The Deployment controller observes it at once.
+		d.Status.ObservedGeneration = d.Generation
+		if err := f.deploymentIndexer.Update(d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	current := func() *appsv1.Deployment {
+		obj, _, err := f.deploymentIndexer.GetByKey(deployment.Namespace + "/" + deployment.Name)
+		if err != nil || obj == nil {
+			t.Fatalf("the Deployment is not in the cache: %v", err)
+		}
+		return obj.(*appsv1.Deployment)
+	}
+	var applies, gets []time.Time
+	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		applies = append(applies, clock.Now())
+		d := current().DeepCopy()
+		d.Spec.Replicas = ptr.To[int32](2)
+		return true, store(d), nil
+	})
+	f.kubeClient.PrependReactor("get", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		gets = append(gets, clock.Now())
+		d := current().DeepCopy()
+		d.ManagedFields = []metav1.ManagedFieldsEntry{
+			{Manager: workload.FieldManager, Operation: metav1.ManagedFieldsOperationApply, Time: &metav1.Time{Time: robottest.FixtureNow}},
+			{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &metav1.Time{Time: clock.Now()}},
+			{Manager: "fighter", Operation: metav1.ManagedFieldsOperationUpdate, Time: &metav1.Time{Time: clock.Now().Add(-time.Second)}},
+		}
+		return true, d, nil
+	})
+
+	key := cache.MetaObjectToName(robot)
+	sync := func() time.Duration {
+		t.Helper()
+		requeueAfter, err := c.syncHandler(ctx, key)
+		if err != nil {
+			t.Fatalf("sync at %v: %v", clock.Since(robottest.FixtureNow), err)
+		}
+		return requeueAfter
+	}
+	synced := func() metav1.Condition {
+		return robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1alpha1.ConditionSynced)
+	}
+
+	// The fight: every second the other writer scales the Deployment, and
+	// its update event syncs the Robot.
+	const fight = 2 * time.Minute
+	var recheck time.Time
+	for elapsed := time.Duration(0); elapsed < fight; elapsed += time.Second {
+		clock.SetTime(robottest.FixtureNow.Add(elapsed))
+		d := current().DeepCopy()
+		d.Spec.Replicas = ptr.To[int32](5)
+		store(d)
+		if after := sync(); after > 0 {
+			recheck = clock.Now().Add(after)
+		}
+	}
+	t.Logf("%d reverts in %v of a writer every second, at %v", len(applies), fight, offsets(applies))
+	statusWrites := len(filterInformerActions(f.robotClient.Actions()))
+	t.Logf("%d status writes", statusWrites)
+	// Each revert scales the Deployment back, and the writer scales it
+	// again: Ready truly changes twice, and the fight starting once.
+	if statusWrites > 2*len(applies)+1 {
+		t.Errorf("%d status writes during the fight, want at most %d", statusWrites, 2*len(applies)+1)
+	}
+	// 3 to find the fight, then after 15 s, 30 s and 60 s.
+	if len(applies) > 6 {
+		t.Errorf("%d reverts during the fight, want at most 6", len(applies))
+	}
+	if len(gets) != 1 {
+		t.Errorf("%d reads of the Deployment, want 1 (to name the other writer)", len(gets))
+	}
+	cond := synced()
+	if cond.Status != metav1.ConditionFalse || cond.Reason != robotv1alpha1.ReasonDeploymentContested ||
+		!strings.Contains(cond.Message, `field manager "fighter"`) || !strings.Contains(cond.Message, "spec.replicas is 5") {
+		t.Errorf("Synced during the fight: %+v; want DeploymentContested naming the writer and the field", cond)
+	}
+
+	// The writer stops: the pending revert is made when it is due, and once
+	// it has held, the Robot is Synced again. Only the rechecks the sync
+	// handler asked for run, as the queue would run them.
+	during := len(applies)
+	for i := 0; i < 5 && !recheck.IsZero(); i++ {
+		clock.SetTime(recheck)
+		recheck = time.Time{}
+		if after := sync(); after > 0 {
+			recheck = clock.Now().Add(after)
+		}
+	}
+	if !recheck.IsZero() {
+		t.Fatalf("still rechecking after the fight, at %v", clock.Since(robottest.FixtureNow))
+	}
+	if got := len(applies) - during; got != 1 {
+		t.Errorf("%d reverts after the writer stopped, want 1", got)
+	}
+	if got := current().Spec.Replicas; *got != 2 {
+		t.Errorf("replicas %d after the fight, want 2", *got)
+	}
+	if cond := synced(); cond.Status != metav1.ConditionTrue {
+		t.Errorf("Synced after the fight: %+v, want True", cond)
+	}
+	t.Logf("Synced again %v after the writer stopped", clock.Since(robottest.FixtureNow.Add(fight)))
+
+	var warnings []string
+	for _, e := range f.events() {
+		if strings.HasPrefix(e, corev1.EventTypeWarning) {
+			warnings = append(warnings, e)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], robotv1alpha1.ReasonDeploymentContested) || !strings.Contains(warnings[0], "fighter") {
+		t.Errorf("warnings: %q, want one %s naming the writer", warnings, robotv1alpha1.ReasonDeploymentContested)
+	}
+}
+
+// offsets describes times as offsets from robottest.FixtureNow.
+func offsets(times []time.Time) []time.Duration {
+	out := make([]time.Duration, len(times))
+	for i, at := range times {
+		out[i] = at.Sub(robottest.FixtureNow)
+	}
+	return out
+}
+
+// A sync whose Robot's pods show a cause writes it, with one Warning, and
+// the next sync writes nothing.
+func TestSyncSaysWhyPodsDoNotRun(t *testing.T) {
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	deployment := unavailable(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	ctrl := f.newController(t.Context())
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{status.PodsByRobot: status.RobotIndex})
+	for _, pod := range summaries(t, robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")), robottest.Pod(robottest.NewRobot("other", 1), "other-a", robottest.Waiting("CrashLoopBackOff", ""))) {
+		if err := pods.Add(pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctrl.pods = pods
+	if _, err := ctrl.syncHandler(t.Context(), cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	written := f.onlyStatusWrite()
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1alpha1.ConditionReady); ready == nil || ready.Reason != robotv1alpha1.ReasonImagePullFailed {
+		t.Fatalf("Ready: got %v, want %s", ready, robotv1alpha1.ReasonImagePullFailed)
+	}
+	f.expectEvents(fmt.Sprintf("Warning %s %s", robotv1alpha1.ReasonImagePullFailed,
+		`cannot pull image "registry.example/robot:1.0" (ErrImagePull): not found`))
+}
+
+// A pod's change queues its Robot only when what the cache keeps of it
+// changed, and only if the Robot exists.
+func TestPodEventsQueueTheirRobot(t *testing.T) {
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	f.addRobot(robot)
+	ctrl := f.newController(t.Context())
+
+	running := robottest.Pod(robot, "test-a", robottest.RunningSince(time.Minute))
+	running.ResourceVersion = "1"
+	resynced := running.DeepCopy()
+	resynced.ResourceVersion = "2"
+	resynced.Annotations = map[string]string{"not": "cached"}
+	crashing := running.DeepCopy()
+	crashing.Status.ContainerStatuses[0].State = robottest.Waiting("CrashLoopBackOff", "")
+	pods := summaries(t, running, resynced, crashing)
+	if !pods[0].SameAs(pods[1]) {
+		t.Errorf("a change to what the cache does not keep makes another summary")
+	}
+	if pods[0].SameAs(pods[2]) {
+		t.Errorf("a change of the container's state makes the same summary")
+	}
+
+	orphan := summaries(t, robottest.Pod(robottest.NewRobot("gone", 1), "gone-a", robottest.RunningSince(time.Minute)))[0]
+	ctrl.handlePod(orphan)
+	if n := ctrl.workqueue.Len(); n != 0 {
+		t.Errorf("a pod of a Robot that does not exist queued %d items", n)
+	}
+	ctrl.handlePod(cache.DeletedFinalStateUnknown{Key: "default/test-a", Obj: pods[2]})
+	if n := ctrl.workqueue.Len(); n != 1 {
+		t.Fatalf("a deleted pod of Robot test queued %d items, want 1", n)
+	}
+	if key, _ := ctrl.workqueue.Get(); key != cache.MetaObjectToName(robot) {
+		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(robot))
+	}
+}
+
+func unavailable(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+	return robottest.UnavailableNow(liveDeployment(t, robot))
+}
+
+// summaries returns what the pod cache holds for pods.
+func summaries(t testing.TB, pods ...*corev1.Pod) []*status.PodSummary {
+	t.Helper()
+	var out []*status.PodSummary
+	for _, pod := range pods {
+		summary, err := status.SummarizePod(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, summary.(*status.PodSummary))
+	}
+	return out
+}
+
+// TestUndecodableRobotIsReportedNotRetried: the sync handler reports it as
+// InvalidSpec, once, and touches no Deployment.
+func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	robot.Spec = robotv1alpha1.RobotSpec{}
+	robot.Annotations = map[string]string{workload.UndecodableSpecAnnotation: `spec.replicas is "two", which the operator cannot read`}
+	f.addRobot(robot)
+
+	_, err := workload.NewDeployment(robot)
+	status := status.Compute(robot, nil, nil, err, metav1.NewTime(robottest.FixtureNow))
+	f.expectApplyStatus(robot, status)
+	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
+		t.Errorf("requeue after %v, want none", requeueAfter)
+	}
+	events := f.events()
+	if len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonInvalidSpec) || !strings.Contains(events[0], `spec.replicas is "two"`) {
+		t.Errorf("expected one %s warning naming the field, got %q", robotv1alpha1.ReasonInvalidSpec, events)
+	}
+}
+
+func TestHealthHandler(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	c := f.newController(ctx)
+	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
+	c.clock = clock
+	synced := false
+	c.robotsSynced = func() bool { return synced }
+	handler := serving.HealthHandler(c, c.syncTimeout)
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+
+	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before the caches synced: %d, want 503", code)
+	}
+	synced = true
+	if code, _ := get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the caches synced: %d, want 200", code)
+	}
+
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz with no sync running: %d, want 200", code)
+	}
+	key := cache.ObjectName{Namespace: "default", Name: "slow"}
+	c.inflight.Store(key, clock.Now())
+	clock.Step(time.Minute)
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz with a sync running for a minute: %d, want 200", code)
+	}
+	clock.Step(serving.StuckSyncThreshold(c.syncTimeout))
+	if code, body := get("/healthz"); code != http.StatusInternalServerError || !strings.Contains(body, "default/slow") {
+		t.Errorf("/healthz with a stuck sync: %d %q, want 500 naming the Robot", code, body)
+	}
+}
+
+// TestTrackedObjects: the gauge reports each per-object map's size, and a
+// deleted Robot, with its Deployment and Service, leaves nothing in any.
+func TestTrackedObjects(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	c := f.newController(ctx)
+	registry := prometheus.NewRegistry()
+	if err := c.RegisterMetrics(registry); err != nil {
+		t.Fatal(err)
+	}
+	want := func(sizes map[string]int) {
+		t.Helper()
+		var b strings.Builder
+		b.WriteString("# HELP robot_operator_tracked_objects " + metrics.TrackedHelp + "\n# TYPE robot_operator_tracked_objects gauge\n")
+		for _, name := range []string{"fights", "inflight", "readiness", "specs_checked", "written_deployments", "written_robots", "written_services"} {
+			fmt.Fprintf(&b, "robot_operator_tracked_objects{map=%q} %d\n", name, sizes[name])
+		}
+		if err := testutil.GatherAndCompare(registry, strings.NewReader(b.String()), "robot_operator_tracked_objects"); err != nil {
+			t.Error(err)
+		}
+	}
+	want(nil)
+
+	robot := robottest.NewRobot("tracked", 1)
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-deployment", ResourceVersion: "11"}}
+	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-service", ResourceVersion: "12"}}
+	c.readiness.Seen(robot, robottest.FixtureNow)
+	c.writtenRobots.Remember(robot)
+	c.writtenDeployments.Remember(deployment)
+	c.writtenServices.Remember(service)
+	c.specsChecked.Record(deployment.UID, 1, "hash")
+	c.fights.Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
+	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow)
+	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "specs_checked": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
+
+	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
+	c.deleteRobot(robot)
+	c.deleteDeployment(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
+	c.deleteService(service)
+	want(nil)
+}
+
+// TestHealthzStuckThresholdFollowsTheSyncDeadline: /healthz fails only for a
+// sync that has run far past its deadline, whatever -sync-timeout is.
+func TestHealthzStuckThresholdFollowsTheSyncDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		syncTimeout, running time.Duration
+		want                 int
+	}{
+		{defaultSyncTimeout, time.Minute, http.StatusOK},
+		{defaultSyncTimeout, 6 * time.Minute, http.StatusInternalServerError},
+		// A long deadline: a sync well within it is not stuck.
+		{2 * time.Minute, 6 * time.Minute, http.StatusOK},
+		{2 * time.Minute, 21 * time.Minute, http.StatusInternalServerError},
+		// A short one: still a minute at least, so that a slow machine is
+		// not taken for a stuck one.
+		{time.Second, 50 * time.Second, http.StatusOK},
+		{time.Second, 61 * time.Second, http.StatusInternalServerError},
+	} {
+		_, ctx := ktesting.NewTestContext(t)
+		f := newFixture(t)
+		c := f.newController(ctx)
+		c.syncTimeout = tc.syncTimeout
+		clock := clocktesting.NewFakeClock(robottest.FixtureNow)
+		c.clock = clock
+		c.inflight.Store(cache.ObjectName{Namespace: "default", Name: "test"}, clock.Now())
+		clock.Step(tc.running)
+
+		rec := httptest.NewRecorder()
+		serving.HealthHandler(c, c.syncTimeout).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		if rec.Code != tc.want {
+			t.Errorf("-sync-timeout=%v, a sync running for %v: /healthz answered %d %q, want %d",
+				tc.syncTimeout, tc.running, rec.Code, rec.Body.String(), tc.want)
+		}
+	}
+}
+
+// TestLeaderGauge: robot_operator_leader is 1 exactly while the workers run,
+// and is exported by RegisterMetrics, so that the alert on "no leader" sees
+// every replica's 0 or 1.
+func TestLeaderGauge(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	c := newFixture(t).newController(ctx)
+	registry := prometheus.NewRegistry()
+	if err := c.RegisterMetrics(registry); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(c.metrics.Leader); got != 0 {
+		t.Errorf("before the workers run: leader %v, want 0", got)
+	}
+	stopped := errors.New("stopped")
+	var during float64
+	err := c.runLeading(func() error {
+		during = testutil.ToFloat64(c.metrics.Leader)
+		return stopped
+	})
+	if !errors.Is(err, stopped) {
+		t.Errorf("runLeading returned %v, want the workers' error", err)
+	}
+	if during != 1 {
+		t.Errorf("while the workers run: leader %v, want 1", during)
+	}
+	if got := testutil.ToFloat64(c.metrics.Leader); got != 0 {
+		t.Errorf("after the workers stopped: leader %v, want 0", got)
+	}
+	if n, err := testutil.GatherAndCount(registry, "robot_operator_leader"); err != nil || n != 1 {
+		t.Errorf("robot_operator_leader gathered %d times (error %v), want once", n, err)
+	}
+}
+
+// interceptedWrites is a clientset whose creates and applies of the
+// Deployment named name go through intercept, which sees each request's
+// context (the fake clientset's reactors never do). intercept calls write to
+// make the request as the API server would, or answers otherwise; url is
+// the request's address, for the error client-go returns when a request's
+// context ends.
+type interceptedWrites struct {
+	kubernetes.Interface
+	name      string
+	intercept func(ctx context.Context, op, url string, write func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error)
+}
+
+// contextError is what client-go returns for a request whose context ended
+// with err.
+func contextError(op, address string, err error) error {
+	return &url.Error{Op: op, URL: address, Err: err}
+}
+
+func (c *interceptedWrites) AppsV1() typedappsv1.AppsV1Interface {
+	return interceptedApps{c.Interface.AppsV1(), c}
+}
+
+type interceptedApps struct {
+	typedappsv1.AppsV1Interface
+	c *interceptedWrites
+}
+
+func (a interceptedApps) Deployments(namespace string) typedappsv1.DeploymentInterface {
+	return interceptedDeployments{a.AppsV1Interface.Deployments(namespace), a.c, namespace}
+}
+
+type interceptedDeployments struct {
+	typedappsv1.DeploymentInterface
+	c         *interceptedWrites
+	namespace string
+}
+
+func (d interceptedDeployments) Create(ctx context.Context, deployment *appsv1.Deployment, opts metav1.CreateOptions) (*appsv1.Deployment, error) {
+	write := func() (*appsv1.Deployment, error) { return d.DeploymentInterface.Create(ctx, deployment, opts) }
+	if deployment.Name != d.c.name {
+		return write()
+	}
+	return d.c.intercept(ctx, "Post", "https://api.example/apis/apps/v1/namespaces/"+d.namespace+"/deployments", write)
+}
+
+func (d interceptedDeployments) Apply(ctx context.Context, deployment *appsv1ac.DeploymentApplyConfiguration, opts metav1.ApplyOptions) (*appsv1.Deployment, error) {
+	write := func() (*appsv1.Deployment, error) { return d.DeploymentInterface.Apply(ctx, deployment, opts) }
+	if deployment.Name == nil || *deployment.Name != d.c.name {
+		return write()
+	}
+	return d.c.intercept(ctx, "Patch", "https://api.example/apis/apps/v1/namespaces/"+d.namespace+"/deployments/"+d.c.name, write)
 }

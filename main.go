@@ -61,7 +61,7 @@ type options struct {
 	resyncPeriod    time.Duration
 	shutdownTimeout time.Duration
 	syncTimeout     time.Duration
-	leaderElection  leader.LeaderElection
+	leaderElection  leader.Config
 	metricsAddr     string
 	metricsSecure   bool
 	metricsCertDir  string
@@ -226,14 +226,14 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
 	}
-	robotClient, err := robotclient.NewRobotClientset(cfg)
+	robotClient, err := robotclient.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("building the Robot client: %w", err)
 	}
 
 	// Only the Deployments and Services the operator manages are cached, so
 	// memory follows the Robots, not the cluster. Of their managedFields the
-	// cache keeps only the little the controller reads (trimManagedFields);
+	// cache keeps only the little the controller reads (transform.TrimManagedFields);
 	// a Robot's are never read, and dropped.
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.resyncPeriod,
 		kubeinformers.WithNamespace(opts.namespace),
@@ -336,7 +336,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return fmt.Errorf("building the leader election client: %w", err)
 	}
-	return leader.RunAsLeader(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
+	return leader.Run(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
 		fence.Arm(mayWrite)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,5 +61,71 @@ func TestVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-version"}, &stdout, &stderr); code != 0 || stdout.String() != version+"\n" || stderr.Len() != 0 {
 		t.Errorf("exit code %d, stdout %q, stderr %q; want 0 and the version alone", code, stdout.String(), stderr.String())
+	}
+}
+
+// layers lists the packages under internal/ from the bottom up. A package
+// may import only packages of the layers below its own: so the pure ones
+// stay at the bottom and no concern reaches up into another.
+var layers = [][]string{
+	{"outcome", "echo"},
+	{"workload", "robottest"},
+	{"drift"},
+	{"transform"},
+	{"status"},
+	{"writer", "events", "leader", "metrics", "serving", "robotclient"},
+}
+
+// pure are the packages that decide: from objects they are given, with no
+// way to reach the API server.
+var pure = []string{"workload", "drift", "outcome", "status"}
+
+// clients are the packages that can send requests to the API server.
+var clients = []string{
+	"k8s.io/client-go/kubernetes",
+	"k8s.io/client-go/dynamic",
+	"github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned",
+}
+
+// TestPackageLayers: each package under internal/ imports only packages of
+// lower layers, and the pure packages import no client, not even through
+// another package.
+func TestPackageLayers(t *testing.T) {
+	const internal = "github.com/robot-operator/robot-operator/internal/"
+	rank := map[string]int{}
+	for i, layer := range layers {
+		for _, name := range layer {
+			rank[name] = i
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		name := strings.TrimPrefix(fields[0], internal)
+		own, ok := rank[name]
+		if !ok {
+			t.Errorf("package internal/%s is in no layer: add it to layers", name)
+			continue
+		}
+		for _, imported := range fields[1:] {
+			dep, ok := strings.CutPrefix(imported, internal)
+			if ok && rank[dep] >= own {
+				t.Errorf("internal/%s imports internal/%s, which is not in a lower layer", name, dep)
+			}
+		}
+	}
+	for _, name := range pure {
+		deps, err := exec.Command("go", "list", "-deps", "./internal/"+name).Output()
+		if err != nil {
+			t.Fatalf("go list -deps: %v", err)
+		}
+		for dep := range strings.Lines(string(deps)) {
+			if slices.Contains(clients, strings.TrimSpace(dep)) {
+				t.Errorf("internal/%s is pure but imports the client %s", name, strings.TrimSpace(dep))
+			}
+		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 // during a fight each revert waits longer than the one before, up to a
 // bound. The Robot says so (Synced=False, DeploymentContested, naming the
 // other writer's field manager) and the fight ends, by itself, once a revert
-// has held for fightCalm.
+// has held for FightCalm.
 const (
 	// fightReverts reverts of one Deployment within fightWindow make a
 	// fight. A person's `kubectl edit` or `kubectl scale` of an owned
@@ -28,16 +28,16 @@ const (
 	fightReverts = 3
 	fightWindow  = time.Minute
 	// fightFirstWait is how long the first revert in a fight waits, and
-	// fightMaxWait how long any may: a fight costs a few writes in its first
+	// FightMaxWait how long any may: a fight costs a few writes in its first
 	// minute, then one a minute, and a revert is at most a minute late once
 	// the other writer stops.
 	fightFirstWait = 15 * time.Second
 	FightMaxWait   = time.Minute
-	// fightCalm is how long a revert must hold for a fight to end.
+	// FightCalm is how long a revert must hold for a fight to end.
 	FightCalm = 30 * time.Second
 )
 
-// fights tracks reverts per Deployment (by UID), and the fights they make.
+// Fights tracks reverts per Deployment (by UID), and the fights they make.
 // It is safe for concurrent use; its size is bounded by the Deployments
 // reverted within the last fightWindow plus those in a fight, and an entry
 // goes with its Deployment.
@@ -65,14 +65,14 @@ func NewFights() *Fights {
 // fightState is what admit tells of a Deployment about to be reverted.
 type fightState struct {
 	InFight bool
-	// wait is how long until the revert may be made; zero if now.
+	// Wait is how long until the revert may be made; zero if now.
 	Wait time.Duration
-	// startsNow reports whether this revert starts a fight.
+	// StartsNow reports whether this revert starts a fight.
 	StartsNow     bool
 	Drift, Writer string
 }
 
-// admit tells whether the Deployment with uid may be reverted at now, and
+// Admit tells whether the Deployment with uid may be reverted at now, and
 // what is known of its fight.
 func (f *Fights) Admit(uid types.UID, now time.Time) fightState {
 	f.mu.Lock()
@@ -94,7 +94,7 @@ func (f *Fights) Admit(uid types.UID, now time.Time) fightState {
 	return fightState{InFight: true, Wait: max(next.Sub(now), 0), Drift: ft.drift, Writer: ft.writer}
 }
 
-// reverted records a revert of the Deployment with uid at now, of drift by
+// Reverted records a revert of the Deployment with uid at now, of drift by
 // writer. It returns what is known of its fight, if it is in one: wait is
 // then how long the next revert will wait.
 func (f *Fights) Reverted(uid types.UID, now time.Time, drift, writer string) fightState {
@@ -120,8 +120,8 @@ func (f *Fights) Reverted(uid types.UID, now time.Time, drift, writer string) fi
 	return fightState{InFight: true, Wait: ft.wait, Drift: ft.drift, Writer: ft.writer}
 }
 
-// held records that the Deployment with uid holds what its Robot asks for at
-// now. A fight ends once the last revert has held for fightCalm; held reports whether the Deployment is still in one, what is
+// Held records that the Deployment with uid holds what its Robot asks for at
+// now. A fight ends once the last revert has held for FightCalm; held reports whether the Deployment is still in one, what is
 // known of it, and how long until it can end.
 func (f *Fights) Held(uid types.UID, now time.Time) (state fightState, endsIn time.Duration) {
 	f.mu.Lock()
@@ -144,21 +144,21 @@ func (f *Fights) Held(uid types.UID, now time.Time) (state fightState, endsIn ti
 	return fightState{}, 0
 }
 
-// forget drops what is known of the Deployment with uid: it was deleted.
+// Forget drops what is known of the Deployment with uid: it was deleted.
 func (f *Fights) Forget(uid types.UID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.byDeployment, uid)
 }
 
-// len is the number of Deployments tracked.
+// Len is the number of Deployments tracked.
 func (f *Fights) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.byDeployment)
 }
 
-// lastForeignWriter returns the field manager of the writer other than the
+// LastForeignWriter returns the field manager of the writer other than the
 // operator that changed deployment last, per its managedFields: the one a
 // fight is with. The Deployment controller's status writes do not count;
 // writes through the scale subresource (kubectl scale, an autoscaler) do.

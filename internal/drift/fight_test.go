@@ -47,7 +47,7 @@ func TestFightsBackOffAndEnd(t *testing.T) {
 			t.Fatalf("after a revert in the fight: %+v; want %v to wait, with the writer the fight started with", st, want)
 		}
 	}
-	// Held for less than fightCalm: still a fight; then it ends, and the
+	// Held for less than FightCalm: still a fight; then it ends, and the
 	// Deployment is forgotten.
 	if st, endsIn := f.Held(uid, now.Add(FightCalm-time.Second)); !st.InFight || endsIn != time.Second || st.Writer != "fighter" {
 		t.Fatalf("held %v: %+v, ends in %v; want still in the fight, ending in 1s", FightCalm-time.Second, st, endsIn)

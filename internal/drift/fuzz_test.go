@@ -143,7 +143,7 @@ func FuzzDriftDetectsOwnedChanges(f *testing.F) {
 			t.Skip("the Robot does not set the field chosen")
 		}
 		// The edit goes through the API server too.
-		robottest.ApiServerDefaults(edited)
+		robottest.APIServerDefaults(edited)
 		if reason := deploymentRejected(edited); reason != "" {
 			t.Skip("the API server refuses the edit: " + reason)
 		}
@@ -186,7 +186,7 @@ func (s robotSeed) resourceBytes() []byte {
 		if key[0] == 'r' {
 			b |= 1
 		}
-		out = append(out, robottest.FuzzEncode(b, byte(0), value)...)
+		out = append(out, robottest.EncodeFuzzInput(b, byte(0), value)...)
 	}
 	return out
 }
@@ -195,11 +195,11 @@ func (s robotSeed) resourceBytes() []byte {
 func robotSeeds() []robotSeed {
 	return []robotSeed{
 		{image: "registry.example/robot:1.0", replicas: 2, hasReplicas: true, port: 8080, hasPort: true,
-			env: robottest.FuzzEncode(envValue, "MODE", "demo")},
+			env: robottest.EncodeFuzzInput(envValue, "MODE", "demo")},
 		{name: "minimal", image: "robot"},
 		{name: "every.field", deploymentName: "robot-runner", image: "ghcr.io/acme/robot@sha256:0123456789abcdef", replicas: 0, hasReplicas: true,
 			port: 65535, hasPort: true, args: []string{"serve", "--verbose", "", "--name=$(POD)"},
-			env: robottest.FuzzEncode(
+			env: robottest.EncodeFuzzInput(
 				envValue, "MODE", "prod",
 				envValue, "EMPTY", "",
 				envFieldRef, "POD", byte(0), byte(0),
@@ -210,7 +210,7 @@ func robotSeeds() []robotSeed {
 				envFileKeyRef, "FROM_FILE", "KEY", byte(0), byte(0)),
 			resources: "lc=500m,lm=128Mi,rc=0.25,rm=64Mi,le=1Gi"},
 		{image: "robot:latest", replicas: 1000, hasReplicas: true, port: 1, hasPort: true, args: []string{"\u00fcber", "a\nb", `"quoted"`},
-			env: robottest.FuzzEncode(envValue, "weird name.with-dots", "$(MODE) \u2028 \x00", envValue, "lower", "1")},
+			env: robottest.EncodeFuzzInput(envValue, "weird name.with-dots", "$(MODE) \u2028 \x00", envValue, "lower", "1")},
 		// Quantities the API server stores in another form.
 		{image: "robot:1", resources: "lc=1000m,lm=1.5Gi,rc=0.5,rm=0.5Gi,re=1e3,le=2e3"},
 		// Limits alone, and an extended resource.
@@ -320,7 +320,7 @@ var (
 	envOptionalKinds = []*bool{nil, ptr.To(false), ptr.To(true)}
 )
 
-// envFromFuzz decodes env vars from data (see fuzzBytes): for each, its
+// envFromFuzz decodes env vars from data (see robottest.FuzzBytes): for each, its
 // kind, its name, and what the kind needs.
 func envFromFuzz(data []byte) []corev1.EnvVar {
 	b := &robottest.FuzzBytes{Data: data}
@@ -369,7 +369,7 @@ func cmpOr[T any](a, b *T) *T {
 	return b
 }
 
-// resourcesFromFuzz decodes resources from data (see fuzzBytes): for each,
+// resourcesFromFuzz decodes resources from data (see robottest.FuzzBytes): for each,
 // a byte that says limits or requests (bit 0) and which resource (cpu,
 // memory, ephemeral-storage or the extended example.com/widget), then a
 // quantity as the Robot's YAML may give it: either any string, or a number
@@ -400,7 +400,7 @@ func resourcesFromFuzz(t *testing.T, data []byte) (corev1.ResourceRequirements, 
 			// The CRD's pattern, corev1's, admits a few strings
 			// that ParseQuantity refuses, such as "1e1.5"
 			// (kubernetes-sigs/controller-tools#665). Such a Robot
-			// never reaches newDeployment: the operator's informer
+			// never reaches workload.NewDeployment: the operator's informer
 			// cannot decode it. Only a rule in the CRD can keep it
 			// out.
 			return out, fmt.Sprintf("the operator cannot decode the quantity %q: %v", value, err)
@@ -444,7 +444,7 @@ func storedAfterApply(t *testing.T, robot *robotv1alpha1.Robot, desired any, for
 		t.Fatal(err)
 	}
 	addForeignFields(&d, robot, foreign)
-	robottest.ApiServerDefaults(&d)
+	robottest.APIServerDefaults(&d)
 	if reason := deploymentRejected(&d); reason != "" {
 		return nil, "the API server refuses the Deployment: " + reason
 	}

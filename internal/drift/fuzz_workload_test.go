@@ -57,7 +57,7 @@ var (
 )
 
 // workloadFromFuzz sets on robot the pod template fields that data says (see
-// fuzzBytes): for each, which field, then what it needs. What it makes is
+// robottest.FuzzBytes): for each, which field, then what it needs. What it makes is
 // valid for the API server's validation of a pod, except where crdRefuses
 // says the CRD refuses it (a reserved pod label), so that every Robot kept
 // reaches the API server and the no-drift property is tested for real

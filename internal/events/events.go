@@ -18,7 +18,7 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// events records the Events about Robots and writes them to the API server
+// Events records the Events about Robots and writes them to the API server
 // through a gate, so that a shutdown can end with every Event written and
 // none in flight.
 //
@@ -36,14 +36,14 @@ type Events struct {
 	flushes     atomic.Int64
 }
 
-// newEvents starts a broadcaster that writes through client. mayWrite is
+// New starts a broadcaster that writes through client. mayWrite is
 // asked before every write; the broadcaster runs until shutdown, whatever
 // becomes of ctx, which only gives it its logger.
-func NewEvents(ctx context.Context, client typedcorev1.EventsGetter, mayWrite func() error) *Events {
+func New(ctx context.Context, client typedcorev1.EventsGetter, mayWrite func() error) *Events {
 	return newEventsWithCache(ctx, client, mayWrite, eventCorrelatorCacheSize)
 }
 
-// newEventsWithCache is newEvents with correlator caches of cacheSize.
+// newEventsWithCache is New with correlator caches of cacheSize.
 func newEventsWithCache(ctx context.Context, client typedcorev1.EventsGetter, mayWrite func() error, cacheSize int) *Events {
 	writeCtx, cancelWrites := context.WithCancel(context.WithoutCancel(ctx))
 	gate := &eventGate{
@@ -64,7 +64,7 @@ func newEventsWithCache(ctx context.Context, client typedcorev1.EventsGetter, ma
 	}
 }
 
-// shutdown waits up to timeout for the Events recorded so far to be
+// Shutdown waits up to timeout for the Events recorded so far to be
 // written, then stops every write: when it returns, no Event write is in
 // flight and none will start. A write still unanswered at the timeout (the
 // API server is down, say) is cancelled, and Events not yet written are

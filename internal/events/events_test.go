@@ -35,7 +35,7 @@ func TestEventsShutdownCancelsAWriteThatHangs(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := k8sfake.NewClientset()
 	entered, returned := make(chan struct{}), make(chan struct{})
-	e := NewEvents(ctx, client.CoreV1(), func() error { return nil })
+	e := New(ctx, client.CoreV1(), func() error { return nil })
 	gate := e.gate
 	written := make(chan error, 1)
 	go func() {
@@ -77,7 +77,7 @@ func TestEventGateRefuses(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := k8sfake.NewClientset()
 	var mayWrite error
-	e := NewEvents(ctx, client.CoreV1(), func() error { return mayWrite })
+	e := New(ctx, client.CoreV1(), func() error { return mayWrite })
 
 	if _, err := e.gate.Create(testEvent("Written")); err != nil {
 		t.Fatalf("Create while open: %v", err)

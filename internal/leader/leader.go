@@ -18,8 +18,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// leaderElection configures the Lease that decides which replica writes.
-type LeaderElection struct {
+// Config configures the Lease that decides which replica writes.
+type Config struct {
 	Enabled       bool
 	Namespace     string
 	Id            string
@@ -31,7 +31,7 @@ type LeaderElection struct {
 	exit func(code int)
 }
 
-func (le LeaderElection) exitProcess(code int) {
+func (le Config) exitProcess(code int) {
 	if le.exit != nil {
 		le.exit(code)
 		return
@@ -42,7 +42,7 @@ func (le LeaderElection) exitProcess(code int) {
 // serviceAccountNamespace is where a pod finds its own namespace.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-// defaultLeaseNamespace is the pod's namespace in a cluster, "default"
+// DefaultLeaseNamespace is the pod's namespace in a cluster, "default"
 // outside of one.
 func DefaultLeaseNamespace() string {
 	if data, err := os.ReadFile(serviceAccountNamespace); err == nil {
@@ -53,11 +53,11 @@ func DefaultLeaseNamespace() string {
 	return "default"
 }
 
-// errNotLeader: this process does not hold a fresh leader election Lease,
+// ErrNotLeader: this process does not hold a fresh leader election Lease,
 // so it must not write.
 var ErrNotLeader = errors.New("not the leader: the leader election Lease is not held or was not renewed in time")
 
-// runAsLeader runs lead only while this process holds the Lease, and
+// Run runs lead only while this process holds the Lease, and
 // returns when lead has returned and the Lease has been released. lead gets
 // a check to call before each write: it fails once the Lease has gone
 // unrenewed for the renew deadline, which is before any other replica can
@@ -67,12 +67,12 @@ var ErrNotLeader = errors.New("not the leader: the leader election Lease is not 
 // On a signal (ctx done) lead finishes its syncs in flight first, and only
 // then is the Lease released, so the next leader never writes alongside this
 // one. A signal that comes before lead has started, even while the Lease is
-// being acquired, means lead never starts: runAsLeader gives the Lease up if
+// being acquired, means lead never starts: Run gives the Lease up if
 // it got it and returns nil. A replica that fails to renew the Lease while
 // lead runs exits at once, with status 1, before the Lease expires for the
 // others (the renew deadline is shorter than the lease duration), and
 // Kubernetes restarts it as a follower.
-func RunAsLeader(ctx context.Context, client kubernetes.Interface, le LeaderElection, identity string, lead func(ctx context.Context, mayWrite func() error) error) error {
+func Run(ctx context.Context, client kubernetes.Interface, le Config, identity string, lead func(ctx context.Context, mayWrite func() error) error) error {
 	logger := klog.FromContext(ctx)
 	lease := klog.KRef(le.Namespace, le.Id)
 	lock := &resourcelock.LeaseLock{
@@ -189,7 +189,7 @@ func RunAsLeader(ctx context.Context, client kubernetes.Interface, le LeaderElec
 	mu.Unlock()
 	if led {
 		// Run returns while lead still runs only after the Lease was lost,
-		// which has ended the process; should exit return, runAsLeader
+		// which has ended the process; should exit return, Run
 		// still must not return while lead writes.
 		<-leadDone
 		if released {
@@ -246,7 +246,7 @@ func releaseIfHeld(ctx context.Context, logger klog.Logger, lock *resourcelock.L
 // renew deadline, without waiting for the elector to give up: a process that
 // was frozen past its Lease must stop at once, not after a renew deadline of
 // failed retries.
-func watchLease(ctx context.Context, logger klog.Logger, le LeaderElection, mayWrite func() error) {
+func watchLease(ctx context.Context, logger klog.Logger, le Config, mayWrite func() error) {
 	ticker := time.NewTicker(le.RetryPeriod / 4)
 	defer ticker.Stop()
 	for {
@@ -272,7 +272,7 @@ type Fence struct {
 	check atomic.Pointer[func() error]
 }
 
-// Check returns nil when this process may write, errNotLeader otherwise.
+// Check returns nil when this process may write, ErrNotLeader otherwise.
 func (f *Fence) Check() error {
 	if check := f.check.Load(); check != nil {
 		return (*check)()

@@ -54,8 +54,8 @@ func (r *exitRecorder) calls() []int {
 
 // testElection has durations that no test waits for: the Lease is acquired
 // at the first try, and renewals never come near the deadline.
-func testElection(exit *exitRecorder) LeaderElection {
-	return LeaderElection{
+func testElection(exit *exitRecorder) Config {
+	return Config{
 		Enabled:       true,
 		Namespace:     testLeaseNamespace,
 		Id:            testLeaseName,
@@ -93,11 +93,11 @@ func drain(ctx context.Context, _ func() error) error {
 	return nil
 }
 
-// startRunAsLeader runs runAsLeader in the background; the channel gets its
+// startRunAsLeader runs Run in the background; the channel gets its
 // result.
-func startRunAsLeader(ctx context.Context, client *k8sfake.Clientset, le LeaderElection, lead *leadProbe) <-chan error {
+func startRunAsLeader(ctx context.Context, client *k8sfake.Clientset, le Config, lead *leadProbe) <-chan error {
 	errc := make(chan error, 1)
-	go func() { errc <- RunAsLeader(ctx, client, le, testIdentity, lead.lead) }()
+	go func() { errc <- Run(ctx, client, le, testIdentity, lead.lead) }()
 	return errc
 }
 
@@ -136,7 +136,7 @@ func leaseWrites(client *k8sfake.Clientset) int {
 	return n
 }
 
-// checkCleanStop fails the test unless runAsLeader returned nil without
+// checkCleanStop fails the test unless Run returned nil without
 // exiting, left no lead running, and does not start one later.
 func checkCleanStop(t *testing.T, err error, exit *exitRecorder, lead *leadProbe) {
 	t.Helper()
@@ -148,7 +148,7 @@ func checkCleanStop(t *testing.T, err error, exit *exitRecorder, lead *leadProbe
 		t.Errorf("runAsLeader returned while lead was still running (%d started, %d returned)", starts, returns)
 	}
 	// A callback the elector started late must not begin leading after
-	// runAsLeader has returned.
+	// Run has returned.
 	time.Sleep(50 * time.Millisecond)
 	if later := lead.starts.Load(); later != starts {
 		t.Errorf("lead started after runAsLeader had returned")
@@ -205,7 +205,7 @@ func TestLeaderSignalWhileFollowing(t *testing.T) {
 
 // TestLeaderSignalWhileAcquiring: a signal that arrives while the Lease is
 // being taken, before the elector calls back, stops the process cleanly:
-// runAsLeader returns nil without exiting, lead never starts (the process
+// Run returns nil without exiting, lead never starts (the process
 // was told to stop before it led), and the Lease is released.
 func TestLeaderSignalWhileAcquiring(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
@@ -263,7 +263,7 @@ func TestLeaderSignalCancelsTheAcquiringWrite(t *testing.T) {
 
 // TestLeaderSignalWhileLeading: on a signal the leader keeps the Lease, and
 // may write, while lead drains, and releases it only once lead has
-// returned; runAsLeader then returns nil.
+// returned; Run then returns nil.
 func TestLeaderSignalWhileLeading(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -295,7 +295,7 @@ func TestLeaderSignalWhileLeading(t *testing.T) {
 	}
 }
 
-// TestLeaderReturnsLeadError: when lead fails on its own, runAsLeader
+// TestLeaderReturnsLeadError: when lead fails on its own, Run
 // releases the Lease and returns lead's error, without exiting.
 func TestLeaderReturnsLeadError(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)

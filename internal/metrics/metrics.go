@@ -21,7 +21,7 @@ import (
 
 const metricsNamespace = "robot_operator"
 
-// controllerMetrics are the operator's own metrics. They exist whether or
+// ControllerMetrics are the operator's own metrics. They exist whether or
 // not they are registered, so the controller never checks.
 type ControllerMetrics struct {
 	Syncs        *prometheus.CounterVec
@@ -63,7 +63,7 @@ var robotsDesc = prometheus.NewDesc(metricsNamespace+"_robots",
 	"Robots in the operator's cache, by the status of their Ready condition (Unknown when it has none yet).",
 	[]string{"ready"}, nil)
 
-// robotsCollector counts Robots by Ready condition from the informer cache,
+// RobotsCollector counts Robots by Ready condition from the informer cache,
 // so the figure is never out of step with what the operator sees.
 type RobotsCollector struct{ Lister listers.RobotLister }
 
@@ -92,11 +92,11 @@ const TrackedHelp = "Entries of the operator's in-memory maps kept per Robot or 
 
 var trackedDesc = prometheus.NewDesc(metricsNamespace+"_tracked_objects", TrackedHelp, []string{"map"}, nil)
 
-// trackedCollector reports, at each scrape, the size of every map the
+// TrackedCollector reports, at each scrape, the size of every map the
 // controller keeps per Robot, Deployment or Service: one that grew with
 // every Robot ever seen would be a leak that only a restart clears.
 type TrackedCollector struct {
-	// sizes returns the size of each map, by name.
+	// Sizes returns the size of each map, by name.
 	Sizes func() map[string]int
 }
 
@@ -108,16 +108,7 @@ func (tc *TrackedCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func SyncMapLen(m *sync.Map) int {
-	n := 0
-	m.Range(func(_, _ any) bool {
-		n++
-		return true
-	})
-	return n
-}
-
-// readinessTracker remembers when the operator first saw each Robot's
+// ReadinessTracker remembers when the operator first saw each Robot's
 // current generation, until the Robot is Ready for it.
 type ReadinessTracker struct {
 	mu      sync.Mutex
@@ -133,7 +124,7 @@ func NewReadinessTracker() *ReadinessTracker {
 	return &ReadinessTracker{pending: map[types.UID]generationSeen{}}
 }
 
-// seen records robot's generation, unless it is already Ready for it. It
+// Seen records robot's generation, unless it is already Ready for it. It
 // never clears a record: the watch event of the status write that made the
 // Robot Ready can arrive before that write returns, and the sync that made
 // it must still find the record.
@@ -148,7 +139,7 @@ func (t *ReadinessTracker) Seen(robot *robotv1alpha1.Robot, now time.Time) {
 	}
 }
 
-// ready returns how long robot took to become Ready for generation, once:
+// Ready returns how long robot took to become Ready for generation, once:
 // false when it was not being waited for.
 func (t *ReadinessTracker) Ready(uid types.UID, generation int64, now time.Time) (time.Duration, bool) {
 	t.mu.Lock()
@@ -161,7 +152,7 @@ func (t *ReadinessTracker) Ready(uid types.UID, generation int64, now time.Time)
 	return now.Sub(p.at), true
 }
 
-// len is the number of Robots waited for.
+// Len is the number of Robots waited for.
 func (t *ReadinessTracker) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -174,13 +165,13 @@ func (t *ReadinessTracker) Forget(uid types.UID) {
 	delete(t.pending, uid)
 }
 
-// readyFor reports whether status says Ready=True for generation.
+// ReadyFor reports whether status says Ready=True for generation.
 func ReadyFor(status robotv1alpha1.RobotStatus, generation int64) bool {
 	c := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && status.ObservedGeneration == generation
 }
 
-// registerProcessMetrics registers the Go runtime and process metrics, the
+// RegisterProcessMetrics registers the Go runtime and process metrics, the
 // workqueue metrics and client-go's REST client metrics. client-go and the
 // workqueue accept one provider per process, so this runs once, before any
 // queue or client is made.

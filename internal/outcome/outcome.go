@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // This file holds the ways a sync can fail, in one place: for each kind of
@@ -22,34 +21,34 @@ import (
 type retry int
 
 const (
-	// retryWithBackoff: the Robot is queued again after its per-Robot
+	// RetryWithBackoff: the Robot is queued again after its per-Robot
 	// backoff (5 ms doubling up to 5 minutes), and the sync counts as an
 	// error. For what may pass by itself: an API error, a timeout.
 	RetryWithBackoff retry = iota
-	// recheckLater: the Robot is looked at again after nameTakenRecheck,
+	// RecheckLater: the Robot is looked at again after nameTakenRecheck,
 	// without backoff and without counting as an error. For what someone
 	// else must change, and no watched event may say when.
 	RecheckLater
-	// retryOnChange: nothing is retried; the next change to the Robot
+	// RetryOnChange: nothing is retried; the next change to the Robot
 	// queues it.
 	RetryOnChange
-	// recheckAfterFight: the Robot is looked at again when its next revert
-	// is due or its fight can end (contestedError.recheck), without
+	// RecheckAfterFight: the Robot is looked at again when its next revert
+	// is due or its fight can end (ContestedError.recheck), without
 	// counting as an error.
 	RecheckAfterFight
 )
 
-// failure is how the controller treats one kind of sync error.
+// Failure is how the controller treats one kind of sync error.
 type Failure struct {
-	// reason is the Synced condition's reason, and Ready's while the
+	// Reason is the Synced condition's reason, and Ready's while the
 	// Deployment does not hold the Robot's current spec.
 	Reason string
-	// readyReason, when set, is Ready's reason instead of reason.
+	// ReadyReason, when set, is Ready's reason instead of reason.
 	ReadyReason string
 	Retry       retry
 }
 
-// classify tells how a sync error is treated. Errors it does not know are
+// Classify tells how a sync error is treated. Errors it does not know are
 // API or network errors: retried with backoff, reported as SyncFailed.
 func Classify(err error) Failure {
 	var (
@@ -83,7 +82,7 @@ func Classify(err error) Failure {
 	return Failure{Reason: robotv1alpha1.ReasonSyncFailed, Retry: RetryWithBackoff}
 }
 
-// warnsOnEntry reports whether a Synced reason is one a person must act on:
+// WarnsOnEntry reports whether a Synced reason is one a person must act on:
 // a Warning event is recorded when a Robot enters it. A SyncFailed is
 // retried and usually passes by itself; its retries show in the metrics.
 func WarnsOnEntry(reason string) bool {
@@ -95,19 +94,19 @@ func WarnsOnEntry(reason string) bool {
 	return false
 }
 
-// errNamespaceTerminating: the Robot's namespace is being deleted, so its
+// ErrNamespaceTerminating: the Robot's namespace is being deleted, so its
 // Deployment cannot be created again, and the Robot is about to go too.
 // Nothing is reported and nothing retried.
 var ErrNamespaceTerminating = errors.New("the namespace is terminating")
 
-// invalidSpecError is a Robot spec that cannot become a Deployment. Retrying
+// InvalidSpecError is a Robot spec that cannot become a Deployment. Retrying
 // does not help; a change to the Robot does.
 type InvalidSpecError struct{ Err error }
 
 func (e *InvalidSpecError) Error() string { return "invalid spec: " + e.Err.Error() }
 func (e *InvalidSpecError) Unwrap() error { return e.Err }
 
-// nameTakenError is a Deployment with the Robot's deployment name that the
+// NameTakenError is a Deployment with the Robot's deployment name that the
 // Robot does not control. The operator never modifies or adopts it.
 type NameTakenError struct {
 	Name  string
@@ -122,7 +121,7 @@ func (e *NameTakenError) Error() string {
 	return msg + "; the operator leaves it alone: delete it, or recreate the Robot with another spec.deploymentName"
 }
 
-// notControlledError describes a Deployment that is in the way.
+// NotControlledError describes a Deployment that is in the way.
 func NotControlledError(deployment *appsv1.Deployment) error {
 	err := &NameTakenError{Name: deployment.Name}
 	if owner := metav1.GetControllerOf(deployment); owner != nil {
@@ -131,7 +130,7 @@ func NotControlledError(deployment *appsv1.Deployment) error {
 	return err
 }
 
-// serviceNameTakenError is a Service with the name of the Robot's Service
+// ServiceNameTakenError is a Service with the name of the Robot's Service
 // that the Robot does not control. The operator never modifies, adopts or
 // deletes it.
 type ServiceNameTakenError struct {
@@ -147,7 +146,7 @@ func (e *ServiceNameTakenError) Error() string {
 	return msg + "; the operator leaves it alone: delete it, set spec.service.type to None, or recreate the Robot with another spec.deploymentName"
 }
 
-// fieldConflictError is an apply the API server refused because of a field
+// FieldConflictError is an apply the API server refused because of a field
 // another writer set on the Deployment, next to the operator's own.
 type FieldConflictError struct {
 	Deployment string
@@ -162,7 +161,7 @@ func (e *FieldConflictError) Error() string {
 
 func (e *FieldConflictError) Unwrap() error { return e.Err }
 
-// earlierRobotError is a Deployment with the Robot's deployment name that an
+// EarlierRobotError is a Deployment with the Robot's deployment name that an
 // earlier Robot of the same name controls: that Robot was deleted, and the
 // garbage collector has not deleted its Deployment yet.
 type EarlierRobotError struct {
@@ -174,10 +173,10 @@ func (e *EarlierRobotError) Error() string {
 	return fmt.Sprintf("waiting for the garbage collector to delete %s %q of an earlier Robot of the same name", cmp.Or(e.Kind, "Deployment"), e.Name)
 }
 
-// syncTimeoutError: the sync of the Robot key did not finish within its
+// SyncTimeoutError: the sync of the Robot key did not finish within its
 // deadline.
 type SyncTimeoutError struct {
-	Key     cache.ObjectName
+	Key     types.NamespacedName
 	Timeout time.Duration
 }
 
@@ -186,3 +185,29 @@ func (e *SyncTimeoutError) Error() string {
 }
 
 func (e *SyncTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// ContestedError is a Deployment that another writer keeps changing away
+// from what the Robot asks for.
+type ContestedError struct {
+	Deployment string
+	Drift      string // what the other writer changed, last seen
+	Writer     string // its field manager, or ""
+	// Recheck is when to look at the Robot again: when the next revert is
+	// due, or when the fight can end.
+	Recheck time.Duration
+	// MaxWait is the longest the operator waits between two reverts.
+	MaxWait time.Duration
+}
+
+func (e *ContestedError) Error() string {
+	writer := "another writer"
+	if e.Writer != "" {
+		writer = fmt.Sprintf("another writer (field manager %q)", e.Writer)
+	}
+	return fmt.Sprintf("%s keeps changing Deployment %q (%s); the operator puts back what the Robot asks for, "+
+		"waiting longer each time, up to %v, and stops waiting once the Deployment is left alone",
+		writer, e.Deployment, e.Drift, e.MaxWait)
+}
+
+// ErrRobotGone is a Robot the cache holds but the API server no longer does.
+var ErrRobotGone = errors.New("the Robot no longer exists")

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
@@ -53,7 +52,7 @@ func podLabels(robot *robotv1alpha1.Robot) map[string]string {
 	}
 }
 
-// liveDeploymentOf returns the Deployment that the API server would store
+// LiveDeploymentOf returns the Deployment that the API server would store
 // for desired (a Deployment apply configuration, and the error of making
 // it), settled and available.
 func LiveDeploymentOf(t testing.TB, desired any, err error) *appsv1.Deployment {
@@ -85,7 +84,7 @@ func LiveDeploymentOf(t testing.TB, desired any, err error) *appsv1.Deployment {
 	return &d
 }
 
-// liveServiceOf returns the Service that the API server would store for
+// LiveServiceOf returns the Service that the API server would store for
 // desired, a Service apply configuration.
 func LiveServiceOf(t testing.TB, desired any) *corev1.Service {
 	t.Helper()
@@ -112,7 +111,7 @@ func LiveServiceOf(t testing.TB, desired any) *corev1.Service {
 	return &s
 }
 
-// unavailableNow makes d, a live Deployment, one with no replica available.
+// UnavailableNow makes d, a live Deployment, one with no replica available.
 func UnavailableNow(d *appsv1.Deployment) *appsv1.Deployment {
 	d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
 	d.Status.Conditions[0].Status, d.Status.Conditions[0].Reason = corev1.ConditionFalse, "MinimumReplicasUnavailable"
@@ -137,7 +136,7 @@ func MustJSON(t *testing.T, v any) []byte {
 	return data
 }
 
-// newRobot returns a Robot as the API server stores it, defaults applied.
+// NewRobot returns a Robot as the API server stores it, defaults applied.
 func NewRobot(name string, replicas int32) *robotv1alpha1.Robot {
 	return &robotv1alpha1.Robot{
 		TypeMeta: metav1.TypeMeta{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot"},
@@ -169,7 +168,7 @@ func FindCondition(status robotv1alpha1.RobotStatus, conditionType string) metav
 	return metav1.Condition{}
 }
 
-// mustString is v as JSON, for a message.
+// MustString is v as JSON, for a message.
 func MustString(v any) string {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -178,7 +177,7 @@ func MustString(v any) string {
 	return string(data)
 }
 
-// managedFieldsEntry is a managedFields entry as the API server stores it.
+// ManagedFieldsEntry is a managedFields entry as the API server stores it.
 func ManagedFieldsEntry(manager string, operation metav1.ManagedFieldsOperationType, subresource string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{
 		Manager: manager, Operation: operation, Subresource: subresource, APIVersion: "apps/v1",
@@ -196,9 +195,9 @@ var (
 	UpdatedByOthers = ManagedFieldsEntry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, "")
 )
 
-// testPod is a pod of robot's Deployment as the kubelet reports it, with
+// Pod is a pod of robot's Deployment as the kubelet reports it, with
 // the Robot container in state.
-func TestPod(robot *robotv1alpha1.Robot, name string, state corev1.ContainerState) *corev1.Pod {
+func Pod(robot *robotv1alpha1.Robot, name string, state corev1.ContainerState) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: robot.Namespace, Labels: podLabels(robot)},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: containerName, Image: robot.Spec.Image}}},
@@ -229,14 +228,14 @@ func LiveHeap() uint64 {
 	return m.HeapAlloc
 }
 
-// newServiceRobot is newRobot with the Service of the given type.
+// NewServiceRobot is NewRobot with the Service of the given type.
 func NewServiceRobot(name string, serviceType robotv1alpha1.ServiceType) *robotv1alpha1.Robot {
 	robot := NewRobot(name, 1)
 	robot.Spec.Service = &robotv1alpha1.RobotService{Type: serviceType}
 	return robot
 }
 
-// apiServerDefaults sets the defaults that the API server sets on an apps/v1
+// APIServerDefaults sets the defaults that the API server sets on an apps/v1
 // Deployment, in the fields the operator's Deployment and addForeignFields'
 // additions can carry: k8s.io/kubernetes' pkg/apis/apps/v1
 // SetObjectDefaults_Deployment, with core/v1 SetDefaults_PodSpec,
@@ -244,7 +243,7 @@ func NewServiceRobot(name string, serviceType robotv1alpha1.ServiceType) *robotv
 // included: what those set in fields none of them carry (lifecycle hooks,
 // volume sources a Robot cannot have). Requests are not defaulted from
 // limits: core/v1 does that for Pods only, not for a pod template.
-func ApiServerDefaults(d *appsv1.Deployment) {
+func APIServerDefaults(d *appsv1.Deployment) {
 	spec := &d.Spec
 	if spec.Replicas == nil {
 		spec.Replicas = ptr.To[int32](1)
@@ -432,8 +431,8 @@ func roundUpToMilli(list corev1.ResourceList) {
 	}
 }
 
-// previousConditions decodes the conditions a Robot already has (see
-// fuzzBytes): for each, its type (the operator's or another writer's) and
+// PreviousConditions decodes the conditions a Robot already has (see
+// FuzzBytes): for each, its type (the operator's or another writer's) and
 // status. One per type, as the CRD's listType=map keeps them.
 func PreviousConditions(data []byte) []metav1.Condition {
 	b := &FuzzBytes{Data: data}
@@ -450,8 +449,8 @@ func PreviousConditions(data []byte) []metav1.Condition {
 	return out
 }
 
-// deploymentConditionsFromFuzz decodes a Deployment's conditions (see
-// fuzzBytes): for each, a type (Available, Progressing, ReplicaFailure or
+// DeploymentConditionsFromFuzz decodes a Deployment's conditions (see
+// FuzzBytes): for each, a type (Available, Progressing, ReplicaFailure or
 // any string), a status (True, False, Unknown, empty or any string), a
 // reason, and a message repeated up to 255 times.
 func DeploymentConditionsFromFuzz(data []byte) []appsv1.DeploymentCondition {
@@ -478,7 +477,7 @@ func DeploymentConditionsFromFuzz(data []byte) []appsv1.DeploymentCondition {
 	return out
 }
 
-// syncErrorFromFuzz returns an error of each kind a sync can return.
+// SyncErrorFromFuzz returns an error of each kind a sync can return.
 func SyncErrorFromFuzz(kind uint8, message string) error {
 	switch kind % 10 {
 	case 0:
@@ -494,7 +493,7 @@ func SyncErrorFromFuzz(kind uint8, message string) error {
 	case 5:
 		return &outcome.EarlierRobotError{Name: message}
 	case 6:
-		return &outcome.SyncTimeoutError{Key: cache.ObjectName{Namespace: "default", Name: message}, Timeout: 30 * time.Second}
+		return &outcome.SyncTimeoutError{Key: types.NamespacedName{Namespace: "default", Name: message}, Timeout: 30 * time.Second}
 	case 7:
 		return fmt.Errorf("applying Deployment default/test: %w", &outcome.InvalidSpecError{Err: errors.New(message)})
 	case 8:
@@ -504,7 +503,7 @@ func SyncErrorFromFuzz(kind uint8, message string) error {
 	}
 }
 
-// fuzzBytes reads a fuzz input as a sequence of small values. Past the end
+// FuzzBytes reads a fuzz input as a sequence of small values. Past the end
 // it reads zeros and empty strings, so that every input decodes.
 type FuzzBytes struct{ Data []byte }
 
@@ -519,7 +518,7 @@ func (b *FuzzBytes) Byte() byte {
 	return v
 }
 
-// string reads a length byte, then that many bytes.
+// String reads a length byte, then that many bytes.
 func (b *FuzzBytes) String() string {
 	n := min(int(b.Byte()), len(b.Data))
 	s := string(b.Data[:n])
@@ -529,9 +528,9 @@ func (b *FuzzBytes) String() string {
 
 func Pick[T any](b *FuzzBytes, options []T) T { return options[int(b.Byte())%len(options)] }
 
-// fuzzEncode writes what fuzzBytes reads: bytes as they are, strings after
+// EncodeFuzzInput writes what FuzzBytes reads: bytes as they are, strings after
 // their length.
-func FuzzEncode(values ...any) []byte {
+func EncodeFuzzInput(values ...any) []byte {
 	var out []byte
 	for _, v := range values {
 		switch v := v.(type) {
@@ -550,7 +549,7 @@ func FuzzEncode(values ...any) []byte {
 	return out
 }
 
-// decodedAgain returns robot after a JSON round trip, as the operator's
+// DecodedAgain returns robot after a JSON round trip, as the operator's
 // informer decodes it.
 func DecodedAgain(t *testing.T, robot *robotv1alpha1.Robot) *robotv1alpha1.Robot {
 	t.Helper()
@@ -561,7 +560,7 @@ func DecodedAgain(t *testing.T, robot *robotv1alpha1.Robot) *robotv1alpha1.Robot
 	return out
 }
 
-// decoded returns d after a JSON round trip, as the operator's informer
+// Decoded returns d after a JSON round trip, as the operator's informer
 // decodes it.
 func Decoded(t *testing.T, d *appsv1.Deployment) *appsv1.Deployment {
 	t.Helper()

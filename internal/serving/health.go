@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// stuckSyncThreshold is how long one sync may run before the liveness check
+// StuckSyncThreshold is how long one sync may run before the liveness check
 // fails: ten times the sync deadline, and at least a minute (5 minutes with
 // the default -sync-timeout of 30s). A sync's context ends at its deadline,
 // and the sync returns as soon as its request in flight sees that; one that
@@ -28,7 +28,7 @@ type syncWatch interface {
 	LongestSync() (cache.ObjectName, time.Duration)
 }
 
-// healthHandler serves /healthz (the process is alive and no worker is
+// HealthHandler serves /healthz (the process is alive and no worker is
 // stuck past syncTimeout) and /readyz (the informer caches have synced).
 func HealthHandler(c syncWatch, syncTimeout time.Duration) http.Handler {
 	mux := http.NewServeMux()

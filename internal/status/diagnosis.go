@@ -42,13 +42,13 @@ type podCause struct {
 	message string
 }
 
-// diagnosedStatus is computeStatus with the Ready condition saying why the
+// Diagnosed is Compute with the Ready condition saying why the
 // pods do not run, when the Robot is not Ready for want of available
 // replicas and pods (or the Deployment) show a cause. The second result, when
 // positive, is when to look again: a cause that only time may reveal
 // (a readiness probe failing for long enough) has no event of its own.
-func DiagnosedStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1alpha1.RobotStatus, time.Duration) {
-	status := ComputeStatus(robot, deployment, service, syncErr, now)
+func Diagnosed(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1alpha1.RobotStatus, time.Duration) {
+	status := Compute(robot, deployment, service, syncErr, now)
 	ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionFalse || deployment == nil ||
 		(ready.Reason != robotv1alpha1.ReasonRolloutInProgress && ready.Reason != robotv1alpha1.ReasonProgressDeadlineExceeded) {
@@ -134,7 +134,7 @@ func replicaFailureCause(failure *appsv1.DeploymentCondition) *podCause {
 	return &podCause{reason: reason, message: "pods cannot be created: " + failure.Message}
 }
 
-// podSummary is what the operator caches of a pod of one of its Robots: what
+// PodSummary is what the operator caches of a pod of one of its Robots: what
 // diagnose reads and what finds the Robot, nothing else. A corev1.Pod is
 // 1,240 bytes before any of its fields are filled, and a pod as the API
 // server sends it several kilobytes; a summary is a few hundred bytes
@@ -143,7 +143,7 @@ type PodSummary struct {
 	// Name, Namespace, ResourceVersion and DeletionTimestamp only: the
 	// informer keys and versions its objects by them.
 	podMeta
-	// robot is the value of the pod's selector label: its Robot's name.
+	// Robot is the value of the pod's selector label: its Robot's name.
 	Robot string
 	// image is the image the pod's spec gives the Robot container, which
 	// tells the pods of the Deployment's current template.
@@ -190,8 +190,8 @@ func (p *PodSummary) DeepCopyObject() runtime.Object {
 	return &copied
 }
 
-// summarizePod is the pod informer's transform: it turns a pod into the
-// podSummary the cache keeps.
+// SummarizePod is the pod informer's transform: it turns a pod into the
+// PodSummary the cache keeps.
 func SummarizePod(obj interface{}) (interface{}, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -311,7 +311,7 @@ func templateImage(deployment *appsv1.Deployment) string {
 	return ""
 }
 
-// podsByRobot indexes the pod cache by namespace/Robot name.
+// PodsByRobot indexes the pod cache by namespace/Robot name.
 const PodsByRobot = "robot"
 
 func RobotIndex(obj interface{}) ([]string, error) {
@@ -321,7 +321,7 @@ func RobotIndex(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
-// sameAs reports whether obj is a summary that says the same as p.
+// SameAs reports whether obj is a summary that says the same as p.
 func (p *PodSummary) SameAs(obj interface{}) bool {
 	other, ok := obj.(*PodSummary)
 	if !ok {

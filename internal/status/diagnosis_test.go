@@ -47,22 +47,22 @@ func TestDiagnosedStatus(t *testing.T) {
 		recheck    time.Duration
 	}{{
 		name:   "slow: pods still creating",
-		pods:   []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ContainerCreating", ""))},
+		pods:   []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ContainerCreating", ""))},
 		reason: robotv1alpha1.ReasonRolloutInProgress,
 	}, {
 		name:    "image cannot be pulled",
-		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image "registry.example/robot:1.0"`))},
+		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image "registry.example/robot:1.0"`))},
 		reason:  robotv1alpha1.ReasonImagePullFailed,
 		message: `cannot pull image "registry.example/robot:1.0" (ImagePullBackOff): Back-off pulling image`,
 	}, {
 		name:    "crash loop",
-		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container"))},
+		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container"))},
 		edit:    crashed,
 		reason:  robotv1alpha1.ReasonCrashLoop,
 		message: `container "robot" keeps exiting (CrashLoopBackOff): last exit code 3 (Error)`,
 	}, {
 		name: "crash loop, running again between two crashes",
-		pods: []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.RunningSince(time.Second))},
+		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.RunningSince(time.Second))},
 		edit: func(p *corev1.Pod) {
 			crashed(p)
 			started(p)
@@ -71,7 +71,7 @@ func TestDiagnosedStatus(t *testing.T) {
 		message: "last exit code 3",
 	}, {
 		name: "unschedulable",
-		pods: []*corev1.Pod{robottest.TestPod(robot, "test-a", corev1.ContainerState{})},
+		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", corev1.ContainerState{})},
 		edit: func(p *corev1.Pod) {
 			p.Status.ContainerStatuses = nil
 			p.Status.Conditions[0] = corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
@@ -81,18 +81,18 @@ func TestDiagnosedStatus(t *testing.T) {
 		message: "pod test-a cannot be scheduled: 0/3 nodes are available",
 	}, {
 		name:    "config missing",
-		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("CreateContainerConfigError", `configmap "settings" not found`))},
+		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("CreateContainerConfigError", `configmap "settings" not found`))},
 		reason:  robotv1alpha1.ReasonConfigMissing,
 		message: `configmap "settings" not found`,
 	}, {
 		name:    "readiness probe failing for long",
-		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.RunningSince(time.Minute))},
+		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.RunningSince(time.Minute))},
 		edit:    started,
 		reason:  robotv1alpha1.ReasonReadinessProbeFailing,
 		message: "running but not ready since",
 	}, {
 		name:    "started, not ready for a few seconds: slow, look again later",
-		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.RunningSince(10*time.Second))},
+		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.RunningSince(10*time.Second))},
 		edit:    started,
 		reason:  robotv1alpha1.ReasonRolloutInProgress,
 		recheck: 20 * time.Second,
@@ -125,14 +125,14 @@ func TestDiagnosedStatus(t *testing.T) {
 		message: "denied the request",
 	}, {
 		name: "a pod of an earlier template is ignored",
-		pods: []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
+		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
 		edit: func(p *corev1.Pod) {
 			p.Spec.Containers[0].Image = "registry.example/robot:typo"
 		},
 		reason: robotv1alpha1.ReasonRolloutInProgress,
 	}, {
 		name: "a terminating pod is ignored",
-		pods: []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
+		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
 		edit: func(p *corev1.Pod) {
 			p.DeletionTimestamp = ptr.To(metav1.NewTime(robottest.FixtureNow))
 		},
@@ -140,14 +140,14 @@ func TestDiagnosedStatus(t *testing.T) {
 	}, {
 		name: "the most telling cause wins, whatever the pods' order",
 		pods: []*corev1.Pod{
-			robottest.TestPod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "")),
-			robottest.TestPod(robot, "test-b", robottest.Waiting("ErrImagePull", "not found")),
+			robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "")),
+			robottest.Pod(robot, "test-b", robottest.Waiting("ErrImagePull", "not found")),
 		},
 		reason:  robotv1alpha1.ReasonImagePullFailed,
 		message: "(ErrImagePull): not found",
 	}, {
 		name:    "progress deadline exceeded: the cause says more",
-		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found"))},
+		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found"))},
 		reason:  robotv1alpha1.ReasonImagePullFailed,
 		message: "not found",
 		deployment: func(d *appsv1.Deployment) {
@@ -156,7 +156,7 @@ func TestDiagnosedStatus(t *testing.T) {
 		},
 	}, {
 		name:    "a long kubelet message is cut",
-		pods:    []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", strings.Repeat("é", 2000)))},
+		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", strings.Repeat("é", 2000)))},
 		reason:  robotv1alpha1.ReasonImagePullFailed,
 		message: "é...",
 	}}
@@ -171,7 +171,7 @@ func TestDiagnosedStatus(t *testing.T) {
 					tt.edit(p)
 				}
 			}
-			status, recheck := DiagnosedStatus(robot, deployment, nil, summaries(t, tt.pods...), nil, metav1.NewTime(robottest.FixtureNow))
+			status, recheck := Diagnosed(robot, deployment, nil, summaries(t, tt.pods...), nil, metav1.NewTime(robottest.FixtureNow))
 			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 			if ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
 				t.Fatalf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
@@ -190,17 +190,17 @@ func TestDiagnosedStatus(t *testing.T) {
 }
 
 // A Robot that is Ready, or not Ready for a reason of its own, is not
-// diagnosed: whatever its pods say, its status is computeStatus's.
+// diagnosed: whatever its pods say, its status is Compute's.
 func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	robot := robottest.NewRobot("test", 2)
-	failing := []*corev1.Pod{robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found"))}
+	failing := []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found"))}
 	for name, deployment := range map[string]*appsv1.Deployment{
 		"ready":         liveDeployment(t, robot),
 		"no Deployment": nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			want := ComputeStatus(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
-			got, recheck := DiagnosedStatus(robot, deployment, nil, summaries(t, failing...), nil, metav1.NewTime(robottest.FixtureNow))
+			want := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
+			got, recheck := Diagnosed(robot, deployment, nil, summaries(t, failing...), nil, metav1.NewTime(robottest.FixtureNow))
 			if fmt.Sprint(got) != fmt.Sprint(want) || recheck != 0 {
 				t.Errorf("got %v (recheck %v), want %v", got, recheck, want)
 			}
@@ -209,7 +209,7 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	t.Run("spec change not applied", func(t *testing.T) {
 		deployment := unavailable(t, robot)
 		deployment.Annotations[workload.AnnotationSpecHash] = "an-older-spec"
-		got, _ := DiagnosedStatus(robot, deployment, nil, summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(robottest.FixtureNow))
+		got, _ := Diagnosed(robot, deployment, nil, summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(robottest.FixtureNow))
 		// Ready says why the sync failed: the pods run an older spec.
 		if ready := meta.FindStatusCondition(got.Conditions, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
 			t.Errorf("Ready: got %s, want %s", ready.Reason, robotv1alpha1.ReasonSyncFailed)
@@ -235,8 +235,8 @@ func summaries(t testing.TB, pods ...*corev1.Pod) []*PodSummary {
 func TestSummarizePodKeepsOnlyWhatDiagnoseReads(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	for _, pod := range []*corev1.Pod{
-		robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")),
-		robottest.TestPod(robot, "test-b", robottest.RunningSince(time.Minute)),
+		robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")),
+		robottest.Pod(robot, "test-b", robottest.RunningSince(time.Minute)),
 	} {
 		pod.ResourceVersion = "123456"
 		full, minimal := summaries(t, fullPod(pod))[0], summaries(t, pod)[0]
@@ -297,11 +297,11 @@ func fullPod(pod *corev1.Pod) *corev1.Pod {
 	return full
 }
 
-// BenchmarkPodCache fills a pod informer's store, through summarizePod or not,
+// BenchmarkPodCache fills a pod informer's store, through SummarizePod or not,
 // and reports the live heap each cached pod costs (bytes/pod).
 func BenchmarkPodCache(b *testing.B) {
 	robot := robottest.NewRobot("test", 1)
-	template := fullPod(robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image "registry.example/robot:1.0"`)))
+	template := fullPod(robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image "registry.example/robot:1.0"`)))
 	const n = 5000
 	for _, tt := range []struct {
 		name      string

@@ -22,8 +22,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // shows in review.
 func TestGoldenStatusApplyBody(t *testing.T) {
 	robot := robottest.GoldenRobot()
-	status := ComputeStatus(robot, robottest.GoldenDeployment(robot), nil, nil, metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)))
-	got, err := json.MarshalIndent(StatusApplyConfiguration(robot, &status), "", "  ")
+	status := Compute(robot, robottest.GoldenDeployment(robot), nil, nil, metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)))
+	got, err := json.MarshalIndent(ApplyConfiguration(robot, &status), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

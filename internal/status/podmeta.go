@@ -6,7 +6,7 @@ import (
 )
 
 // podMeta is what the pod cache keeps of a pod's metadata: the name,
-// namespace and resourceVersion the informer keys and versions it by, and
+// namespace and ResourceVersion the informer keys and versions it by, and
 // the deletion time the diagnosis reads. It is a metav1.Object, so that the
 // informer, its indexes and meta.Accessor treat a summary as any other
 // object; the fields it does not keep read as empty and are not set. It

@@ -30,13 +30,13 @@ const maxReasonLength = 1024
 // conditionReason matches what metav1.Condition accepts as a reason.
 var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 
-// computeStatus returns the status that describes robot, given its
+// Compute returns the status that describes robot, given its
 // Deployment and its Service (each nil when there is none the Robot
 // controls), the error of the
 // sync that just ran, and the current time. It is a pure function: the same
 // inputs always give the same status, and conditions keep their
 // lastTransitionTime unless their status changes.
-func ComputeStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error, now metav1.Time) robotv1alpha1.RobotStatus {
+func Compute(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error, now metav1.Time) robotv1alpha1.RobotStatus {
 	status := robotv1alpha1.RobotStatus{
 		ObservedGeneration: robot.Generation,
 		DeploymentName:     workload.DeploymentName(robot),
@@ -199,10 +199,10 @@ func deploymentCondition(deployment *appsv1.Deployment, conditionType appsv1.Dep
 	return nil
 }
 
-// statusApplyConfiguration is the status the operator applies for robot: all
+// ApplyConfiguration is the status the operator applies for robot: all
 // of the fields it computes, and only its own conditions, so that a condition
 // another controller sets on the Robot is left to that controller.
-func StatusApplyConfiguration(robot *robotv1alpha1.Robot, status *robotv1alpha1.RobotStatus) *robotac.RobotApplyConfiguration {
+func ApplyConfiguration(robot *robotv1alpha1.Robot, status *robotv1alpha1.RobotStatus) *robotac.RobotApplyConfiguration {
 	ac := robotac.RobotStatus().
 		WithObservedGeneration(status.ObservedGeneration).
 		WithDeploymentName(status.DeploymentName).

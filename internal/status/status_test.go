@@ -145,7 +145,7 @@ func TestComputeStatus(t *testing.T) {
 			deployment := tt.deployment(liveDeployment(t, robot))
 			before := robot.DeepCopy()
 
-			status := ComputeStatus(robot, deployment, nil, tt.syncErr, now)
+			status := Compute(robot, deployment, nil, tt.syncErr, now)
 
 			if d := diff.Diff(before, robot); d != "" {
 				t.Errorf("computeStatus changed the Robot:\n%s", d)
@@ -191,11 +191,11 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	earlier := metav1.NewTime(robottest.FixtureNow.Add(-time.Hour))
-	robot.Status = ComputeStatus(robot, deployment, nil, nil, earlier)
+	robot.Status = Compute(robot, deployment, nil, nil, earlier)
 	// Someone else's condition stays as it is.
 	robot.Status.Conditions = append(robot.Status.Conditions, metav1.Condition{Type: "Audited", Status: "True", Reason: "Checked", LastTransitionTime: earlier})
 
-	same := ComputeStatus(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
+	same := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
 	if ready := robottest.FindCondition(same, robotv1alpha1.ConditionReady); !ready.LastTransitionTime.Equal(&earlier) {
 		t.Errorf("Ready moved to %v without changing status", ready.LastTransitionTime)
 	}
@@ -204,7 +204,7 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 	}
 
 	deployment.Status.AvailableReplicas = 1
-	changed := ComputeStatus(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
+	changed := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
 	if ready := robottest.FindCondition(changed, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || !ready.LastTransitionTime.Equal(&metav1.Time{Time: robottest.FixtureNow}) {
 		t.Errorf("Ready %+v, want False since now", ready)
 	}
@@ -212,10 +212,10 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 
 func TestStatusApplyConfigurationHoldsOnlyOwnConditions(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
-	status := ComputeStatus(robot, liveDeployment(t, robot), nil, nil, metav1.NewTime(robottest.FixtureNow))
+	status := Compute(robot, liveDeployment(t, robot), nil, nil, metav1.NewTime(robottest.FixtureNow))
 	status.Conditions = append(status.Conditions, metav1.Condition{Type: "Audited", Status: "True", Reason: "Checked"})
 
-	ac := StatusApplyConfiguration(robot, &status)
+	ac := ApplyConfiguration(robot, &status)
 	if *ac.Name != "test" || *ac.Namespace != "default" {
 		t.Errorf("apply configuration for %s/%s, want default/test", *ac.Namespace, *ac.Name)
 	}

@@ -54,7 +54,7 @@ var knownStrings = func() map[string]string {
 	return known
 }()
 
-// internString returns the known constant equal to s, or s.
+// InternString returns the known constant equal to s, or s.
 func InternString(s string) string {
 	if c, ok := knownStrings[s]; ok {
 		return c

@@ -47,7 +47,7 @@ func TestAPIServerDefaultsAreTheRealOnes(t *testing.T) {
 			var request, answer appsv1.Deployment
 			readJSON(t, tc.request, &request)
 			readJSON(t, tc.answer, &answer)
-			robottest.ApiServerDefaults(&request)
+			robottest.APIServerDefaults(&request)
 			if d := diff.Diff(answer.Spec, request.Spec); d != "" {
 				t.Errorf("apiServerDefaults differs from the API server's answer (-API server +apiServerDefaults):\n%s", d)
 			}

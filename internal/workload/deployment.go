@@ -20,33 +20,33 @@ import (
 )
 
 const (
-	// fieldManager owns, in server-side apply, the fields the operator sets.
+	// FieldManager owns, in server-side apply, the fields the operator sets.
 	FieldManager = "robot-operator"
 
-	// labelManagedBy marks the Deployments the operator manages; its
+	// LabelManagedBy marks the Deployments the operator manages; its
 	// Deployment informer watches only those.
 	LabelManagedBy      = "app.kubernetes.io/managed-by"
 	LabelManagedByValue = "robot-operator"
 	labelName           = "app.kubernetes.io/name"
 	labelNameValue      = "robot"
 	LabelInstance       = "app.kubernetes.io/instance"
-	// labelRobot selects a Robot's pods. It is the Deployment's selector, so
+	// LabelRobot selects a Robot's pods. It is the Deployment's selector, so
 	// it never changes once the Deployment exists.
 	LabelRobot = "robot.dev/name"
 
-	// annotationSpecHash records a hash of what the operator last applied.
+	// AnnotationSpecHash records a hash of what the operator last applied.
 	// Comparing live fields finds drift, but not a field the Robot no
 	// longer asks for (an env var removed from the Robot, say); the hash
 	// does.
 	AnnotationSpecHash = "robot.dev/spec-hash"
 
-	// containerName is the name of the Robot's container in the pod.
+	// ContainerName is the name of the Robot's container in the pod.
 	ContainerName = "robot"
-	// portName is the name of the container port given by spec.port.
+	// PortName is the name of the container port given by spec.port.
 	PortName = "http"
 )
 
-// deploymentName is the name of the Deployment that runs robot.
+// DeploymentName is the name of the Deployment that runs robot.
 func DeploymentName(robot *robotv1alpha1.Robot) string {
 	if robot.Spec.DeploymentName != "" {
 		return robot.Spec.DeploymentName
@@ -59,13 +59,13 @@ func selectorLabels(robot *robotv1alpha1.Robot) map[string]string {
 	return map[string]string{LabelRobot: robot.Name}
 }
 
-// selectorString is the string form of robot's pod selector, as the scale
+// SelectorString is the string form of robot's pod selector, as the scale
 // subresource reports it.
 func SelectorString(robot *robotv1alpha1.Robot) string {
 	return labels.SelectorFromSet(selectorLabels(robot)).String()
 }
 
-// objectLabels go on the Deployment and on its pods.
+// ObjectLabels go on the Deployment and on its pods.
 func ObjectLabels(robot *robotv1alpha1.Robot) map[string]string {
 	l := selectorLabels(robot)
 	l[LabelManagedBy] = LabelManagedByValue
@@ -88,9 +88,9 @@ func validateSpec(spec *robotv1alpha1.RobotSpec) error {
 	return validateWorkload(spec)
 }
 
-// newDeployment returns the Deployment that robot asks for, as the apply
+// NewDeployment returns the Deployment that robot asks for, as the apply
 // configuration that the operator applies: exactly the fields it owns. It
-// returns an *invalidSpecError when the spec cannot become a Deployment.
+// returns an *outcome.InvalidSpecError when the spec cannot become a Deployment.
 func NewDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfiguration, error) {
 	if err := UndecodableSpec(robot); err != nil {
 		return nil, &outcome.InvalidSpecError{Err: err}
@@ -168,7 +168,7 @@ func specHash(deployment *appsv1ac.DeploymentApplyConfiguration) (string, error)
 	return hex.EncodeToString(sum[:8]), nil
 }
 
-// roundTrip copies in to out through JSON.
+// RoundTrip copies in to out through JSON.
 func RoundTrip(in, out any) error {
 	data, err := json.Marshal(in)
 	if err != nil {

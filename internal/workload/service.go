@@ -9,7 +9,7 @@ import (
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
 
-// serviceName is the name of robot's Service: the Deployment's, so that a
+// ServiceName is the name of robot's Service: the Deployment's, so that a
 // person who knows one knows the other.
 func ServiceName(robot *robotv1alpha1.Robot) string {
 	return DeploymentName(robot)
@@ -24,7 +24,7 @@ func serviceType(robot *robotv1alpha1.Robot) robotv1alpha1.ServiceType {
 	return robot.Spec.Service.Type
 }
 
-// wantsService reports whether robot should have a Service: it has a port
+// WantsService reports whether robot should have a Service: it has a port
 // to reach, and does not ask for none.
 func WantsService(robot *robotv1alpha1.Robot) bool {
 	return robot.Spec.Port != nil && serviceType(robot) != robotv1alpha1.ServiceTypeNone
@@ -44,7 +44,7 @@ func controllerReference(robot *robotv1alpha1.Robot) *metav1ac.OwnerReferenceApp
 		WithBlockOwnerDeletion(true)
 }
 
-// newService returns the Service that robot asks for, as the apply
+// NewService returns the Service that robot asks for, as the apply
 // configuration that the operator applies: exactly the fields it owns. It
 // returns nil when the Robot should have no Service.
 //

@@ -21,7 +21,7 @@ import (
 // the Robot asks for one, and, with a port, a TCP readiness probe on it
 // unless the Robot gives a readiness probe.
 
-// reservedPodLabels are the labels the operator sets on a Robot's pods. The
+// ReservedPodLabels are the labels the operator sets on a Robot's pods. The
 // first selects them; a podLabels entry for any of them would fight the
 // operator over its own field.
 var ReservedPodLabels = []string{LabelRobot, LabelManagedBy, labelName, LabelInstance}

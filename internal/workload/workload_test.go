@@ -20,7 +20,7 @@ import (
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
 
-// deploymentOf is the Deployment newDeployment builds for robot, as a
+// deploymentOf is the Deployment NewDeployment builds for robot, as a
 // Deployment.
 func deploymentOf(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
 	t.Helper()

@@ -63,9 +63,9 @@ type Writer struct {
 	specsChecked *drift.SpecChecks
 }
 
-// newWriter returns a Writer that writes through kube and robots and
+// New returns a Writer that writes through kube and robots and
 // remembers what it wrote in deployments, services and robotStatus.
-func NewWriter(kube kubernetes.Interface, robots clientset.Interface, recorder record.EventRecorder, mayWrite func() error,
+func New(kube kubernetes.Interface, robots clientset.Interface, recorder record.EventRecorder, mayWrite func() error,
 	deployments *echo.RecentWrites[*appsv1.Deployment], services *echo.RecentWrites[*corev1.Service],
 	robotStatus *echo.RecentWrites[*robotv1alpha1.Robot], specsChecked *drift.SpecChecks) *Writer {
 	return &Writer{kube: kube, robots: robots, Recorder: recorder, mayWrite: mayWrite,
@@ -80,14 +80,14 @@ func (w *Writer) checkMayWrite() error {
 	return w.mayWrite()
 }
 
-// applyStatus applies status to robot's status subresource and returns the
+// ApplyStatus applies status to robot's status subresource and returns the
 // Robot as then stored; nil, and no error, when the Robot is gone.
 func (w *Writer) ApplyStatus(ctx context.Context, robot *robotv1alpha1.Robot, newStatus *robotv1alpha1.RobotStatus) (*robotv1alpha1.Robot, error) {
 	if err := w.checkMayWrite(); err != nil {
 		return nil, err
 	}
 	written, err := w.robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx,
-		status.StatusApplyConfiguration(robot, newStatus), metav1.ApplyOptions{FieldManager: workload.FieldManager, Force: true})
+		status.ApplyConfiguration(robot, newStatus), metav1.ApplyOptions{FieldManager: workload.FieldManager, Force: true})
 	if apierrors.IsNotFound(err) {
 		// Deleted meanwhile: nothing left to report on.
 		return nil, nil
@@ -99,8 +99,8 @@ func (w *Writer) ApplyStatus(ctx context.Context, robot *robotv1alpha1.Robot, ne
 	return written, nil
 }
 
-// checkRobotExists asks the API server whether robot still exists, the
-// same Robot (by UID): errRobotGone when not.
+// CheckRobotExists asks the API server whether robot still exists, the
+// same Robot (by UID): outcome.ErrRobotGone when not.
 func (w *Writer) CheckRobotExists(ctx context.Context, robot *robotv1alpha1.Robot) error {
 	live, err := w.robots.RobotV1alpha1().Robots(robot.Namespace).Get(ctx, robot.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || err == nil && live.UID != robot.UID {
@@ -109,7 +109,7 @@ func (w *Writer) CheckRobotExists(ctx context.Context, robot *robotv1alpha1.Robo
 	return err
 }
 
-// createDeployment creates robot's Deployment, desired, with a plain create
+// CreateDeployment creates robot's Deployment, desired, with a plain create
 // rather than an apply: a create fails with AlreadyExists when a Deployment of
 // that name exists, so one that someone else created after the cache was
 // filled is never written, and no read is needed first to make sure.
@@ -136,7 +136,7 @@ func (w *Writer) CreateDeployment(ctx context.Context, robot *robotv1alpha1.Robo
 	return created, nil
 }
 
-// applyDeployment applies desired, what robot asks for, to its Deployment,
+// ApplyDeployment applies desired, what robot asks for, to its Deployment,
 // current, which differs from it as drift says, and returns the Deployment
 // as it then is. The apply is forced: what the Robot sets is the Robot's,
 // whoever changed it since.
@@ -187,7 +187,7 @@ func writeError(verb, namespace, name string, err error) error {
 	return fmt.Errorf("%s Deployment %s/%s: %w", verb, namespace, name, err)
 }
 
-// foreignFieldConflict returns a *fieldConflictError when the API server
+// foreignFieldConflict returns a *outcome.FieldConflictError when the API server
 // refused an apply (invalid) over a field of the Deployment that another
 // writer owns, per its managedFields; nil when no other writer's field is
 // involved, or the Deployment cannot be read.
@@ -211,7 +211,7 @@ func (w *Writer) foreignFieldConflict(ctx context.Context, namespace, name strin
 	return nil
 }
 
-// getDeployment reads the Deployment named name from the API server.
+// GetDeployment reads the Deployment named name from the API server.
 func (w *Writer) GetDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
 	deployment, err := w.kube.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -222,7 +222,7 @@ func (w *Writer) GetDeployment(ctx context.Context, namespace, name string) (*ap
 	return deployment, nil
 }
 
-// createService creates robot's Service with a plain create, which fails
+// CreateService creates robot's Service with a plain create, which fails
 // when a Service of that name exists: one that someone else created after
 // the cache was filled is never written.
 func (w *Writer) CreateService(ctx context.Context, robot *robotv1alpha1.Robot, desired *corev1ac.ServiceApplyConfiguration) (*corev1.Service, error) {
@@ -244,7 +244,7 @@ func (w *Writer) CreateService(ctx context.Context, robot *robotv1alpha1.Robot, 
 	return created, nil
 }
 
-// applyService applies desired, what robot asks for, to its Service,
+// ApplyService applies desired, what robot asks for, to its Service,
 // current, which differs from it as drift says. The apply is forced: what
 // the Robot sets is the Robot's, whoever changed it since.
 func (w *Writer) ApplyService(ctx context.Context, robot *robotv1alpha1.Robot, desired *corev1ac.ServiceApplyConfiguration,
@@ -282,7 +282,7 @@ func (w *Writer) claimCreatedServiceFields(ctx context.Context, current *corev1.
 	return claimed, err
 }
 
-// deleteOwnService deletes robot's Service, current, which the Robot no
+// DeleteOwnService deletes robot's Service, current, which the Robot no
 // longer asks for. The UID precondition makes sure that only that Service
 // goes: one created under the same name since the cache saw it is left.
 func (w *Writer) DeleteOwnService(ctx context.Context, robot *robotv1alpha1.Robot, current *corev1.Service) error {
@@ -339,7 +339,7 @@ func (w *Writer) claimCreatedFields(ctx context.Context, desired *appsv1ac.Deplo
 	return claimed, err
 }
 
-// claimCreated sends, through patch, the claimPatch of current's create
+// claimCreated sends, through patch, the drift.ClaimPatch of current's create
 // entry, if it has one, and returns the object as it then is. An error
 // leaves current as it was: a failed test (422) says the object changed
 // since it was read, an ordinary failure, retried with backoff.
@@ -364,7 +364,7 @@ func claimCreated[T metav1.Object](ctx context.Context, w *Writer, kind string, 
 	return claimed, nil
 }
 
-// getService reads the Service named name from the API server.
+// GetService reads the Service named name from the API server.
 func (w *Writer) GetService(ctx context.Context, namespace, name string) (*corev1.Service, error) {
 	service, err := w.kube.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {

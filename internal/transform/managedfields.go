@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// trimManagedFields is the Deployment and Service informers' transform. managedFields are
+// TrimManagedFields is the Deployment and Service informers' transform. managedFields are
 // often the largest part of an object, and the controller reads from them
 // only where the entry of the operator's create is and whether an Apply
 // entry of the operator's comes before it (the API server sorts Apply entries
@@ -42,7 +42,7 @@ func TrimManagedFields(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
-// stripManagedFields drops managedFields from Robots before they are cached:
+// StripManagedFields drops managedFields from Robots before they are cached:
 // the operator never reads them, and they are often the largest part of an
 // object. The strings every Robot shares become constants (internStrings).
 func StripManagedFields(obj interface{}) (interface{}, error) {

@@ -6,13 +6,13 @@ import (
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
 
-// undecodableSpecAnnotation marks, in the operator's memory only, a Robot
+// UndecodableSpecAnnotation marks, in the operator's memory only, a Robot
 // whose spec could not be decoded; its value says why. The key is not a valid
 // annotation key, so no Robot the API server stores can carry it, and the
 // operator never sends it back: it writes a Robot's status alone.
 const UndecodableSpecAnnotation = "robot-operator: undecodable spec"
 
-// undecodableSpec returns the error for a Robot whose spec could not be
+// UndecodableSpec returns the error for a Robot whose spec could not be
 // decoded, or nil.
 func UndecodableSpec(robot *robotv1alpha1.Robot) error {
 	reason, ok := robot.Annotations[UndecodableSpecAnnotation]

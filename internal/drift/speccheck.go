@@ -16,7 +16,7 @@ type specCheck struct {
 	specHash   string
 }
 
-// specChecks is the spec-check memo: for each Deployment (by UID), the
+// SpecChecks is the spec-check memo: for each Deployment (by UID), the
 // generation and spec hash at which its spec last showed no drift, so that
 // the costly comparison of specs runs once per change, not on every status
 // update. Any change to a Deployment's spec raises its generation, and any
@@ -30,23 +30,23 @@ func (s *SpecChecks) unchanged(uid types.UID, generation int64, specHash string)
 	return ok && last.(specCheck) == specCheck{generation, specHash}
 }
 
-// record notes that the Deployment uid's spec matched at this generation and
+// Record notes that the Deployment uid's spec matched at this generation and
 // spec hash.
 func (s *SpecChecks) Record(uid types.UID, generation int64, specHash string) {
 	s.m.Store(uid, specCheck{generation, specHash})
 }
 
-// forget drops what is kept about the Deployment uid.
+// Forget drops what is kept about the Deployment uid.
 func (s *SpecChecks) Forget(uid types.UID) { s.m.Delete(uid) }
 
-// len returns how many Deployments are remembered.
+// Len returns how many Deployments are remembered.
 func (s *SpecChecks) Len() int {
 	n := 0
 	s.m.Range(func(any, any) bool { n++; return true })
 	return n
 }
 
-// drift is deploymentDrift, with the comparison of specs skipped when
+// Drift is DeploymentDrift, with the comparison of specs skipped when
 // neither spec changed since they last matched. Most syncs come from
 // Deployment status updates, which change neither.
 func (s *SpecChecks) Drift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// serviceDrift says how current differs from desired in the fields that
+// ServiceDrift says how current differs from desired in the fields that
 // desired sets, or returns "" when it does not, compared the way
 // server-side apply merges them (a port is found by its port and protocol;
 // the selector, atomic, is compared whole). What the API server or another

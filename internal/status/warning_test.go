@@ -19,13 +19,13 @@ func TestNewWarningOncePerCause(t *testing.T) {
 	at := func(status robotv1alpha1.RobotStatus, pods ...*corev1.Pod) robotv1alpha1.RobotStatus {
 		r := robot.DeepCopy()
 		r.Status = status
-		s, _ := DiagnosedStatus(r, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
+		s, _ := Diagnosed(r, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
 		return s
 	}
 	slow := at(robotv1alpha1.RobotStatus{})
-	pulling := at(slow, robottest.TestPod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")))
-	backingOff := at(pulling, robottest.TestPod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image`)))
-	crashing := at(backingOff, robottest.TestPod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "")))
+	pulling := at(slow, robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")))
+	backingOff := at(pulling, robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image`)))
+	crashing := at(backingOff, robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "")))
 	for _, step := range []struct {
 		name          string
 		before, after robotv1alpha1.RobotStatus

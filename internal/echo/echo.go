@@ -3,14 +3,12 @@ package echo
 import (
 	"sync"
 
-	"github.com/robot-operator/robot-operator/internal/metrics"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
-// recentWrites remembers the objects the operator has just written until
+// RecentWrites remembers the objects the operator has just written until
 // the informer cache catches up with them. Without it, a sync that runs
 // before the watch event of the previous write arrives would compare with
 // the stale cached object and write the same thing again.
@@ -24,12 +22,12 @@ type RecentWrites[T metav1.Object] struct {
 	objects sync.Map // types.UID → T
 }
 
-// remember records obj as written.
+// Remember records obj as written.
 func (r *RecentWrites[T]) Remember(obj T) {
 	r.objects.Store(obj.GetUID(), obj)
 }
 
-// freshest returns the newer of cached and the object last written with
+// Freshest returns the newer of cached and the object last written with
 // its UID, and forgets the written one once the cache has caught up.
 func (r *RecentWrites[T]) Freshest(cached T) T {
 	value, ok := r.objects.Load(cached.GetUID())
@@ -44,7 +42,7 @@ func (r *RecentWrites[T]) Freshest(cached T) T {
 	return cached
 }
 
-// isOwnWrite reports whether obj, just arrived from a watch, is exactly
+// IsOwnWrite reports whether obj, just arrived from a watch, is exactly
 // the object last written with its UID: the echo of the operator's own
 // write, which tells a sync nothing new. The cache has then caught up, so
 // the written object is forgotten.
@@ -57,12 +55,14 @@ func (r *RecentWrites[T]) IsOwnWrite(obj T) bool {
 	return true
 }
 
-// forget drops what was remembered for uid.
+// Forget drops what was remembered for uid.
 func (r *RecentWrites[T]) Forget(uid types.UID) {
 	r.objects.Delete(uid)
 }
 
-// len is the number of objects remembered.
+// Len is the number of objects remembered.
 func (r *RecentWrites[T]) Len() int {
-	return metrics.SyncMapLen(&r.objects)
+	n := 0
+	r.objects.Range(func(any, any) bool { n++; return true })
+	return n
 }

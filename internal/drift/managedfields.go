@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// createdFieldsEntry returns the position in managedFields of the entry that
+// CreatedFieldsEntry returns the position in managedFields of the entry that
 // the operator's create of the Deployment left, or -1 when there is none. It
 // is the operator's only Update of the Deployment itself: the operator
 // writes Deployments by create and apply, and its patch of managedFields
@@ -24,7 +24,7 @@ func CreatedFieldsEntry(entries []metav1.ManagedFieldsEntry) int {
 	})
 }
 
-// hasAppliedEntry reports whether managedFields hold the operator's Apply
+// HasAppliedEntry reports whether managedFields hold the operator's Apply
 // entry.
 func HasAppliedEntry(entries []metav1.ManagedFieldsEntry) bool {
 	return slices.ContainsFunc(entries, func(e metav1.ManagedFieldsEntry) bool {
@@ -32,7 +32,7 @@ func HasAppliedEntry(entries []metav1.ManagedFieldsEntry) bool {
 	})
 }
 
-// isOwnEntry reports whether a managedFields entry is the operator's, about
+// IsOwnEntry reports whether a managedFields entry is the operator's, about
 // the Deployment itself rather than a subresource.
 func IsOwnEntry(e metav1.ManagedFieldsEntry) bool {
 	return e.Manager == workload.FieldManager && e.Subresource == ""
@@ -45,7 +45,7 @@ type jsonPatchOperation struct {
 	Value any    `json:"value,omitempty"`
 }
 
-// claimPatch is the JSON patch that turns entry i of object's managedFields,
+// ClaimPatch is the JSON patch that turns entry i of object's managedFields,
 // the create's, into the operator's Apply entry, or removes it when there is
 // one already. The API server takes the managedFields that a patch sets as
 // they are. The patch applies only to the object as it was read: where the
@@ -65,7 +65,7 @@ func ClaimPatch(object metav1.Object, i int) ([]byte, error) {
 	return json.Marshal(patch)
 }
 
-// foreignOwner returns the fields at or under (or above) the path invalidField
+// ForeignOwner returns the fields at or under (or above) the path invalidField
 // (as the API server's validation names it, "spec.template.spec.containers[0].securityContext")
 // that a writer other than the operator owns in managedFields, joined with
 // "and", and that writer; "" when there is none. List indexes and keys are ignored in the

@@ -23,25 +23,25 @@ import (
 // failed, the status has each of the operator's conditions once, with a
 // reason and a message the CRD accepts; Ready is True only for a Deployment
 // that runs the Robot's spec with every desired replica updated and
-// available; computeStatus is deterministic and leaves its inputs alone; and
+// available; Compute is deterministic and leaves its inputs alone; and
 // the status, once written and read back, is what the next sync computes,
 // so that sync writes nothing.
 func FuzzComputeStatus(f *testing.F) {
-	deploymentConditions := robottest.FuzzEncode(
+	deploymentConditions := robottest.EncodeFuzzInput(
 		byte(0), byte(0), "MinimumReplicasAvailable", byte(1), "Deployment has minimum availability.", byte(1),
 		byte(1), byte(0), "NewReplicaSetAvailable", byte(1), "ReplicaSet has successfully progressed.", byte(1))
-	deadline := robottest.FuzzEncode(
+	deadline := robottest.EncodeFuzzInput(
 		byte(0), byte(1), "MinimumReplicasUnavailable", byte(1), "Deployment does not have minimum availability.", byte(1),
 		byte(1), byte(1), "ProgressDeadlineExceeded", byte(1), `ReplicaSet "test-5d4f" has timed out progressing.`, byte(1))
 	// What apps/v1 does not validate: any status, any reason.
-	odd := robottest.FuzzEncode(
+	odd := robottest.EncodeFuzzInput(
 		byte(0), byte(4), "Maybe", "not a reason", byte(1), "\u00e9\u00e8", byte(200),
 		byte(3), "Custom", byte(2), "Reason:With,Punctuation_", byte(1), strings.Repeat("m", 255), byte(9),
 		byte(1), byte(0), "Ready", byte(255), strings.Repeat("m", 100), byte(20))
 	// A 422 that quotes what it refuses, at length.
 	invalidEnvNames := strings.Repeat(`spec.template.spec.containers[0].env[0].name: Invalid value: "größe": `+
 		`a valid environment variable name must consist only of printable ASCII characters other than '='; `, 8)
-	previous := robottest.FuzzEncode(byte(0), byte(0), byte(1), byte(1), byte(4), byte(0), byte(3), byte(2))
+	previous := robottest.EncodeFuzzInput(byte(0), byte(0), byte(1), byte(1), byte(4), byte(0), byte(3), byte(2))
 	for i, seed := range []struct {
 		robotGeneration                     int64
 		specReplicas                        int32
@@ -124,14 +124,14 @@ func FuzzComputeStatus(f *testing.F) {
 		now := metav1.NewTime(robottest.FixtureNow.Add(time.Duration(nanos % int64(24*time.Hour))))
 
 		robotBefore, deploymentBefore := robot.DeepCopy(), deployment.DeepCopy()
-		status := ComputeStatus(robot, deployment, nil, syncErr, now)
+		status := Compute(robot, deployment, nil, syncErr, now)
 		if d := diff.Diff(robotBefore, robot); d != "" {
 			t.Fatalf("computeStatus changed the Robot:\n%s", d)
 		}
 		if d := diff.Diff(deploymentBefore, deployment); d != "" {
 			t.Fatalf("computeStatus changed the Deployment:\n%s", d)
 		}
-		if again := ComputeStatus(robot, deployment, nil, syncErr, now); !reflect.DeepEqual(again, status) {
+		if again := Compute(robot, deployment, nil, syncErr, now); !reflect.DeepEqual(again, status) {
 			t.Fatalf("computeStatus is not deterministic:\n%s", diff.Diff(status, again))
 		}
 
@@ -145,7 +145,7 @@ func FuzzComputeStatus(f *testing.F) {
 		if err := workload.RoundTrip(status, &written.Status); err != nil {
 			t.Fatal(err)
 		}
-		next := ComputeStatus(written, deployment, nil, syncErr, metav1.NewTime(now.Add(time.Hour)))
+		next := Compute(written, deployment, nil, syncErr, metav1.NewTime(now.Add(time.Hour)))
 		if !apiequality.Semantic.DeepEqual(next, written.Status) {
 			t.Fatalf("the status read back differs from what the next sync computes: a write on every sync\n%s", diff.Diff(written.Status, next))
 		}

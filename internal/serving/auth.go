@@ -36,7 +36,7 @@ const (
 	metricsAuthReviewLimit = 10 * time.Second
 )
 
-// metricsEndpoint returns the handler of the metrics server and its TLS
+// MetricsEndpoint returns the handler of the metrics server and its TLS
 // configuration: /metrics behind authentication and authorization over
 // HTTPS with -metrics-secure, open over plain HTTP without it.
 // certDir, when set, holds the certificate to serve (else a self-signed one

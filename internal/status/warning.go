@@ -8,7 +8,7 @@ import (
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
 
-// newWarning returns the condition a Warning event should repeat when a
+// NewWarning returns the condition a Warning event should repeat when a
 // Robot's status goes from before to after, or nil: a sync failure a person
 // must act on, or a rollout past its progress deadline, each once per new
 // reason or message; or a new reason why the pods do not run, once per

@@ -25,7 +25,7 @@ import (
 // types: which lists are keyed by which fields, which are atomic.
 var deploymentTypes = applyconfigurations.NewTypeConverter(scheme.Scheme)
 
-// deploymentDrift says how current differs from desired in the fields that
+// DeploymentDrift says how current differs from desired in the fields that
 // desired sets, or returns "" when it does not. Only those fields count:
 // what another writer adds to a field the Robot leaves unset (args, an env
 // var, a sidecar, a label) is theirs, and an apply that does not carry the
@@ -37,7 +37,7 @@ func DeploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *ap
 	return driftSkippingSpecs(desired, current, false)
 }
 
-// driftSkippingSpecs is deploymentDrift, without the costly comparison of
+// driftSkippingSpecs is DeploymentDrift, without the costly comparison of
 // specs when the caller knows them to match.
 func driftSkippingSpecs(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment, specsMatch bool) string {
 	if drift := ownerDrift(desired, current); drift != "" {

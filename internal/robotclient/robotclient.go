@@ -33,10 +33,10 @@ import (
 // the message that says so.
 const maxQuotedValue = 200
 
-// newRobotClientset returns the Robot clientset the operator runs with: the
+// NewForConfig returns the Robot clientset the operator runs with: the
 // generated one, over a REST client that decodes an undecodable Robot as
 // described above.
-func NewRobotClientset(cfg *rest.Config) (*clientset.Clientset, error) {
+func NewForConfig(cfg *rest.Config) (*clientset.Clientset, error) {
 	config := rest.CopyConfig(cfg)
 	gv := robotv1alpha1.SchemeGroupVersion
 	config.GroupVersion = &gv
@@ -139,7 +139,7 @@ func decodeRobotListLeniently(data []byte) (*robotv1alpha1.RobotList, error) {
 // decodeRobotLeniently decodes a Robot whose spec may not be decodable. A
 // Robot that decodes is returned as it is; one whose spec does not is
 // returned with its metadata, what of its status decodes, and
-// undecodableSpecAnnotation saying which field of the spec could not be read
+// workload.UndecodableSpecAnnotation saying which field of the spec could not be read
 // and why. Only metadata that cannot be decoded is an error: the API server
 // validates it on every write, so that means the data is not a Robot at all.
 func decodeRobotLeniently(data []byte) (*robotv1alpha1.Robot, error) {

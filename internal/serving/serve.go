@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// serve starts an HTTP server for handler on addr, over TLS when tlsConfig
+// Serve starts an HTTP server for handler on addr, over TLS when tlsConfig
 // is not nil.
 func Serve(logger klog.Logger, name, addr string, handler http.Handler, tlsConfig *tls.Config) (*http.Server, error) {
 	listener, err := net.Listen("tcp", addr)
