@@ -20,6 +20,7 @@ RUN go mod download
 
 COPY *.go ./
 COPY pkg/ pkg/
+COPY internal/ internal/
 
 ARG VERSION=unknown
 ARG TARGETOS

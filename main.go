@@ -242,7 +242,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		}),
 		kubeinformers.WithTransform(transform.TrimManagedFields))
 	// The pods of those Deployments, by the same label, summarized to what
-	// says why they do not run (diagnosis.go). No resync: the Robots' own
+	// says why they do not run (internal/status). No resync: the Robots' own
 	// resync rechecks them.
 	podInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
 		kubeinformers.WithNamespace(opts.namespace),

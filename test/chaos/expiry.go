@@ -19,7 +19,7 @@ import (
 // writesForImageChange bounds the operator's writes (Events aside) that a
 // Robot whose image changed needs: the Deployment apply, preceded the first
 // time by the patch that claims the fields the operator's create set
-// (managedfields.go); the status write that reports the new generation;
+// (internal/drift); the status write that reports the new generation;
 // and, per replica the rollout replaces one at a time (maxSurge 1,
 // maxUnavailable 0), up to three status writes as the counts move (the new
 // pod created, ready and available, the old one gone).

@@ -479,7 +479,7 @@ func fightOperator(ctx context.Context, s *scenarioRun) error {
 		len(fought)-len(missing), len(fought), missing))
 	// The operator's reverts of the fought Deployments, per minute of the
 	// fight: backing off, a fight costs a few writes in its first minute and
-	// about one a minute after (fight.go).
+	// about one a minute after (internal/drift).
 	audit, err := readAudit(s.c.AuditLog)
 	if err != nil {
 		return err
