@@ -2139,6 +2139,36 @@ func TestServiceCreated(t *testing.T) {
 	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventServiceCreated + ` Created Service "test"`)
 }
 
+// TestServiceNameThatCannotBeIsNotSent: a Robot stored with a name that no
+// Service may have (dots; the CRD refuses it now) keeps its Deployment, and
+// says InvalidSpec about its Service once, without sending a create that the
+// API server would refuse, on this sync or the next.
+func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewServiceRobot("web.v2", robotv1alpha1.ServiceTypeClusterIP)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if actions := filterInformerActions(f.kubeClient.Actions()); len(actions) != 0 {
+		t.Errorf("sent %d requests for the Robot's Deployment or Service, want none: %v", len(actions), actions)
+	}
+	written := f.onlyStatusWrite()
+	synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced)
+	if synced.Reason != robotv1alpha1.ReasonInvalidSpec || !strings.Contains(synced.Message, "DNS-1035") {
+		t.Errorf("Synced condition %s: %s, want %s naming the Service name's rule", synced.Reason, synced.Message, robotv1alpha1.ReasonInvalidSpec)
+	}
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonInvalidSpec) {
+		t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonInvalidSpec, events)
+	}
+}
+
 func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)

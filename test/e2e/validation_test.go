@@ -90,6 +90,10 @@ func TestInvalidRobotsAreRejected(t *testing.T) {
 			[]string{"spec.service.type", "Unsupported value"}},
 		{"a Robot name of 64 characters", strings.Repeat("r", 64), []string{"image: " + image1},
 			[]string{"metadata", "must be at most 63 characters"}},
+		{"a Robot named `web.v2` with a port (its Service would be named `web.v2`)", "web.v2", []string{"image: " + image1, "port: 8080"},
+			[]string{"metadata", "a Service's name must be a DNS-1035 label"}},
+		{"`deploymentName: 1web` with a port (its Service would be named `1web`)", "digit-first", []string{"image: " + image1, "port: 8080", "deploymentName: 1web"},
+			[]string{"metadata", "a Service's name must be a DNS-1035 label"}},
 	}
 	for _, tc := range creates {
 		manifest := robotYAML(ns, tc.name, tc.spec...)
