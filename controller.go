@@ -516,6 +516,9 @@ func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deploymen
 // is decided from the cache: a Robot without a Service, or whose Service is
 // as asked, costs no request.
 func (c *Controller) syncService(ctx context.Context, robot *robotv1alpha1.Robot) (*corev1.Service, error) {
+	if err := workload.ValidateServiceName(robot); err != nil {
+		return nil, err
+	}
 	desired := workload.NewService(robot)
 	current, err := c.cachedService(robot.Namespace, workload.ServiceName(robot))
 	if err != nil {

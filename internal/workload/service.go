@@ -1,11 +1,16 @@
 package workload
 
 import (
+	"fmt"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
+	"github.com/robot-operator/robot-operator/internal/outcome"
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
 
@@ -13,6 +18,21 @@ import (
 // person who knows one knows the other.
 func ServiceName(robot *robotv1alpha1.Robot) string {
 	return DeploymentName(robot)
+}
+
+// ValidateServiceName returns an error when robot asks for a Service and
+// its name cannot be one. The CRD refuses such a Robot; one stored before
+// that rule existed would otherwise send a create that the API server
+// refuses, again on every sync.
+func ValidateServiceName(robot *robotv1alpha1.Robot) error {
+	if !WantsService(robot) {
+		return nil
+	}
+	name := ServiceName(robot)
+	if msgs := validation.IsDNS1035Label(name); len(msgs) > 0 {
+		return &outcome.InvalidSpecError{Err: fmt.Errorf("the Service %q cannot be created: a Service's name must be a DNS-1035 label (%s); set spec.deploymentName to such a name, or spec.service.type to None", name, strings.Join(msgs, "; "))}
+	}
+	return nil
 }
 
 // serviceType is the type of Service robot asks for, None included.

@@ -35,6 +35,7 @@ import (
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=0
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="the Robot's name must be at most 63 characters: it is used as a label value on the Deployment and its pods",fieldPath=".metadata"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.port) || (has(self.spec.service) && has(self.spec.service.type) && self.spec.service.type == 'None') || (has(self.spec.deploymentName) ? self.spec.deploymentName : self.metadata.name).matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="a Robot with a port gets a Service named as its Deployment (spec.deploymentName, or else the Robot's name), and a Service's name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter, no dots; set spec.deploymentName to such a name, or spec.service.type to None",fieldPath=".metadata"
 
 // Robot runs a container image as a Deployment that the operator creates,
 // owns and keeps as the Robot asks, and reports that Deployment's state in its
