@@ -303,11 +303,14 @@ func (f *fixture) expectClaimCreatedFields(deployment *appsv1.Deployment) {
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, deployment.Namespace, deployment.Name, types.JSONPatchType, patch))
 }
 
-func (f *fixture) expectApplyDeployment(robot *robotv1alpha1.Robot) {
+// expectApplyDeployment expects the apply of robot's Deployment onto the one
+// whose UID is uid.
+func (f *fixture) expectApplyDeployment(robot *robotv1alpha1.Robot, uid types.UID) {
 	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	desired.WithUID(uid)
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
 }
 
@@ -407,7 +410,7 @@ func TestRevertsDrift(t *testing.T) {
 			f.addRobot(robot)
 			f.addDeployment(deployment)
 
-			f.expectApplyDeployment(robot)
+			f.expectApplyDeployment(robot, deployment.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
 			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
 				t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
@@ -1983,7 +1986,7 @@ func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
 			if tc.wantClaim {
 				f.expectClaimCreatedFields(cached.(*appsv1.Deployment))
 			}
-			f.expectApplyDeployment(robot)
+			f.expectApplyDeployment(robot, deployment.UID)
 			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -2021,7 +2024,7 @@ func TestOwnDeploymentOutsideTheCacheIsApplied(t *testing.T) {
 	f.robotActions = append(f.robotActions, core.NewGetAction(robottest.RobotsResource, robot.Namespace, robot.Name))
 	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
-	f.expectApplyDeployment(robot)
+	f.expectApplyDeployment(robot, deployment.UID)
 	f.run(ctx, cache.MetaObjectToName(robot))
 	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
 		t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
@@ -2084,8 +2087,10 @@ func (f *fixture) expectCreateService(robot *robotv1alpha1.Robot) {
 	f.kubeActions = append(f.kubeActions, core.NewCreateAction(servicesResource, robot.Namespace, &s))
 }
 
-func (f *fixture) expectApplyService(robot *robotv1alpha1.Robot) {
-	desired := workload.NewService(robot)
+// expectApplyService expects the apply of robot's Service onto the one whose
+// UID is uid.
+func (f *fixture) expectApplyService(robot *robotv1alpha1.Robot, uid types.UID) {
+	desired := workload.NewService(robot).WithUID(uid)
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
 }
 
@@ -2222,7 +2227,7 @@ func TestServiceDriftReverted(t *testing.T) {
 			f.addDeployment(deployment)
 			f.addService(service)
 
-			f.expectApplyService(robot)
+			f.expectApplyService(robot, service.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
 			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventServiceUpdated) {
 				t.Errorf("expected one %s event, got %q", writer.EventServiceUpdated, events)
@@ -2252,7 +2257,7 @@ func TestServiceTypeChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, service.Namespace, service.Name, types.JSONPatchType, patch))
-	f.expectApplyService(robot)
+	f.expectApplyService(robot, service.UID)
 	// The new generation is reported; the Service is still "test".
 	f.expectApplyStatus(robot, status.Compute(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow)))
 	f.run(ctx, cache.MetaObjectToName(robot))

@@ -149,8 +149,16 @@ func (w *Writer) ApplyDeployment(ctx context.Context, robot *robotv1alpha1.Robot
 	if err := w.checkMayWrite(); err != nil {
 		return current, err
 	}
+	// The UID makes the API server refuse the apply (409 Conflict) when the
+	// Deployment of that name is no longer current: one that someone else
+	// created after current was deleted, which a forced apply built from
+	// the cache would otherwise take over. The retry finds the name taken.
+	desired.WithUID(current.UID)
 	applied, err := w.kube.AppsV1().Deployments(robot.Namespace).Apply(ctx, desired,
 		metav1.ApplyOptions{FieldManager: workload.FieldManager, Force: true})
+	if replaced(err) {
+		return current, fmt.Errorf("applying Deployment %s/%s: it was deleted and created again since the operator read it: %w", robot.Namespace, *desired.Name, err)
+	}
 	if apierrors.IsInvalid(err) && !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		// Refused: either by what another writer set next to the
 		// operator's fields, which may pass, or by what the spec asks for
@@ -256,8 +264,13 @@ func (w *Writer) ApplyService(ctx context.Context, robot *robotv1alpha1.Robot, d
 	if err := w.checkMayWrite(); err != nil {
 		return current, err
 	}
+	// As for the Deployment: never onto another Service of that name.
+	desired.WithUID(current.UID)
 	applied, err := w.kube.CoreV1().Services(robot.Namespace).Apply(ctx, desired,
 		metav1.ApplyOptions{FieldManager: workload.FieldManager, Force: true})
+	if replaced(err) {
+		return current, fmt.Errorf("applying Service %s/%s: it was deleted and created again since the operator read it: %w", robot.Namespace, *desired.Name, err)
+	}
 	if err != nil {
 		return current, serviceWriteError("applying", robot.Namespace, *desired.Name, err)
 	}
@@ -371,4 +384,22 @@ func (w *Writer) GetService(ctx context.Context, namespace, name string) (*corev
 		return nil, fmt.Errorf("getting Service %s/%s: %w", namespace, name, err)
 	}
 	return service, nil
+}
+
+// replaced reports whether the API server refused an apply because the
+// object of that name is not the one whose UID the apply names: it was
+// deleted and created again since the operator read it. That is no invalid
+// spec but an ordinary failure: the retry, with backoff, reads the object
+// anew.
+func replaced(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }

@@ -77,6 +77,14 @@ func TestApplyNeverLandsOnAReplacedDeployment(t *testing.T) {
 			t.Errorf("someone else's Deployment has fields managed by %s: %s %s", fieldManager, entry.Operation, entry.FieldsV1)
 		}
 	}
+	// The refused apply is an ordinary retry, not a spec the API server
+	// refuses: no InvalidSpec Warning.
+	robot := getRobot(t, ns, "web")
+	if events, err := robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonInvalidSpec); err != nil {
+		t.Fatal(err)
+	} else if len(events) > 0 {
+		t.Errorf("the refused apply was reported as an invalid spec: %s", summarizeEvents(events))
+	}
 	terminate(t, o)
 	waitExitedCleanly(t, o, 40*time.Second)
 }
