@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -177,19 +178,33 @@ func TestMetricsAuthCache(t *testing.T) {
 	step("the reader, revoked, after the minute", time.Minute, "reader", http.StatusForbidden, 5)
 }
 
-// TestMetricsAuthCacheBound: made-up tokens never grow the cache past its
-// limit.
+// TestMetricsAuthCacheBound: neither refusals nor grants grow the cache
+// past its limit, and refusals never take a grant's place.
 func TestMetricsAuthCacheBound(t *testing.T) {
-	r := &reviewer{}
-	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), r.client())
-	handler := auth.wrap(metricsOK)
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), (&reviewer{}).client())
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	key := func(kind string, i int) authCacheKey {
+		return authCacheKey{token: sha256.Sum256(fmt.Appendf(nil, "%s-%d", kind, i)), verb: "get", path: "/metrics"}
+	}
 	for i := range metricsAuthCacheLimit + 10 {
-		if code := get(handler, "/metrics", fmt.Sprintf("made-up-%d", i)).Code; code != http.StatusUnauthorized {
-			t.Fatalf("a made-up token: %d, want 401", code)
-		}
-		if len(auth.cache) > metricsAuthCacheLimit {
-			t.Fatalf("%d entries in the cache after %d tokens, want at most %d", len(auth.cache), i+1, metricsAuthCacheLimit)
-		}
+		auth.remember(key("granted", i), authDecision{code: http.StatusOK, expires: now.Add(metricsAllowedTTL)}, now)
+	}
+	for i := range 3 * metricsAuthCacheLimit {
+		auth.remember(key("refused", i), authDecision{code: http.StatusUnauthorized, expires: now.Add(metricsDeniedTTL)}, now)
+	}
+	if len(auth.allowed) != metricsAuthCacheLimit || len(auth.denied) != metricsAuthCacheLimit {
+		t.Errorf("%d grants and %d refusals cached, want %d of each", len(auth.allowed), len(auth.denied), metricsAuthCacheLimit)
+	}
+	// Once expired, entries make room before any unexpired one goes.
+	now = now.Add(metricsDeniedTTL)
+	auth.remember(key("refused", -1), authDecision{code: http.StatusUnauthorized, expires: now.Add(metricsDeniedTTL)}, now)
+	if len(auth.denied) != 1 || len(auth.allowed) != metricsAuthCacheLimit {
+		t.Errorf("after the refusals expired: %d grants and %d refusals cached, want %d and 1", len(auth.allowed), len(auth.denied), metricsAuthCacheLimit)
+	}
+	// A token refused, then granted, is only granted.
+	auth.remember(key("refused", -1), authDecision{code: http.StatusOK, expires: now.Add(metricsAllowedTTL)}, now)
+	if _, ok := auth.denied[key("refused", -1)]; ok {
+		t.Error("a token now granted is still among the refusals")
 	}
 }
 
@@ -269,7 +284,8 @@ func flood(t *testing.T, handler http.Handler, n int, prefix string) {
 	close(codes)
 	for code := range codes {
 		if code != http.StatusUnauthorized && code != http.StatusTooManyRequests {
-			t.Fatalf("a made-up token: answered %d, want 401, or 429 with Retry-After", code)
+			t.Errorf("a made-up token: answered %d, want 401, or 429 with Retry-After", code)
+			return
 		}
 	}
 }
@@ -370,5 +386,56 @@ func TestMetricsAuthFloodKeepsReaders(t *testing.T) {
 	}
 	if after, _ := reviews(client); after != before {
 		t.Errorf("the reader's scrape after %d refusals cost %d TokenReviews, want none", 3*metricsAuthCacheLimit, after-before)
+	}
+
+	// The reader's minute is up while a flood has used up the reviews: the
+	// renewal of its grant has a bucket of its own.
+	now = now.Add(metricsAllowedTTL)
+	flood(t, handler, 2000, "made-up-again")
+	before, _ = reviews(client)
+	if code := get(handler, "/metrics", "reader").Code; code != http.StatusOK {
+		t.Errorf("the reader, its minute up, during a flood: %d, want 200", code)
+	}
+	if after, _ := reviews(client); after != before+1 {
+		t.Errorf("the reader's renewal cost %d TokenReviews, want 1", after-before)
+	}
+}
+
+// TestMetricsEndpointFlood: through the endpoint main serves, a flood of
+// made-up tokens sends its reviews through the review client only, within
+// the limit, and does not hold up requests on the syncs' client, even while
+// the API server is slow to review.
+func TestMetricsEndpointFlood(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	r := &reviewer{entered: make(chan struct{}, 2000), gate: make(chan struct{})}
+	reviewClient := r.client()
+	syncClient := fake.NewClientset()
+	handler, _, err := MetricsEndpoint(ctx, true, "", prometheus.NewRegistry(), reviewClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	flooded := make(chan struct{})
+	go func() {
+		defer close(flooded)
+		flood(t, handler, 2000, "made-up")
+	}()
+	<-r.entered // a review is stuck at the API server
+	if _, err := syncClient.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("a sync's request during the flood: %v", err)
+	}
+	close(r.gate)
+	<-flooded
+	elapsed := time.Since(start)
+
+	if tr, sar := reviews(syncClient); tr != 0 || sar != 0 {
+		t.Errorf("the sync client sent %d TokenReviews and %d SubjectAccessReviews, want none", tr, sar)
+	}
+	// The limiter runs on the wall clock here: allow for however long the
+	// flood took.
+	limit := wantReviewBurst + int(elapsed.Seconds()*wantReviewRate) + 1
+	if tr, _ := reviews(reviewClient); tr > limit {
+		t.Errorf("2000 made-up tokens over %v: %d TokenReviews, want at most %d", elapsed, tr, limit)
 	}
 }
