@@ -135,7 +135,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.StringVar(&opts.master, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
 	fs.StringVar(&opts.namespace, "namespace", metav1.NamespaceAll, "Watch Robots and manage Deployments in this namespace only (default: all namespaces).")
 	fs.IntVar(&opts.workers, "workers", 8, "How many Robots to sync at the same time.")
-	fs.Float64Var(&opts.qps, "kube-api-qps", 1000, "Sustained requests per second to the API server, over all workers and Events (the leader election Lease has a client of its own).")
+	fs.Float64Var(&opts.qps, "kube-api-qps", 1000, "Sustained requests per second to the API server, over all workers and Events (the leader election Lease and the metrics endpoint's reviews have clients of their own).")
 	fs.IntVar(&opts.burst, "kube-api-burst", 2000, "Requests the operator may send at once above -kube-api-qps.")
 	fs.DurationVar(&opts.resyncPeriod, "resync-period", 10*time.Minute, "How often every Robot is rechecked against the cache even when nothing changed (0 turns it off). A converged Robot costs no API request.")
 	fs.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 20*time.Second, "On SIGTERM or SIGINT, how long the syncs in flight may take to finish before they are cancelled.")
@@ -278,7 +278,14 @@ func runOperator(ctx context.Context, opts *options) error {
 	// Listen before anything else starts, so a taken port fails at once.
 	var servers []*http.Server
 	defer func() { serving.ShutdownServers(logger, servers) }()
-	metricsHandler, metricsTLS, err := serving.MetricsEndpoint(ctx, opts.metricsSecure, opts.metricsCertDir, registry, kubeClient)
+	// The metrics endpoint's reviews get a client of their own, so that
+	// scrapes, or a flood of made-up tokens, never wait on the syncs' rate
+	// limiter nor make the syncs wait on theirs.
+	reviewClient, err := kubernetes.NewForConfig(reviewConfig(cfg))
+	if err != nil {
+		return fmt.Errorf("building the metrics review client: %w", err)
+	}
+	metricsHandler, metricsTLS, err := serving.MetricsEndpoint(ctx, opts.metricsSecure, opts.metricsCertDir, registry, reviewClient)
 	if err != nil {
 		return err
 	}
@@ -375,6 +382,17 @@ func protobufConfig(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = runtime.ContentTypeProtobuf
 	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return c
+}
+
+// reviewConfig is cfg for the metrics endpoint's TokenReviews and
+// SubjectAccessReviews: a rate limiter of its own, sized for the limit the
+// endpoint puts on its reviews, instead of the one every other client
+// shares.
+func reviewConfig(cfg *rest.Config) *rest.Config {
+	c := protobufConfig(cfg)
+	c.RateLimiter = nil
+	c.QPS, c.Burst = serving.MetricsReviewQPS, serving.MetricsReviewBurst
 	return c
 }
 

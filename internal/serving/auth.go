@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/singleflight"
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,26 +25,57 @@ import (
 // The cache of review results. A scraper sends the same token every scrape
 // (15 to 60 seconds apart), so remembering a decision for a minute costs
 // the API server one TokenReview and one SubjectAccessReview per scraper
-// per minute instead of two per scrape. A refusal is remembered for less,
-// so that a scraper that was just granted the reader role gets in soon; a
-// revoked token or role is honoured within metricsAllowedTTL. The number of
-// entries is bounded, so that a flood of made-up tokens cannot grow the
-// cache without end: when it is full, expired entries go first, and if none
-// has expired, the whole cache is dropped (the next scrapes pay the reviews
-// again, nothing worse).
+// per minute instead of two per scrape. A refusal (401 or 403) is
+// remembered for less, so that a scraper that was just granted the reader
+// role gets in soon; a revoked token or role is honoured within
+// metricsAllowedTTL. Grants and refusals are kept apart, each within
+// metricsAuthCacheLimit entries: when one is full its expired entries go
+// first, and if none has expired, a single entry. Refusals, which anyone
+// can cause, so never push out a reader's grant.
+//
+// Reviews themselves, whoever asks, are limited to metricsReviewRate a
+// second with bursts of metricsReviewBurst; a request over the limit gets
+// 429 with a Retry-After at once, unreviewed and not remembered. Renewing
+// a grant that has expired draws on a bucket of its own
+// (metricsRenewalRate, metricsRenewalBurst), since only a token that was
+// granted can: a flood of made-up tokens, which empties the first bucket,
+// does not shut the scrapers out when their minute is up. Identical
+// requests under review at the same time (same token, verb and path) share
+// one review. A review sends at most two requests (a TokenReview, then a
+// SubjectAccessReview), so the API server sees at most twice both rates
+// from the metrics endpoint, through a client of its own
+// (MetricsReviewQPS, MetricsReviewBurst) that the syncs never wait on.
 const (
 	metricsAllowedTTL      = time.Minute
 	metricsDeniedTTL       = 10 * time.Second
 	metricsAuthCacheLimit  = 1024
 	metricsAuthReviewLimit = 10 * time.Second
+	metricsReviewRate      = 5
+	metricsReviewBurst     = 10
+	metricsRenewalRate     = 1
+	metricsRenewalBurst    = 5
+	metricsRetryAfter      = "1" // seconds: the bucket refills in 1/metricsReviewRate
 )
+
+// The rate limit of the client that MetricsEndpoint is given: room for
+// every request the review limit lets through, so that none waits on the
+// client.
+const (
+	MetricsReviewQPS   = 2 * (metricsReviewRate + metricsRenewalRate)
+	MetricsReviewBurst = 2 * (metricsReviewBurst + metricsRenewalBurst)
+)
+
+// errReviewLimited says a request was not reviewed: the limit was reached.
+var errReviewLimited = errors.New("too many reviews")
 
 // MetricsEndpoint returns the handler of the metrics server and its TLS
 // configuration: /metrics behind authentication and authorization over
 // HTTPS with -metrics-secure, open over plain HTTP without it.
 // certDir, when set, holds the certificate to serve (else a self-signed one
-// is made).
-func MetricsEndpoint(ctx context.Context, secure bool, certDir string, registry *prometheus.Registry, client kubernetes.Interface) (http.Handler, *tls.Config, error) {
+// is made). reviewClient sends the TokenReviews and SubjectAccessReviews:
+// give it a rate limiter of its own (MetricsReviewQPS, MetricsReviewBurst),
+// not the one the syncs share.
+func MetricsEndpoint(ctx context.Context, secure bool, certDir string, registry *prometheus.Registry, reviewClient kubernetes.Interface) (http.Handler, *tls.Config, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
 	if !secure {
@@ -52,7 +86,7 @@ func MetricsEndpoint(ctx context.Context, secure bool, certDir string, registry 
 	if err != nil {
 		return nil, nil, err
 	}
-	return newMetricsAuth(logger, client).wrap(mux), tlsConfig, nil
+	return newMetricsAuth(logger, reviewClient).wrap(mux), tlsConfig, nil
 }
 
 // authDecision is what the cluster said about one bearer token: the HTTP
@@ -72,8 +106,13 @@ type metricsAuth struct {
 	client kubernetes.Interface
 	now    func() time.Time
 
-	mu    sync.Mutex
-	cache map[authCacheKey]authDecision
+	limiter  *rate.Limiter      // reviews, timed by now
+	renewals *rate.Limiter      // reviews of a grant that expired, timed by now
+	flights  singleflight.Group // reviews under way, by authCacheKey.String
+
+	mu      sync.Mutex
+	allowed map[authCacheKey]authDecision
+	denied  map[authCacheKey]authDecision
 }
 
 // authCacheKey holds a hash of the token, never the token itself, and what
@@ -83,8 +122,21 @@ type authCacheKey struct {
 	verb, path string
 }
 
+// String is the key of the review under way for k.
+func (k authCacheKey) String() string {
+	return string(k.token[:]) + k.verb + " " + k.path
+}
+
 func newMetricsAuth(logger klog.Logger, client kubernetes.Interface) *metricsAuth {
-	return &metricsAuth{logger: logger, client: client, now: time.Now, cache: map[authCacheKey]authDecision{}}
+	return &metricsAuth{
+		logger:   logger,
+		client:   client,
+		now:      time.Now,
+		limiter:  rate.NewLimiter(metricsReviewRate, metricsReviewBurst),
+		renewals: rate.NewLimiter(metricsRenewalRate, metricsRenewalBurst),
+		allowed:  map[authCacheKey]authDecision{},
+		denied:   map[authCacheKey]authDecision{},
+	}
 }
 
 // wrap returns next behind authentication and authorization.
@@ -97,6 +149,11 @@ func (a *metricsAuth) wrap(next http.Handler) http.Handler {
 			return
 		}
 		decision, err := a.decide(r, token)
+		if errors.Is(err, errReviewLimited) {
+			w.Header().Set("Retry-After", metricsRetryAfter)
+			http.Error(w, "Too many requests to review: try again later", http.StatusTooManyRequests)
+			return
+		}
 		if err != nil {
 			// Not remembered: the next scrape asks again.
 			a.logger.Error(err, "Reviewing a metrics request", "path", r.URL.Path)
@@ -124,34 +181,75 @@ func bearerToken(r *http.Request) (string, bool) {
 	return token, token != ""
 }
 
-// decide returns the cached decision for token, or asks the API server.
+// decide returns the cached decision for token, or asks the API server:
+// once for all the identical requests that arrive meanwhile, and only
+// within the limit on reviews (else errReviewLimited).
 func (a *metricsAuth) decide(r *http.Request, token string) (authDecision, error) {
 	key := authCacheKey{token: sha256.Sum256([]byte(token)), verb: strings.ToLower(r.Method), path: r.URL.Path}
-	now := a.now()
-	a.mu.Lock()
-	cached, ok := a.cache[key]
-	a.mu.Unlock()
-	if ok && now.Before(cached.expires) {
+	if cached, ok := a.cached(key); ok {
 		return cached, nil
 	}
-
-	decision, err := a.review(r, token, key.verb)
+	// The review is shared, so it does not end with the request that
+	// started it; metricsAuthReviewLimit still bounds it.
+	ctx := context.WithoutCancel(r.Context())
+	v, err, _ := a.flights.Do(key.String(), func() (any, error) {
+		// A review that ended between the lookup above and here.
+		if cached, ok := a.cached(key); ok {
+			return cached, nil
+		}
+		now := a.now()
+		limiter := a.limiter
+		if a.granted(key) {
+			limiter = a.renewals
+		}
+		if !limiter.AllowN(now, 1) {
+			return authDecision{}, errReviewLimited
+		}
+		decision, err := a.review(ctx, r.URL.Path, token, key.verb)
+		if err != nil {
+			return authDecision{}, err
+		}
+		ttl := metricsDeniedTTL
+		if decision.code == http.StatusOK {
+			ttl = metricsAllowedTTL
+		}
+		decision.expires = now.Add(ttl)
+		a.remember(key, decision, now)
+		return decision, nil
+	})
 	if err != nil {
 		return authDecision{}, err
 	}
-	ttl := metricsDeniedTTL
-	if decision.code == http.StatusOK {
-		ttl = metricsAllowedTTL
+	return v.(authDecision), nil
+}
+
+// cached returns the unexpired decision for key, if any.
+func (a *metricsAuth) cached(key authCacheKey) (authDecision, bool) {
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if d, ok := a.allowed[key]; ok && now.Before(d.expires) {
+		return d, true
 	}
-	decision.expires = now.Add(ttl)
-	a.remember(key, decision, now)
-	return decision, nil
+	if d, ok := a.denied[key]; ok && now.Before(d.expires) {
+		return d, true
+	}
+	return authDecision{}, false
+}
+
+// granted says whether key was granted, expired or not: whether it is a
+// scraper's.
+func (a *metricsAuth) granted(key authCacheKey) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.allowed[key]
+	return ok
 }
 
 // review asks the API server who token is, then whether they may verb the
 // request's path.
-func (a *metricsAuth) review(r *http.Request, token, verb string) (authDecision, error) {
-	ctx, cancel := context.WithTimeout(r.Context(), metricsAuthReviewLimit)
+func (a *metricsAuth) review(ctx context.Context, path, token, verb string) (authDecision, error) {
+	ctx, cancel := context.WithTimeout(ctx, metricsAuthReviewLimit)
 	defer cancel()
 	tr, err := a.client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
 		Spec: authenticationv1.TokenReviewSpec{Token: token},
@@ -174,7 +272,7 @@ func (a *metricsAuth) review(r *http.Request, token, verb string) (authDecision,
 			Groups: user.Groups,
 			Extra:  extra,
 			NonResourceAttributes: &authorizationv1.NonResourceAttributes{
-				Path: r.URL.Path,
+				Path: path,
 				Verb: verb,
 			},
 		},
@@ -183,24 +281,43 @@ func (a *metricsAuth) review(r *http.Request, token, verb string) (authDecision,
 		return authDecision{}, fmt.Errorf("SubjectAccessReview: %w", err)
 	}
 	if !sar.Status.Allowed || sar.Status.Denied {
-		return authDecision{code: http.StatusForbidden, message: fmt.Sprintf("Forbidden: user %q may not %s %s", user.Username, verb, r.URL.Path)}, nil
+		return authDecision{code: http.StatusForbidden, message: fmt.Sprintf("Forbidden: user %q may not %s %s", user.Username, verb, path)}, nil
 	}
 	return authDecision{code: http.StatusOK}, nil
 }
 
-// remember stores decision, keeping the cache within its bound.
+// remember stores decision with the grants or with the refusals, and
+// drops any older one for key from the other.
 func (a *metricsAuth) remember(key authCacheKey, decision authDecision, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.cache) >= metricsAuthCacheLimit {
-		for k, d := range a.cache {
-			if !now.Before(d.expires) {
-				delete(a.cache, k)
-			}
-		}
-		if len(a.cache) >= metricsAuthCacheLimit {
-			clear(a.cache)
+	into, other := a.denied, a.allowed
+	if decision.code == http.StatusOK {
+		into, other = a.allowed, a.denied
+	}
+	delete(other, key)
+	if _, ok := into[key]; !ok {
+		makeRoom(into, now)
+	}
+	into[key] = decision
+}
+
+// makeRoom keeps cache below metricsAuthCacheLimit before an entry is
+// added: expired entries go first; if none has expired, one entry, the
+// first the map yields.
+func makeRoom(cache map[authCacheKey]authDecision, now time.Time) {
+	if len(cache) < metricsAuthCacheLimit {
+		return
+	}
+	for k, d := range cache {
+		if !now.Before(d.expires) {
+			delete(cache, k)
 		}
 	}
-	a.cache[key] = decision
+	for k := range cache {
+		if len(cache) < metricsAuthCacheLimit {
+			return
+		}
+		delete(cache, k)
+	}
 }

@@ -1,17 +1,20 @@
 package serving
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -24,6 +27,11 @@ type reviewer struct {
 	users   map[string]string // token -> user name
 	readers map[string]bool   // users who may get /metrics
 	failing bool              // every review fails
+
+	// When gate is set, each TokenReview says so on entered, then waits
+	// for gate to close.
+	entered chan struct{}
+	gate    chan struct{}
 }
 
 // client returns a fake clientset that answers TokenReviews and
@@ -31,6 +39,10 @@ type reviewer struct {
 func (r *reviewer) client() *fake.Clientset {
 	client := fake.NewClientset()
 	client.PrependReactor("create", "tokenreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if r.gate != nil {
+			r.entered <- struct{}{}
+			<-r.gate
+		}
 		if r.failing {
 			return true, nil, errors.New("connection refused")
 		}
@@ -166,19 +178,33 @@ func TestMetricsAuthCache(t *testing.T) {
 	step("the reader, revoked, after the minute", time.Minute, "reader", http.StatusForbidden, 5)
 }
 
-// TestMetricsAuthCacheBound: made-up tokens never grow the cache past its
-// limit.
+// TestMetricsAuthCacheBound: neither refusals nor grants grow the cache
+// past its limit, and refusals never take a grant's place.
 func TestMetricsAuthCacheBound(t *testing.T) {
-	r := &reviewer{}
-	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), r.client())
-	handler := auth.wrap(metricsOK)
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), (&reviewer{}).client())
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	key := func(kind string, i int) authCacheKey {
+		return authCacheKey{token: sha256.Sum256(fmt.Appendf(nil, "%s-%d", kind, i)), verb: "get", path: "/metrics"}
+	}
 	for i := range metricsAuthCacheLimit + 10 {
-		if code := get(handler, "/metrics", fmt.Sprintf("made-up-%d", i)).Code; code != http.StatusUnauthorized {
-			t.Fatalf("a made-up token: %d, want 401", code)
-		}
-		if len(auth.cache) > metricsAuthCacheLimit {
-			t.Fatalf("%d entries in the cache after %d tokens, want at most %d", len(auth.cache), i+1, metricsAuthCacheLimit)
-		}
+		auth.remember(key("granted", i), authDecision{code: http.StatusOK, expires: now.Add(metricsAllowedTTL)}, now)
+	}
+	for i := range 3 * metricsAuthCacheLimit {
+		auth.remember(key("refused", i), authDecision{code: http.StatusUnauthorized, expires: now.Add(metricsDeniedTTL)}, now)
+	}
+	if len(auth.allowed) != metricsAuthCacheLimit || len(auth.denied) != metricsAuthCacheLimit {
+		t.Errorf("%d grants and %d refusals cached, want %d of each", len(auth.allowed), len(auth.denied), metricsAuthCacheLimit)
+	}
+	// Once expired, entries make room before any unexpired one goes.
+	now = now.Add(metricsDeniedTTL)
+	auth.remember(key("refused", -1), authDecision{code: http.StatusUnauthorized, expires: now.Add(metricsDeniedTTL)}, now)
+	if len(auth.denied) != 1 || len(auth.allowed) != metricsAuthCacheLimit {
+		t.Errorf("after the refusals expired: %d grants and %d refusals cached, want %d and 1", len(auth.allowed), len(auth.denied), metricsAuthCacheLimit)
+	}
+	// A token refused, then granted, is only granted.
+	auth.remember(key("refused", -1), authDecision{code: http.StatusOK, expires: now.Add(metricsAllowedTTL)}, now)
+	if _, ok := auth.denied[key("refused", -1)]; ok {
+		t.Error("a token now granted is still among the refusals")
 	}
 }
 
@@ -228,5 +254,188 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	if rec := get(handler, "/metrics", ""); rec.Code != http.StatusUnauthorized {
 		t.Errorf("-metrics-secure, no token: %d, want 401", rec.Code)
+	}
+}
+
+// The limit the docs promise on reviews: 5 a second, 10 at once.
+const (
+	wantReviewRate  = 5
+	wantReviewBurst = 10
+)
+
+// flood sends GET /metrics with n distinct made-up tokens at once, and
+// fails the test on any answer but 401 (reviewed and refused) or 429 (not
+// reviewed: over the limit, with a Retry-After).
+func flood(t *testing.T, handler http.Handler, n int, prefix string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	codes := make(chan int, n)
+	for i := range n {
+		wg.Go(func() {
+			rec := get(handler, "/metrics", fmt.Sprintf("%s-%d", prefix, i))
+			if rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") == "" {
+				codes <- -1
+				return
+			}
+			codes <- rec.Code
+		})
+	}
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != http.StatusUnauthorized && code != http.StatusTooManyRequests {
+			t.Errorf("a made-up token: answered %d, want 401, or 429 with Retry-After", code)
+			return
+		}
+	}
+}
+
+// TestMetricsAuthFlood: a flood of made-up tokens costs the API server at
+// most the limit's burst, plus its rate for each second the flood lasts.
+func TestMetricsAuthFlood(t *testing.T) {
+	r := &reviewer{}
+	client := r.client()
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	auth.now = func() time.Time { return now }
+	handler := auth.wrap(metricsOK)
+
+	flood(t, handler, 2000, "made-up")
+	if tr, _ := reviews(client); tr > wantReviewBurst {
+		t.Errorf("2000 made-up tokens at once: %d TokenReviews, want at most %d", tr, wantReviewBurst)
+	}
+	now = now.Add(3 * time.Second)
+	flood(t, handler, 2000, "more-made-up")
+	if tr, _ := reviews(client); tr > wantReviewBurst+3*wantReviewRate {
+		t.Errorf("4000 made-up tokens over 3 s: %d TokenReviews, want at most %d", tr, wantReviewBurst+3*wantReviewRate)
+	}
+}
+
+// TestMetricsAuthCoalesce: identical requests at once cost one review, and
+// all get its answer.
+func TestMetricsAuthCoalesce(t *testing.T) {
+	r := &reviewer{
+		users:   map[string]string{"reader": "alice"},
+		readers: map[string]bool{"alice": true},
+		entered: make(chan struct{}, 100),
+		gate:    make(chan struct{}),
+	}
+	client := r.client()
+	handler := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client).wrap(metricsOK)
+
+	const n = 50
+	var started, done sync.WaitGroup
+	codes := make(chan int, n)
+	for range n {
+		started.Add(1)
+		done.Go(func() {
+			started.Done()
+			codes <- get(handler, "/metrics", "reader").Code
+		})
+	}
+	<-r.entered                       // the first review is under way
+	started.Wait()                    // every request has been sent
+	time.Sleep(50 * time.Millisecond) // and most have reached the review (the result holds either way)
+	close(r.gate)
+	done.Wait()
+	close(codes)
+	for code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("a reader: answered %d, want 200", code)
+		}
+	}
+	if tr, sar := reviews(client); tr != 1 || sar != 1 {
+		t.Errorf("%d identical requests at once: %d TokenReviews and %d SubjectAccessReviews, want 1 and 1", n, tr, sar)
+	}
+}
+
+// TestMetricsAuthFloodKeepsReaders: a reader's decision, once made,
+// outlives a flood of made-up tokens: its next scrape costs no review.
+func TestMetricsAuthFloodKeepsReaders(t *testing.T) {
+	r := &reviewer{users: map[string]string{"reader": "alice"}, readers: map[string]bool{"alice": true}}
+	client := r.client()
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	auth.now = func() time.Time { return now }
+	handler := auth.wrap(metricsOK)
+
+	if code := get(handler, "/metrics", "reader").Code; code != http.StatusOK {
+		t.Fatalf("the reader's first scrape: %d, want 200", code)
+	}
+	for i := range 3 {
+		now = now.Add(5 * time.Second)
+		flood(t, handler, 2000, fmt.Sprintf("made-up-%d", i))
+	}
+	before, _ := reviews(client)
+	if code := get(handler, "/metrics", "reader").Code; code != http.StatusOK {
+		t.Errorf("the reader after the flood: %d, want 200", code)
+	}
+	if after, _ := reviews(client); after != before {
+		t.Errorf("the reader's scrape after the flood cost %d TokenReviews, want none (its decision cached)", after-before)
+	}
+
+	// Whatever reaches the cache: refusals by the thousand never push a
+	// reader's decision out.
+	for i := range 3 * metricsAuthCacheLimit {
+		key := authCacheKey{token: sha256.Sum256(fmt.Appendf(nil, "refused-%d", i)), verb: "get", path: "/metrics"}
+		auth.remember(key, authDecision{code: http.StatusUnauthorized, expires: now.Add(metricsDeniedTTL)}, now)
+	}
+	before, _ = reviews(client)
+	if code := get(handler, "/metrics", "reader").Code; code != http.StatusOK {
+		t.Errorf("the reader after %d refusals: %d, want 200", 3*metricsAuthCacheLimit, code)
+	}
+	if after, _ := reviews(client); after != before {
+		t.Errorf("the reader's scrape after %d refusals cost %d TokenReviews, want none", 3*metricsAuthCacheLimit, after-before)
+	}
+
+	// The reader's minute is up while a flood has used up the reviews: the
+	// renewal of its grant has a bucket of its own.
+	now = now.Add(metricsAllowedTTL)
+	flood(t, handler, 2000, "made-up-again")
+	before, _ = reviews(client)
+	if code := get(handler, "/metrics", "reader").Code; code != http.StatusOK {
+		t.Errorf("the reader, its minute up, during a flood: %d, want 200", code)
+	}
+	if after, _ := reviews(client); after != before+1 {
+		t.Errorf("the reader's renewal cost %d TokenReviews, want 1", after-before)
+	}
+}
+
+// TestMetricsEndpointFlood: through the endpoint main serves, a flood of
+// made-up tokens sends its reviews through the review client only, within
+// the limit, and does not hold up requests on the syncs' client, even while
+// the API server is slow to review.
+func TestMetricsEndpointFlood(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	r := &reviewer{entered: make(chan struct{}, 2000), gate: make(chan struct{})}
+	reviewClient := r.client()
+	syncClient := fake.NewClientset()
+	handler, _, err := MetricsEndpoint(ctx, true, "", prometheus.NewRegistry(), reviewClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	flooded := make(chan struct{})
+	go func() {
+		defer close(flooded)
+		flood(t, handler, 2000, "made-up")
+	}()
+	<-r.entered // a review is stuck at the API server
+	if _, err := syncClient.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("a sync's request during the flood: %v", err)
+	}
+	close(r.gate)
+	<-flooded
+	elapsed := time.Since(start)
+
+	if tr, sar := reviews(syncClient); tr != 0 || sar != 0 {
+		t.Errorf("the sync client sent %d TokenReviews and %d SubjectAccessReviews, want none", tr, sar)
+	}
+	// The limiter runs on the wall clock here: allow for however long the
+	// flood took.
+	limit := wantReviewBurst + int(elapsed.Seconds()*wantReviewRate) + 1
+	if tr, _ := reviews(reviewClient); tr > limit {
+		t.Errorf("2000 made-up tokens over %v: %d TokenReviews, want at most %d", elapsed, tr, limit)
 	}
 }
