@@ -13,4 +13,5 @@ cp "${ROOT}/artifacts/crd/robot.dev_robots.yaml" "${CHART}/crds/"
 for f in service.yaml servicemonitor.yaml prometheusrule.yaml; do
 	cp "${ROOT}/artifacts/monitoring/${f}" "${CHART}/files/"
 done
-echo "chart: copied the CRD and the monitoring objects into ${CHART#"${ROOT}"/}"
+cp "${ROOT}/artifacts/deploy/aggregate-roles.yaml" "${CHART}/files/"
+echo "chart: copied the CRD, the monitoring objects and the aggregated roles into ${CHART#"${ROOT}"/}"

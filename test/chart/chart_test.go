@@ -196,6 +196,7 @@ func TestChartCopiesAreCurrent(t *testing.T) {
 		"files/service.yaml":         "artifacts/monitoring/service.yaml",
 		"files/servicemonitor.yaml":  "artifacts/monitoring/servicemonitor.yaml",
 		"files/prometheusrule.yaml":  "artifacts/monitoring/prometheusrule.yaml",
+		"files/aggregate-roles.yaml": "artifacts/deploy/aggregate-roles.yaml",
 	} {
 		a, err := os.ReadFile(filepath.Join(chart, copy))
 		if err != nil {
@@ -218,7 +219,7 @@ func TestChartValues(t *testing.T) {
 		"image.repository=registry.example/robot-operator", "image.tag=v1.2.3", "image.pullPolicy=IfNotPresent",
 		"replicas=1", "leaderElection.enabled=false", "logFormat=text", "extraArgs={-workers=8,-v=2}",
 		"metrics.certSecret=robot-operator-metrics-tls", "nodeSelector.pool=system", "priorityClassName=system-cluster-critical",
-		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=512Mi", "podDisruptionBudget.enabled=false")
+		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=512Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false")
 	d := objs["Deployment "+namespace+"/robot-operator"]
 	if d == nil {
 		t.Fatal("no Deployment rendered")
@@ -249,7 +250,7 @@ func TestChartValues(t *testing.T) {
 		}
 	}
 	for key := range objs {
-		if strings.HasPrefix(key, "PodDisruptionBudget ") || strings.Contains(key, "leader-election") {
+		if strings.HasPrefix(key, "PodDisruptionBudget ") || strings.Contains(key, "leader-election") || strings.Contains(key, "robot-operator-robots-") {
 			t.Errorf("%s is rendered although it is turned off", key)
 		}
 	}
