@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -94,6 +95,10 @@ type Options struct {
 	Recorder record.EventRecorder
 	// Clock, when set, replaces the real clock.
 	Clock clock.PassiveClock
+	// ServiceTypes, when set, are the only types of Service the Controller
+	// creates; a Robot that asks for another reports ServiceTypeNotAllowed.
+	// Empty: every type.
+	ServiceTypes []robotv1alpha1.ServiceType
 }
 
 // Controller keeps each Robot's Deployment as the Robot asks and reports the
@@ -135,6 +140,7 @@ type Controller struct {
 	inflight        sync.Map
 	shutdownTimeout time.Duration
 	syncTimeout     time.Duration
+	serviceTypes    []robotv1alpha1.ServiceType
 }
 
 // NewController returns a Controller that watches the Robots, and the
@@ -184,6 +190,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		specsChecked:       &drift.SpecChecks{},
 		shutdownTimeout:    opts.ShutdownTimeout,
 		syncTimeout:        cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
+		serviceTypes:       opts.ServiceTypes,
 	}
 	controller.writer = writer.New(opts.KubeClient, opts.RobotClient, recorder, mayWrite,
 		controller.writtenDeployments, controller.writtenServices, controller.writtenRobots, controller.specsChecked)
@@ -518,6 +525,11 @@ func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deploymen
 func (c *Controller) syncService(ctx context.Context, robot *robotv1alpha1.Robot) (*corev1.Service, error) {
 	if err := workload.ValidateServiceName(robot); err != nil {
 		return nil, err
+	}
+	if want := workload.ServiceType(robot); workload.WantsService(robot) && len(c.serviceTypes) > 0 && !slices.Contains(c.serviceTypes, want) {
+		// Nothing is written, and a Service the Robot has keeps its type:
+		// deleting it would cut off whoever uses it.
+		return c.ownService(robot), &outcome.ServiceTypeNotAllowedError{Type: want, Allowed: c.serviceTypes}
 	}
 	desired := workload.NewService(robot)
 	current, err := c.cachedService(robot.Namespace, workload.ServiceName(robot))

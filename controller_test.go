@@ -2174,6 +2174,55 @@ func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
 	}
 }
 
+// TestServiceTypeNotAllowed: with -service-types limited to ClusterIP, a
+// Robot that asks for a NodePort keeps its Deployment, gets no Service, and
+// says why in Synced, with one Warning; a Robot that asks for a ClusterIP gets
+// its Service as before.
+func TestServiceTypeNotAllowed(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	f.options = func(o *Options) { o.ServiceTypes = []robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP} }
+	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	c := f.newController(ctx)
+	if requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil || requeueAfter != 0 {
+		t.Fatalf("sync: requeue after %v, %v; want neither", requeueAfter, err)
+	}
+	if actions := filterInformerActions(f.kubeClient.Actions()); len(actions) != 0 {
+		t.Errorf("sent %d requests for the Robot's Deployment or Service, want none: %v", len(actions), actions)
+	}
+	written := f.onlyStatusWrite()
+	synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced)
+	if synced.Reason != robotv1alpha1.ReasonServiceTypeNotAllowed || !strings.Contains(synced.Message, "NodePort") {
+		t.Errorf("Synced condition %s: %s, want %s naming the type", synced.Reason, synced.Message, robotv1alpha1.ReasonServiceTypeNotAllowed)
+	}
+	if ready := robottest.FindCondition(written.Status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
+		t.Errorf("Ready %s (%s): the Deployment runs, and the Service's type should not make the Robot not Ready", ready.Status, ready.Reason)
+	}
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonServiceTypeNotAllowed) {
+		t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonServiceTypeNotAllowed, events)
+	}
+
+	allowed := newFixture(t)
+	allowed.options = f.options
+	robot = robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	deployment = liveDeployment(t, robot)
+	converged(robot, deployment)
+	allowed.addRobot(robot)
+	allowed.addDeployment(deployment)
+	c = allowed.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if actions := filterInformerActions(allowed.kubeClient.Actions()); len(actions) != 1 || actions[0].GetVerb() != "create" || actions[0].GetResource().Resource != "services" {
+		t.Errorf("a ClusterIP Robot sent %v, want its Service created", actions)
+	}
+}
+
 func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)

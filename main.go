@@ -15,7 +15,9 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,6 +70,7 @@ type options struct {
 	healthAddr      string
 	pprofAddr       string
 	loggingFormat   string
+	serviceTypes    []robotv1alpha1.ServiceType
 	verbosity       int
 }
 
@@ -155,6 +158,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.StringVar(&opts.healthAddr, "health-probe-bind-address", ":8081", "Address to serve /healthz and /readyz on (\"0\" turns it off).")
 	fs.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Address to serve Go profiles on, at /debug/pprof/ (off unless set; keep it on loopback).")
 	fs.StringVar(&opts.loggingFormat, "logging-format", "text", "Log format: text or json.")
+	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
 	// The flag package prints the usage on every parse error; print it only
 	// when asked for, so that a mistake gives one line.
 	fs.Usage = func() {}
@@ -171,6 +175,15 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		le.Namespace = leader.DefaultLeaseNamespace()
 	}
 	opts.verbosity, _ = strconv.Atoi(fs.Lookup("v").Value.String())
+	for _, name := range strings.Split(*serviceTypes, ",") {
+		t := robotv1alpha1.ServiceType(strings.TrimSpace(name))
+		if !slices.Contains([]robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP, robotv1alpha1.ServiceTypeNodePort, robotv1alpha1.ServiceTypeLoadBalancer}, t) {
+			return nil, fmt.Errorf("-service-types: %q is not a Service type the operator creates; give ClusterIP, NodePort or LoadBalancer, comma-separated", name)
+		}
+		if !slices.Contains(opts.serviceTypes, t) {
+			opts.serviceTypes = append(opts.serviceTypes, t)
+		}
+	}
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -267,6 +280,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		SyncTimeout:        opts.syncTimeout,
 		ShutdownTimeout:    opts.shutdownTimeout,
 		MayWrite:           fence.Check,
+		ServiceTypes:       opts.serviceTypes,
 	})
 	if err != nil {
 		return err

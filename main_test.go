@@ -25,6 +25,8 @@ func TestRunRejectsBadFlagsInOneLine(t *testing.T) {
 		{"-metrics-secure=false", "-metrics-cert-dir=/tmp"},
 		{"-leader-elect", "-leader-elect-renew-deadline", "20s"},
 		{"extra-argument"},
+		{"-service-types", "ClusterIP,ExternalName"},
+		{"-service-types", ""},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(args, &stdout, &stderr)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
@@ -54,6 +55,7 @@ func Classify(err error) Failure {
 	var (
 		nameTaken *NameTakenError
 		svcTaken  *ServiceNameTakenError
+		svcType   *ServiceTypeNotAllowedError
 		earlier   *EarlierRobotError
 		invalid   *InvalidSpecError
 		conflict  *FieldConflictError
@@ -68,6 +70,10 @@ func Classify(err error) Failure {
 		// Like a taken Deployment name, but the Deployment runs: Ready
 		// stays about it, and Synced says why the Service is missing.
 		return Failure{Reason: robotv1alpha1.ReasonServiceNameTaken, Retry: RecheckLater}
+	case errors.As(err, &svcType):
+		// Only a change of the Robot, or of the operator's flags (which
+		// restarts it), can help.
+		return Failure{Reason: robotv1alpha1.ReasonServiceTypeNotAllowed, Retry: RetryOnChange}
 	case errors.As(err, &conflict):
 		// The other writer may take its field back; the Deployment's
 		// update event then queues the Robot at once.
@@ -87,7 +93,7 @@ func Classify(err error) Failure {
 // retried and usually passes by itself; its retries show in the metrics.
 func WarnsOnEntry(reason string) bool {
 	switch reason {
-	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonServiceNameTaken,
+	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonServiceNameTaken, robotv1alpha1.ReasonServiceTypeNotAllowed,
 		robotv1alpha1.ReasonFieldConflict, robotv1alpha1.ReasonDeploymentContested:
 		return true
 	}
@@ -128,6 +134,22 @@ func NotControlledError(deployment *appsv1.Deployment) error {
 		err.Owner = owner.Kind + "/" + owner.Name
 	}
 	return err
+}
+
+// ServiceTypeNotAllowedError is a Robot that asks for a Service of a type the
+// operator may not create.
+type ServiceTypeNotAllowedError struct {
+	Type    robotv1alpha1.ServiceType
+	Allowed []robotv1alpha1.ServiceType
+}
+
+func (e *ServiceTypeNotAllowedError) Error() string {
+	allowed := make([]string, len(e.Allowed))
+	for i, t := range e.Allowed {
+		allowed[i] = string(t)
+	}
+	return fmt.Sprintf("the Robot asks for a Service of type %s, which this operator does not create (it creates %s); "+
+		"ask for one of those, or for spec.service.type None", e.Type, strings.Join(allowed, ", "))
 }
 
 // ServiceNameTakenError is a Service with the name of the Robot's Service

@@ -21,6 +21,8 @@ func TestClassify(t *testing.T) {
 		{&InvalidSpecError{Err: errors.New("bad")}, robotv1alpha1.ReasonInvalidSpec, RetryOnChange, true},
 		{&NameTakenError{Name: "x"}, robotv1alpha1.ReasonDeploymentNameTaken, RecheckLater, true},
 		{&ServiceNameTakenError{Name: "x"}, robotv1alpha1.ReasonServiceNameTaken, RecheckLater, true},
+		{&ServiceTypeNotAllowedError{Type: robotv1alpha1.ServiceTypeNodePort, Allowed: []robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP}},
+			robotv1alpha1.ReasonServiceTypeNotAllowed, RetryOnChange, true},
 		{&EarlierRobotError{Name: "x"}, robotv1alpha1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1alpha1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&FieldConflictError{Deployment: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1alpha1.ReasonFieldConflict, RetryWithBackoff, true},

@@ -35,8 +35,8 @@ func ValidateServiceName(robot *robotv1alpha1.Robot) error {
 	return nil
 }
 
-// serviceType is the type of Service robot asks for, None included.
-func serviceType(robot *robotv1alpha1.Robot) robotv1alpha1.ServiceType {
+// ServiceType is the type of Service robot asks for, None included.
+func ServiceType(robot *robotv1alpha1.Robot) robotv1alpha1.ServiceType {
 	if robot.Spec.Service == nil || robot.Spec.Service.Type == "" {
 		// A Robot stored before the field existed has no default in it.
 		return robotv1alpha1.ServiceTypeClusterIP
@@ -47,7 +47,7 @@ func serviceType(robot *robotv1alpha1.Robot) robotv1alpha1.ServiceType {
 // WantsService reports whether robot should have a Service: it has a port
 // to reach, and does not ask for none.
 func WantsService(robot *robotv1alpha1.Robot) bool {
-	return robot.Spec.Port != nil && serviceType(robot) != robotv1alpha1.ServiceTypeNone
+	return robot.Spec.Port != nil && ServiceType(robot) != robotv1alpha1.ServiceTypeNone
 }
 
 // controllerReference is the owner reference that makes robot the
@@ -83,7 +83,7 @@ func NewService(robot *robotv1alpha1.Robot) *corev1ac.ServiceApplyConfiguration 
 		WithLabels(ObjectLabels(robot)).
 		WithOwnerReferences(controllerReference(robot)).
 		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceType(serviceType(robot))).
+			WithType(corev1.ServiceType(ServiceType(robot))).
 			WithSelector(selectorLabels(robot)).
 			WithPorts(corev1ac.ServicePort().
 				WithName(PortName).

@@ -421,6 +421,10 @@ const (
 	// exists and is not controlled by the Robot. The operator leaves it
 	// alone; the Deployment is kept all the same.
 	ReasonServiceNameTaken = "ServiceNameTaken"
+	// ReasonServiceTypeNotAllowed: the Robot asks for a Service of a type
+	// that the operator was told not to create (its -service-types flag).
+	// The Deployment is kept; the Service is not created or changed.
+	ReasonServiceTypeNotAllowed = "ServiceTypeNotAllowed"
 	// ReasonProgressDeadlineExceeded: the rollout made no progress within the
 	// Deployment's progress deadline.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
