@@ -2846,3 +2846,73 @@ func (d interceptedDeployments) Apply(ctx context.Context, deployment *appsv1ac.
 	}
 	return d.c.intercept(ctx, "Patch", "https://api.example/apis/apps/v1/namespaces/"+d.namespace+"/deployments/"+d.c.name, write)
 }
+
+// TestForeignSpecHashEditIsAFight: another writer keeps setting the spec-hash
+// annotation. The Robot did not change, so each revert is a revert like any
+// other, and the fight back-off holds them to a few a minute.
+func TestForeignSpecHashEditIsAFight(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
+	c.clock = clock
+	f.recorder = record.NewFakeRecorder(1000)
+	f.rewire(c, nil, f.recorder)
+	want := deployment.Annotations[workload.AnnotationSpecHash]
+
+	resourceVersion := 100
+	store := func(d *appsv1.Deployment) *appsv1.Deployment {
+		d = d.DeepCopy()
+		resourceVersion++
+		d.ResourceVersion = strconv.Itoa(resourceVersion)
+		if err := f.deploymentIndexer.Update(d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	current := func() *appsv1.Deployment {
+		obj, _, err := f.deploymentIndexer.GetByKey(deployment.Namespace + "/" + deployment.Name)
+		if err != nil || obj == nil {
+			t.Fatalf("the Deployment is not in the cache: %v", err)
+		}
+		return obj.(*appsv1.Deployment)
+	}
+	var applies []time.Time
+	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		applies = append(applies, clock.Now())
+		d := current().DeepCopy()
+		d.Annotations[workload.AnnotationSpecHash] = want
+		return true, store(d), nil
+	})
+	f.kubeClient.PrependReactor("get", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, current().DeepCopy(), nil
+	})
+
+	key := cache.MetaObjectToName(robot)
+	// The operator has seen its Deployment as the Robot asks once.
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	const fight = 2 * time.Minute
+	for elapsed := time.Duration(0); elapsed < fight; elapsed += time.Second {
+		clock.SetTime(robottest.FixtureNow.Add(elapsed))
+		d := current().DeepCopy()
+		d.Annotations[workload.AnnotationSpecHash] = fmt.Sprintf("foreign-%d", elapsed/time.Second)
+		store(d)
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatalf("sync at %v: %v", elapsed, err)
+		}
+	}
+	t.Logf("%d reverts in %v of a writer every second, at %v", len(applies), fight, offsets(applies))
+	if len(applies) > 6 {
+		t.Errorf("%d reverts during the fight, want at most 6", len(applies))
+	}
+	if cond := robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1alpha1.ConditionSynced); cond.Reason != robotv1alpha1.ReasonDeploymentContested {
+		t.Errorf("Synced during the fight: %+v; want %s", cond, robotv1alpha1.ReasonDeploymentContested)
+	}
+}
