@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -465,7 +466,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		}
 		return current, nil
 	}
-	if current.Annotations[workload.AnnotationSpecHash] != desired.Annotations[workload.AnnotationSpecHash] {
+	if c.robotChanged(desired, current) {
 		// The Robot changed: this is no revert.
 		return c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
 	}
@@ -492,6 +493,21 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return applied, &outcome.ContestedError{Deployment: applied.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: min(fight.Wait, drift.FightCalm), MaxWait: drift.FightMaxWait}
 	}
 	return applied, nil
+}
+
+// robotChanged reports whether the Robot asks for something else than when
+// the operator last saw its Deployment, current, hold what it asked for. It
+// is told from the spec-check memo, which only the operator writes, not from
+// the Deployment's spec-hash annotation, which anyone can: another writer's
+// edit of the annotation is drift like any other, and meets the fight
+// back-off. Only when the memo knows nothing of the Deployment (this process
+// has not applied or checked it yet) is the annotation all there is to go by.
+func (c *Controller) robotChanged(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) bool {
+	want := desired.Annotations[workload.AnnotationSpecHash]
+	if last, ok := c.specsChecked.LastSpecHash(current.UID); ok {
+		return last != want
+	}
+	return current.Annotations[workload.AnnotationSpecHash] != want
 }
 
 // cachedDeployment returns the Deployment named name from the cache, or the
