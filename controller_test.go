@@ -2916,3 +2916,64 @@ func TestForeignSpecHashEditIsAFight(t *testing.T) {
 		t.Errorf("Synced during the fight: %+v; want %s", cond, robotv1alpha1.ReasonDeploymentContested)
 	}
 }
+
+// TestRefusedWriteWaitsForANewGeneration: the API server refuses the
+// Deployment's apply as invalid. A sync that an unrelated change brings (a
+// Deployment status update, a resync) sends no write again: only a new
+// generation of the Robot may make it pass.
+func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	deployment.Spec.Replicas = ptr.To[int32](5)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "test", nil)
+	})
+	key := cache.MetaObjectToName(robot)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatalf("first sync: %v", err)
+	}
+	applied := f.onlyStatusWrite()
+	if synced := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonInvalidSpec {
+		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonInvalidSpec)
+	}
+	stored := robot.DeepCopy()
+	stored.Status = applied.Status
+	if err := f.robotIndexer.Update(stored); err != nil {
+		t.Fatal(err)
+	}
+
+	// An unrelated change: the Deployment controller updates the status.
+	d := deployment.DeepCopy()
+	d.ResourceVersion = "2000"
+	d.Status.ObservedGeneration = d.Generation
+	if err := f.deploymentIndexer.Update(d); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeClient.ClearActions()
+	f.robotClient.ClearActions()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	f.checkActions("kube", nil, filterInformerActions(f.kubeClient.Actions()))
+	f.checkActions("robot", nil, filterInformerActions(f.robotClient.Actions()))
+
+	// A new generation of the Robot tries again.
+	changed := stored.DeepCopy()
+	changed.Generation++
+	if err := f.robotIndexer.Update(changed); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeClient.ClearActions()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatalf("third sync: %v", err)
+	}
+	if actions := filterInformerActions(f.kubeClient.Actions()); len(actions) == 0 {
+		t.Errorf("no write for the Robot's new generation")
+	}
+}
