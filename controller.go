@@ -131,6 +131,10 @@ type Controller struct {
 	// fights counts the reverts of each Deployment, to back off from
 	// another writer that keeps changing it.
 	fights *drift.Fights
+	// refused holds, per Robot UID, the generation whose Deployment write
+	// the API server refused as invalid, and that refusal: no write is
+	// sent again for that generation (a refusal), only for the next one.
+	refused sync.Map
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight        sync.Map
@@ -426,6 +430,9 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return nil, err
 	}
 	if current == nil {
+		if err := c.refusedBefore(robot); err != nil {
+			return nil, err
+		}
 		if meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1alpha1.ConditionSynced) {
 			// The Robot had its Deployment, and it is gone: someone deleted
 			// it, and it must come back; or the garbage collector did,
@@ -439,7 +446,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		}
 		created, err := c.writer.CreateDeployment(ctx, robot, desired)
 		if !apierrors.IsAlreadyExists(err) {
-			return created, err
+			return created, c.noteRefusal(robot, err)
 		}
 		// The cache holds only the Deployments labelled as managed by the
 		// operator: this one is someone else's, or the Robot's own with
@@ -466,9 +473,13 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		}
 		return current, nil
 	}
+	if err := c.refusedBefore(robot); err != nil {
+		return current, err
+	}
 	if c.robotChanged(desired, current) {
 		// The Robot changed: this is no revert.
-		return c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
+		applied, err := c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
+		return applied, c.noteRefusal(robot, err)
 	}
 	// The Robot asks for what it asked for at the operator's last write:
 	// another writer changed the Deployment.
@@ -485,7 +496,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 	}
 	applied, err := c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
 	if err != nil {
-		return applied, err
+		return applied, c.noteRefusal(robot, err)
 	}
 	if fight := c.fights.Reverted(applied.UID, now, difference, writer); fight.InFight {
 		// The other writer's next change queues the Robot; if none comes,
@@ -493,6 +504,41 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return applied, &outcome.ContestedError{Deployment: applied.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: min(fight.Wait, drift.FightCalm), MaxWait: drift.FightMaxWait}
 	}
 	return applied, nil
+}
+
+// refusal is a Deployment write the API server refused as invalid for a
+// generation of a Robot.
+type refusal struct {
+	generation int64
+	err        error
+}
+
+// noteRefusal remembers err when it is the API server's refusal of robot's
+// Deployment write as invalid, so that the same write is not sent again
+// until the Robot's next generation; it returns err.
+func (c *Controller) noteRefusal(robot *robotv1alpha1.Robot, err error) error {
+	var invalid *outcome.InvalidSpecError
+	if errors.As(err, &invalid) {
+		c.refused.Store(robot.UID, refusal{generation: robot.Generation, err: err})
+	}
+	return err
+}
+
+// refusedBefore returns the refusal of robot's Deployment write at its
+// current generation, if there was one: the write would be refused again,
+// and only a new generation may change that. An unrelated event (a
+// Deployment status update, a resync) then costs no request, and the
+// Robot keeps its InvalidSpec status.
+func (c *Controller) refusedBefore(robot *robotv1alpha1.Robot) error {
+	last, ok := c.refused.Load(robot.UID)
+	if !ok {
+		return nil
+	}
+	if r := last.(refusal); r.generation == robot.Generation {
+		return r.err
+	}
+	c.refused.Delete(robot.UID)
+	return nil
 }
 
 // robotChanged reports whether the Robot asks for something else than when
@@ -697,6 +743,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 	if robot, ok := obj.(*robotv1alpha1.Robot); ok {
 		c.readiness.Forget(robot.UID)
 		c.writtenRobots.Forget(robot.UID)
+		c.refused.Delete(robot.UID)
 	}
 }
 

@@ -2966,6 +2966,7 @@ func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
 	// A new generation of the Robot tries again.
 	changed := stored.DeepCopy()
 	changed.Generation++
+	changed.ResourceVersion = "9999" // newer than the status write's
 	if err := f.robotIndexer.Update(changed); err != nil {
 		t.Fatal(err)
 	}
