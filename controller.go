@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -135,6 +136,10 @@ type Controller struct {
 	// fights counts the reverts of each Deployment, to back off from
 	// another writer that keeps changing it.
 	fights *drift.Fights
+	// refused holds, per Robot UID, the generation whose Deployment write
+	// the API server refused as invalid, and that refusal: no write is
+	// sent again for that generation (a refusal), only for the next one.
+	refused sync.Map
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight        sync.Map
@@ -432,6 +437,9 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return nil, err
 	}
 	if current == nil {
+		if err := c.refusedBefore(robot); err != nil {
+			return nil, err
+		}
 		if meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1alpha1.ConditionSynced) {
 			// The Robot had its Deployment, and it is gone: someone deleted
 			// it, and it must come back; or the garbage collector did,
@@ -445,7 +453,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		}
 		created, err := c.writer.CreateDeployment(ctx, robot, desired)
 		if !apierrors.IsAlreadyExists(err) {
-			return created, err
+			return created, c.noteRefusal(robot, err)
 		}
 		// The cache holds only the Deployments labelled as managed by the
 		// operator: this one is someone else's, or the Robot's own with
@@ -472,9 +480,13 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		}
 		return current, nil
 	}
-	if current.Annotations[workload.AnnotationSpecHash] != desired.Annotations[workload.AnnotationSpecHash] {
+	if err := c.refusedBefore(robot); err != nil {
+		return current, err
+	}
+	if c.robotChanged(desired, current) {
 		// The Robot changed: this is no revert.
-		return c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
+		applied, err := c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
+		return applied, c.noteRefusal(robot, err)
 	}
 	// The Robot asks for what it asked for at the operator's last write:
 	// another writer changed the Deployment.
@@ -491,7 +503,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 	}
 	applied, err := c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
 	if err != nil {
-		return applied, err
+		return applied, c.noteRefusal(robot, err)
 	}
 	if fight := c.fights.Reverted(applied.UID, now, difference, writer); fight.InFight {
 		// The other writer's next change queues the Robot; if none comes,
@@ -499,6 +511,56 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		return applied, &outcome.ContestedError{Deployment: applied.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: min(fight.Wait, drift.FightCalm), MaxWait: drift.FightMaxWait}
 	}
 	return applied, nil
+}
+
+// refusal is a Deployment write the API server refused as invalid for a
+// generation of a Robot.
+type refusal struct {
+	generation int64
+	err        error
+}
+
+// noteRefusal remembers err when it is the API server's refusal of robot's
+// Deployment write as invalid, so that the same write is not sent again
+// until the Robot's next generation; it returns err.
+func (c *Controller) noteRefusal(robot *robotv1alpha1.Robot, err error) error {
+	var invalid *outcome.InvalidSpecError
+	if errors.As(err, &invalid) {
+		c.refused.Store(robot.UID, refusal{generation: robot.Generation, err: err})
+	}
+	return err
+}
+
+// refusedBefore returns the refusal of robot's Deployment write at its
+// current generation, if there was one: the write would be refused again,
+// and only a new generation may change that. An unrelated event (a
+// Deployment status update, a resync) then costs no request, and the
+// Robot keeps its InvalidSpec status.
+func (c *Controller) refusedBefore(robot *robotv1alpha1.Robot) error {
+	last, ok := c.refused.Load(robot.UID)
+	if !ok {
+		return nil
+	}
+	if r := last.(refusal); r.generation == robot.Generation {
+		return r.err
+	}
+	c.refused.Delete(robot.UID)
+	return nil
+}
+
+// robotChanged reports whether the Robot asks for something else than when
+// the operator last saw its Deployment, current, hold what it asked for. It
+// is told from the spec-check memo, which only the operator writes, not from
+// the Deployment's spec-hash annotation, which anyone can: another writer's
+// edit of the annotation is drift like any other, and meets the fight
+// back-off. Only when the memo knows nothing of the Deployment (this process
+// has not applied or checked it yet) is the annotation all there is to go by.
+func (c *Controller) robotChanged(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) bool {
+	want := desired.Annotations[workload.AnnotationSpecHash]
+	if last, ok := c.specsChecked.LastSpecHash(current.UID); ok {
+		return last != want
+	}
+	return current.Annotations[workload.AnnotationSpecHash] != want
 }
 
 // cachedDeployment returns the Deployment named name from the cache, or the
@@ -696,6 +758,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 	if robot, ok := obj.(*robotv1alpha1.Robot); ok {
 		c.readiness.Forget(robot.UID)
 		c.writtenRobots.Forget(robot.UID)
+		c.refused.Delete(robot.UID)
 	}
 }
 

@@ -2930,3 +2930,135 @@ func (d interceptedDeployments) Apply(ctx context.Context, deployment *appsv1ac.
 	}
 	return d.c.intercept(ctx, "Patch", "https://api.example/apis/apps/v1/namespaces/"+d.namespace+"/deployments/"+d.c.name, write)
 }
+
+// TestForeignSpecHashEditIsAFight: another writer keeps setting the spec-hash
+// annotation. The Robot did not change, so each revert is a revert like any
+// other, and the fight back-off holds them to a few a minute.
+func TestForeignSpecHashEditIsAFight(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
+	c.clock = clock
+	f.recorder = record.NewFakeRecorder(1000)
+	f.rewire(c, nil, f.recorder)
+	want := deployment.Annotations[workload.AnnotationSpecHash]
+
+	resourceVersion := 100
+	store := func(d *appsv1.Deployment) *appsv1.Deployment {
+		d = d.DeepCopy()
+		resourceVersion++
+		d.ResourceVersion = strconv.Itoa(resourceVersion)
+		if err := f.deploymentIndexer.Update(d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	current := func() *appsv1.Deployment {
+		obj, _, err := f.deploymentIndexer.GetByKey(deployment.Namespace + "/" + deployment.Name)
+		if err != nil || obj == nil {
+			t.Fatalf("the Deployment is not in the cache: %v", err)
+		}
+		return obj.(*appsv1.Deployment)
+	}
+	var applies []time.Time
+	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		applies = append(applies, clock.Now())
+		d := current().DeepCopy()
+		d.Annotations[workload.AnnotationSpecHash] = want
+		return true, store(d), nil
+	})
+	f.kubeClient.PrependReactor("get", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, current().DeepCopy(), nil
+	})
+
+	key := cache.MetaObjectToName(robot)
+	// The operator has seen its Deployment as the Robot asks once.
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	const fight = 2 * time.Minute
+	for elapsed := time.Duration(0); elapsed < fight; elapsed += time.Second {
+		clock.SetTime(robottest.FixtureNow.Add(elapsed))
+		d := current().DeepCopy()
+		d.Annotations[workload.AnnotationSpecHash] = fmt.Sprintf("foreign-%d", elapsed/time.Second)
+		store(d)
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatalf("sync at %v: %v", elapsed, err)
+		}
+	}
+	t.Logf("%d reverts in %v of a writer every second, at %v", len(applies), fight, offsets(applies))
+	if len(applies) > 6 {
+		t.Errorf("%d reverts during the fight, want at most 6", len(applies))
+	}
+	if cond := robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1alpha1.ConditionSynced); cond.Reason != robotv1alpha1.ReasonDeploymentContested {
+		t.Errorf("Synced during the fight: %+v; want %s", cond, robotv1alpha1.ReasonDeploymentContested)
+	}
+}
+
+// TestRefusedWriteWaitsForANewGeneration: the API server refuses the
+// Deployment's apply as invalid. A sync that an unrelated change brings (a
+// Deployment status update, a resync) sends no write again: only a new
+// generation of the Robot may make it pass.
+func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	deployment.Spec.Replicas = ptr.To[int32](5)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "test", nil)
+	})
+	key := cache.MetaObjectToName(robot)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatalf("first sync: %v", err)
+	}
+	applied := f.onlyStatusWrite()
+	if synced := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonInvalidSpec {
+		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonInvalidSpec)
+	}
+	stored := robot.DeepCopy()
+	stored.Status = applied.Status
+	if err := f.robotIndexer.Update(stored); err != nil {
+		t.Fatal(err)
+	}
+
+	// An unrelated change: the Deployment controller updates the status.
+	d := deployment.DeepCopy()
+	d.ResourceVersion = "2000"
+	d.Status.ObservedGeneration = d.Generation
+	if err := f.deploymentIndexer.Update(d); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeClient.ClearActions()
+	f.robotClient.ClearActions()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	f.checkActions("kube", nil, filterInformerActions(f.kubeClient.Actions()))
+	f.checkActions("robot", nil, filterInformerActions(f.robotClient.Actions()))
+
+	// A new generation of the Robot tries again.
+	changed := stored.DeepCopy()
+	changed.Generation++
+	changed.ResourceVersion = "9999" // newer than the status write's
+	if err := f.robotIndexer.Update(changed); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeClient.ClearActions()
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatalf("third sync: %v", err)
+	}
+	if actions := filterInformerActions(f.kubeClient.Actions()); len(actions) == 0 {
+		t.Errorf("no write for the Robot's new generation")
+	}
+}

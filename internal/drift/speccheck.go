@@ -57,3 +57,15 @@ func (s *SpecChecks) Drift(desired *appsv1ac.DeploymentApplyConfiguration, curre
 	}
 	return drift
 }
+
+// LastSpecHash returns the spec hash of what the Robot asked for when the
+// Deployment uid last held it, as the operator itself applied or checked it;
+// false when the operator has not seen it hold since it started. Unlike the
+// Deployment's spec-hash annotation, no other writer can change it.
+func (s *SpecChecks) LastSpecHash(uid types.UID) (string, bool) {
+	last, ok := s.m.Load(uid)
+	if !ok {
+		return "", false
+	}
+	return last.(specCheck).specHash, true
+}

@@ -55,6 +55,17 @@ func Diagnosed(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, servic
 		return status, 0
 	}
 	cause, recheck := diagnose(deployment, pods, now.Time)
+	if cause != nil && cause.reason == betweenCrashes {
+		// A container runs again after an exit with an error. Only a
+		// crash loop the kubelet reported before goes on: the Robot
+		// does not flip its reason at every restart of a real crash
+		// loop, and a single exit is not called one.
+		cause = nil
+		if previous := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady); previous != nil &&
+			previous.Status == metav1.ConditionFalse && previous.Reason == robotv1alpha1.ReasonCrashLoop {
+			cause = &podCause{reason: previous.Reason, message: previous.Message}
+		}
+	}
 	if cause == nil {
 		return status, recheck
 	}
@@ -85,9 +96,10 @@ func diagnose(deployment *appsv1.Deployment, pods []*PodSummary, now time.Time) 
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b *PodSummary) int { return cmp.Compare(a.Name, b.Name) })
 	var (
-		best    *podCause
-		rank    = len(causeRanks)
-		recheck time.Duration
+		best     *podCause
+		rank     = len(causeRanks)
+		recheck  time.Duration
+		restarts bool
 	)
 	for _, pod := range sorted {
 		if pod.DeletionTimestamp != nil || pod.image != image {
@@ -100,6 +112,10 @@ func diagnose(deployment *appsv1.Deployment, pods []*PodSummary, now time.Time) 
 		if cause == nil {
 			continue
 		}
+		if cause.reason == betweenCrashes {
+			restarts = true
+			continue
+		}
 		if r := slices.Index(causeRanks, cause.reason); r < rank {
 			best, rank = cause, r
 		}
@@ -107,8 +123,16 @@ func diagnose(deployment *appsv1.Deployment, pods []*PodSummary, now time.Time) 
 	if best != nil {
 		return best, 0
 	}
+	if restarts {
+		return &podCause{reason: betweenCrashes}, recheck
+	}
 	return nil, recheck
 }
+
+// betweenCrashes is no Ready reason: diagnose returns it when the only sign
+// is a container running again, not ready yet, after an exit with an error.
+// That is a crash loop only if the kubelet said CrashLoopBackOff before.
+const betweenCrashes = "betweenCrashes"
 
 // causeRanks orders the pod causes from the most telling: a pod that cannot
 // start at all says more than one that started and fails.
@@ -265,16 +289,17 @@ func (p *PodSummary) diagnosis(now time.Time) (*podCause, time.Duration) {
 	if c.ready || !c.running || !c.started {
 		return nil, 0
 	}
-	if c.lastExit != nil && c.lastExit.ExitCode != 0 {
-		// Running again between two crashes: still a crash loop, so that
-		// the Robot does not flip to another reason and back every restart.
-		return &podCause{robotv1alpha1.ReasonCrashLoop, c.crashMessage()}, 0
-	}
 	since := c.startedAt.Time
 	if p.readySince.After(since) {
 		since = p.readySince.Time
 	}
 	if wait := since.Add(readinessGrace).Sub(now); wait > 0 {
+		if c.lastExit != nil && c.lastExit.ExitCode != 0 {
+			// Running again after an exit with an error: the kubelet has
+			// not said CrashLoopBackOff, so neither does the pod; the
+			// Robot keeps a crash loop it reported before (Diagnosed).
+			return &podCause{reason: betweenCrashes}, wait
+		}
 		return nil, wait
 	}
 	return &podCause{robotv1alpha1.ReasonReadinessProbeFailing,

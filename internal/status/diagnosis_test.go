@@ -61,14 +61,16 @@ func TestDiagnosedStatus(t *testing.T) {
 		reason:  robotv1alpha1.ReasonCrashLoop,
 		message: `container "robot" keeps exiting (CrashLoopBackOff): last exit code 3 (Error)`,
 	}, {
-		name: "crash loop, running again between two crashes",
+		// The kubelet has not said CrashLoopBackOff (this Robot never
+		// reported a crash loop): slow, until the readiness grace is up.
+		name: "running again after an exit, no crash loop reported",
 		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.RunningSince(time.Second))},
 		edit: func(p *corev1.Pod) {
 			crashed(p)
 			started(p)
 		},
-		reason:  robotv1alpha1.ReasonCrashLoop,
-		message: "last exit code 3",
+		reason:  robotv1alpha1.ReasonRolloutInProgress,
+		recheck: readinessGrace - time.Second,
 	}, {
 		name: "unschedulable",
 		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", corev1.ContainerState{})},
@@ -346,4 +348,47 @@ func roundTripPod(b *testing.B, pod *corev1.Pod) *corev1.Pod {
 		b.Fatal(err)
 	}
 	return &out
+}
+
+// TestSingleExitIsNoCrashLoop: CrashLoopBackOff is said only when the kubelet
+// says it. A container that exited once with an error and runs again, or
+// has just terminated, is no crash loop; a Robot that already reports a
+// crash loop keeps it while its container runs between two crashes, so that
+// a real crash loop does not flip its reason at every restart.
+func TestSingleExitIsNoCrashLoop(t *testing.T) {
+	robot := robottest.NewRobot("test", 2)
+	exitedOnce := func(state corev1.ContainerState) *corev1.Pod {
+		p := robottest.Pod(robot, "test-a", state)
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
+		p.Status.ContainerStatuses[0].RestartCount = 1
+		p.Status.ContainerStatuses[0].Started = ptr.To(true)
+		return p
+	}
+	terminated := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}
+	for name, pod := range map[string]*corev1.Pod{
+		"running again after one exit": exitedOnce(robottest.RunningSince(time.Second)),
+		"terminated, no back-off yet":  exitedOnce(terminated),
+	} {
+		t.Run(name, func(t *testing.T) {
+			status, _ := Diagnosed(robot, unavailable(t, robot), nil, summaries(t, pod), nil, metav1.NewTime(robottest.FixtureNow))
+			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+			if ready.Reason == robotv1alpha1.ReasonCrashLoop || strings.Contains(ready.Message, "CrashLoopBackOff") {
+				t.Errorf("Ready: %s (%s); a single exit is no crash loop", ready.Reason, ready.Message)
+			}
+		})
+	}
+	t.Run("a crash loop already reported stays while the container runs again", func(t *testing.T) {
+		looping := robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container"))
+		looping.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
+		deployment := unavailable(t, robot)
+		before, _ := Diagnosed(robot, deployment, nil, summaries(t, looping), nil, metav1.NewTime(robottest.FixtureNow))
+		reported := robot.DeepCopy()
+		reported.Status = before
+		after, _ := Diagnosed(reported, deployment, nil, summaries(t, exitedOnce(robottest.RunningSince(time.Second))), nil, metav1.NewTime(robottest.FixtureNow))
+		was := meta.FindStatusCondition(before.Conditions, robotv1alpha1.ConditionReady)
+		is := meta.FindStatusCondition(after.Conditions, robotv1alpha1.ConditionReady)
+		if was.Reason != robotv1alpha1.ReasonCrashLoop || is.Reason != was.Reason || is.Message != was.Message {
+			t.Errorf("Ready went from %s (%s) to %s (%s); want the crash loop kept", was.Reason, was.Message, is.Reason, is.Message)
+		}
+	})
 }
