@@ -36,7 +36,7 @@ monitoring-test: ## Check the alerts with promtool and its rule unit tests, and 
 
 .PHONY: chart-test
 chart-test: ## Check the Helm chart: helm lint, and the objects it renders against artifacts/deploy, deploy-namespaced and monitoring.
-	hack/tools.sh
+	hack/tools.sh cluster helm
 	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" go test -tags chart -count=1 $(GO_TEST_FLAGS) ./test/chart/
 
 # The chart's install, upgrade and uninstall get a local cluster of their own.
@@ -45,6 +45,7 @@ CHART_KUBECONFIG := $(CURDIR)/_output/chart-kubeconfig
 
 .PHONY: chart-e2e
 chart-e2e: build ## Install, upgrade and uninstall the chart on a local cluster of its own, with the operator running.
+	hack/tools.sh helm
 	CLUSTER_NAME=$(CHART_CLUSTER) KUBECONFIG_OUT=$(CHART_KUBECONFIG) hack/cluster.sh up
 	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" KUBECONFIG=$(CHART_KUBECONFIG) \
 		AUDIT_LOG=$(HOME)/.kwok/clusters/$(CHART_CLUSTER)/logs/audit.log OPERATOR_BIN=$(CURDIR)/$(BIN) \
@@ -107,7 +108,7 @@ codegen: ## Regenerate the clientset, listers, informers, deepcopy and the CRD.
 	hack/update-codegen.sh
 
 .PHONY: tools
-tools: ## Build the local cluster's binaries into the cache (once; ~10 minutes).
+tools: ## Build the local cluster's binaries, promtool and helm into the cache (once; ~10 minutes, ~30 with promtool and helm).
 	hack/tools.sh
 
 .PHONY: cluster

@@ -53,7 +53,7 @@ exists() {
 }
 
 up() {
-	"${ROOT}/hack/tools.sh"
+	"${ROOT}/hack/tools.sh" cluster
 	if exists && healthy && stagesEnabled; then
 		log "cluster ${CLUSTER_NAME} is already up (kubeconfig: ${KUBECONFIG_OUT})"
 	else

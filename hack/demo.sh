@@ -35,7 +35,7 @@ if [[ "${1:-}" == "stop" ]]; then
 fi
 
 step "Building the cluster tools (cached after the first run, which takes about 10 minutes)"
-hack/tools.sh
+hack/tools.sh cluster
 eval "$(hack/tools.sh env)"
 
 step "Starting the local cluster"

@@ -59,7 +59,7 @@ func NewEnv(ctx context.Context, root, out string, logf func(format string, args
 		return nil, err
 	}
 	logf("building the cluster tools (cached after the first time)")
-	if _, err := e.Run(ctx, nil, filepath.Join(root, "hack", "tools.sh")); err != nil {
+	if _, err := e.Run(ctx, nil, filepath.Join(root, "hack", "tools.sh"), "cluster"); err != nil {
 		return nil, err
 	}
 	envOut, err := e.Run(ctx, nil, filepath.Join(root, "hack", "tools.sh"), "env")
