@@ -24,6 +24,7 @@ import (
 // Deployment that the operator owns are reverted; what they add that the
 // operator does not own stays.
 func TestDriftIsReverted(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	robot := createRobot(t, newRobot(ns, "web", 2))
 	waitForRobotReady(t, ns, "web")
@@ -76,6 +77,7 @@ func waitForEventMessage(t *testing.T, ns string, robot *robotv1alpha1.Robot, re
 // Deployment it does not control leaves that Deployment alone, says so once,
 // and converges soon after the name is free.
 func TestDeploymentNameTaken(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	labels := map[string]string{"app": "someone-else"}
 	theirs, err := env.kube.AppsV1().Deployments(ns).Create(t.Context(), &appsv1.Deployment{
@@ -154,6 +156,7 @@ func TestDeploymentNameTaken(t *testing.T) {
 // warns once, retries with backoff, and converges by itself once the other
 // writer takes its field back.
 func TestForeignFieldConflict(t *testing.T) {
+	parallel(t)
 	requireAuditLog(t)
 	ns := newNamespace(t)
 	robot := createRobot(t, newRobot(ns, "web", 1))

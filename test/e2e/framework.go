@@ -235,6 +235,7 @@ func (o *operator) stop() error {
 // started: anything the operator writes from then on is the new process's.
 func restartOperator(t *testing.T) time.Time {
 	t.Helper()
+	requireExclusive(t, "restarts the shared operator")
 	if err := env.operator.stop(); err != nil {
 		t.Fatalf("stopping the operator: %v", err)
 	}
@@ -273,6 +274,7 @@ func mustKubectl(t *testing.T, args ...string) string {
 // what is in it.
 func newNamespace(t *testing.T) string {
 	t.Helper()
+	requireGroup(t)
 	ns, err := env.kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "e2e-" + namespaceSlug(t.Name()) + "-",
