@@ -13,6 +13,9 @@
 #        hack/tools.sh WHAT...          build only those named (cluster, promtool, helm)
 #        hack/tools.sh env              print shell assignments of the binary paths
 #
+# K8S_VERSION picks the Kubernetes version of the cluster's binaries: one
+# that hack/tools pins (e.g. v1.35.4), or oldest; unset, the newest.
+#
 # The first build takes minutes (the cluster's about 10 on 2 cores, promtool
 # and helm about 20 more): it says which step it is at, and every
 # TOOLS_PROGRESS_SECONDS (30) how long the step has been running. Two runs at
@@ -30,9 +33,12 @@ modversion() { # modversion DIR MODULE
 
 # The Kubernetes control plane: hack/tools pins the newest supported minor,
 # hack/tools/kubernetes-v1.*/ the older ones. K8S_VERSION (e.g. v1.35.4)
-# picks one; unset, the newest.
+# picks one, K8S_VERSION=oldest the oldest; unset, the newest.
 k8s_module() {
 	local dir
+	if [[ "${K8S_VERSION:-}" == oldest ]]; then
+		K8S_VERSION=$(for dir in "${TOOLS_MOD}" "${TOOLS_MOD}"/kubernetes-v*; do modversion "${dir}" k8s.io/kubernetes; done | sort -V | sed -n 1p)
+	fi
 	for dir in "${TOOLS_MOD}" "${TOOLS_MOD}"/kubernetes-v*; do
 		if [[ -z "${K8S_VERSION:-}" || "$(modversion "${dir}" k8s.io/kubernetes)" == "${K8S_VERSION}" ]]; then
 			echo "${dir}"
