@@ -5,10 +5,19 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 BIN        ?= bin/robot-operator
-# The end-to-end tests get a cluster of their own, so that a demo left
-# running never interferes with them.
+# The end-to-end tests get clusters of their own, so that a demo left
+# running never interferes with them: E2E_CLUSTER for the tests that run side
+# by side, E2E_CLUSTER-exclusive for those that need the operator to
+# themselves (hack/e2e.sh). E2E_PARALLEL of the first run at once;
+# E2E_SPLIT=0 runs them all on E2E_CLUSTER, the exclusive ones first.
 E2E_CLUSTER    := robot-operator-e2e
 E2E_KUBECONFIG := $(CURDIR)/_output/e2e-kubeconfig
+E2E_PARALLEL   ?= 16
+E2E_SPLIT      ?= 1
+# The oldest Kubernetes the operator supports (hack/tools/kubernetes-v1.*)
+# gets clusters of its own too.
+E2E_OLDEST_CLUSTER    := robot-operator-e2e-oldest
+E2E_OLDEST_KUBECONFIG := $(CURDIR)/_output/e2e-oldest-kubeconfig
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 GO_TEST_FLAGS ?=
 BENCH_N       ?= 1000
@@ -63,9 +72,12 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 60s).
 	done
 
 .PHONY: e2e
-e2e: ## Run the end-to-end tests against a local cluster of their own.
-	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh up
-	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG=$(E2E_KUBECONFIG) go test -tags e2e -count=1 -timeout 20m -v $(GO_TEST_FLAGS) ./test/e2e/ 2>&1 | tee _output/$(E2E_CLUSTER).log; exit $${PIPESTATUS[0]}
+e2e: ## Run the end-to-end tests against local clusters of their own (GO_TEST_FLAGS="-run X" picks some; K8S_VERSION=v1.35.4 another Kubernetes).
+	E2E_CLUSTER=$(E2E_CLUSTER) E2E_KUBECONFIG=$(E2E_KUBECONFIG) E2E_PARALLEL=$(E2E_PARALLEL) E2E_SPLIT=$(E2E_SPLIT) hack/e2e.sh $(GO_TEST_FLAGS)
+
+.PHONY: e2e-oldest
+e2e-oldest: ## Run the end-to-end tests against the oldest supported Kubernetes (1.35), on local clusters of their own.
+	$(MAKE) --no-print-directory e2e K8S_VERSION=oldest E2E_CLUSTER=$(E2E_OLDEST_CLUSTER) E2E_KUBECONFIG=$(E2E_OLDEST_KUBECONFIG)
 
 .PHONY: bench
 bench: ## Benchmark N = 1000 Robots against the floor in 3 floor/operator pairs (BENCH_N=1000,5000, BENCH_PAIRS=5 for more); writes docs/benchmarks.md (~8 min on an idle 2-core machine, twice that on a busy one).
@@ -119,6 +131,9 @@ cluster: ## Start the local cluster (kubeconfig: _output/kubeconfig).
 cluster-down: demo-stop ## Remove the local clusters (the demo's and the tests').
 	hack/cluster.sh down
 	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh down
+	CLUSTER_NAME=$(E2E_CLUSTER)-exclusive KUBECONFIG_OUT=$(E2E_KUBECONFIG:-kubeconfig=-exclusive-kubeconfig) hack/cluster.sh down
+	CLUSTER_NAME=$(E2E_OLDEST_CLUSTER) KUBECONFIG_OUT=$(E2E_OLDEST_KUBECONFIG) hack/cluster.sh down
+	CLUSTER_NAME=$(E2E_OLDEST_CLUSTER)-exclusive KUBECONFIG_OUT=$(E2E_OLDEST_KUBECONFIG:-kubeconfig=-exclusive-kubeconfig) hack/cluster.sh down
 	CLUSTER_NAME=$(CHART_CLUSTER) KUBECONFIG_OUT=$(CHART_KUBECONFIG) hack/cluster.sh down
 
 .PHONY: demo
@@ -182,7 +197,7 @@ undeploy: ## Delete what deploy applied, the CRD too: every Robot and its Deploy
 
 .PHONY: deploy-check
 deploy-check: ## Check the manifests, Pod Security and RBAC on a local cluster of their own (the e2e tests that do).
-	$(MAKE) --no-print-directory e2e E2E_CLUSTER=$(DEPLOY_CLUSTER) E2E_KUBECONFIG=$(DEPLOY_KUBECONFIG) \
+	$(MAKE) --no-print-directory e2e E2E_CLUSTER=$(DEPLOY_CLUSTER) E2E_KUBECONFIG=$(DEPLOY_KUBECONFIG) E2E_SPLIT=0 \
 		GO_TEST_FLAGS="-run 'TestDeployManifests|TestServiceAccountMayDoNoMore|TestRobotWritesStayInItsNamespace|TestCreateRobot|TestScaleRobot|TestDeletedRobotDeletesDeployment'"
 
 .PHONY: rbac-golden
