@@ -22,6 +22,8 @@ VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo u
 GO_TEST_FLAGS ?=
 BENCH_N       ?= 1000
 BENCH_PAIRS   ?= 3
+# The benchmark makes a cluster of this name afresh for each phase.
+BENCH_CLUSTER ?= robot-operator-bench
 FUZZTIME      ?= 60s
 
 .PHONY: help
@@ -51,13 +53,17 @@ chart-test: ## Check the Helm chart: helm lint, and the objects it renders again
 # The chart's install, upgrade and uninstall get a local cluster of their own.
 CHART_CLUSTER    := robot-operator-chart
 CHART_KUBECONFIG := $(CURDIR)/_output/chart-kubeconfig
+# The operator that chart-e2e, bench and chaos run: they build it, unless
+# OPERATOR_BIN names one built from the tree (make test builds it once for
+# all its parts).
+OPERATOR_BIN ?=
 
 .PHONY: chart-e2e
-chart-e2e: build ## Install, upgrade and uninstall the chart on a local cluster of its own, with the operator running.
+chart-e2e: $(if $(OPERATOR_BIN),,build) ## Install, upgrade and uninstall the chart on a local cluster of its own, with the operator running.
 	hack/tools.sh helm
 	CLUSTER_NAME=$(CHART_CLUSTER) KUBECONFIG_OUT=$(CHART_KUBECONFIG) hack/cluster.sh up
 	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" KUBECONFIG=$(CHART_KUBECONFIG) \
-		AUDIT_LOG=$(HOME)/.kwok/clusters/$(CHART_CLUSTER)/logs/audit.log OPERATOR_BIN=$(CURDIR)/$(BIN) \
+		AUDIT_LOG=$(HOME)/.kwok/clusters/$(CHART_CLUSTER)/logs/audit.log OPERATOR_BIN=$(or $(OPERATOR_BIN),$(CURDIR)/$(BIN)) \
 		go test -tags 'chart install' -count=1 -v -run TestHelmInstallUpgradeUninstall $(GO_TEST_FLAGS) ./test/chart/
 
 # go test fuzzes one target at a time. An input that fails is written to
@@ -81,17 +87,18 @@ e2e-oldest: ## Run the end-to-end tests against the oldest supported Kubernetes 
 
 .PHONY: bench
 bench: ## Benchmark N = 1000 Robots against the floor in 3 floor/operator pairs (BENCH_N=1000,5000, BENCH_PAIRS=5 for more); writes docs/benchmarks.md (~8 min on an idle 2-core machine, twice that on a busy one).
-	go run ./test/bench -n $(BENCH_N) -pairs $(BENCH_PAIRS) -out docs/benchmarks.md -plot docs/benchmark-latency.png
+	go run ./test/bench -cluster $(BENCH_CLUSTER) -n $(BENCH_N) -pairs $(BENCH_PAIRS) -out docs/benchmarks.md -plot docs/benchmark-latency.png
 
 .PHONY: bench-smoke
 bench-smoke: ## Run the benchmark once at N=20 (one floor/operator pair): it must complete and print its table.
-	go run ./test/bench -n 20 -pairs 1 -idle 5s -restart-settle 5s -unrelated 200 -out _output/bench-smoke.md
+	go run ./test/bench -cluster $(BENCH_CLUSTER) -n 20 -pairs 1 -idle 5s -restart-settle 5s -unrelated 200 -out _output/bench-smoke.md
 	@grep -q '^| \*\*T_ready / floor-ready\*\*' _output/bench-smoke.md || { echo "bench-smoke: no table in _output/bench-smoke.md"; exit 1; }
 	@grep -q '^| kube-apiserver CPU per Robot: floor' _output/bench-smoke.md || { echo "bench-smoke: no CPU per Robot in _output/bench-smoke.md"; exit 1; }
 	@echo "bench-smoke: the benchmark completed and printed its table (_output/bench-smoke.md)"
 
-# Each scenario gets a fresh cluster of its own, named chaos. Scenario 8
-# churns Robots for CHAOS_CHURN (e.g. make chaos CHAOS_CHURN=3m).
+# Each scenario gets a fresh cluster of its own, named CHAOS_CLUSTER.
+# Scenario 8 churns Robots for CHAOS_CHURN (e.g. make chaos CHAOS_CHURN=3m).
+CHAOS_CLUSTER   ?= chaos
 CHAOS_N         ?= 300
 CHAOS_SCENARIOS ?= 1,2,3,4,5,6,7,8,9
 CHAOS_CHURN     ?= 20m
@@ -99,11 +106,11 @@ CHAOS_HOSTILE   ?= 2000
 
 .PHONY: chaos
 chaos: ## Break things on purpose (kill the operator, its leader, the API server, etcd; expire its watches; partition the leader; fight it; churn Robots for 20 minutes; 2000 random Robots at the schema's edges) with N=300 Robots; check the invariants (docs/reliability.md).
-	go run ./test/chaos -n $(CHAOS_N) -scenarios $(CHAOS_SCENARIOS) -churn $(CHAOS_CHURN) -hostile $(CHAOS_HOSTILE) -out _output/chaos.md
+	go run ./test/chaos -cluster $(CHAOS_CLUSTER) -n $(CHAOS_N) -scenarios $(CHAOS_SCENARIOS) -churn $(CHAOS_CHURN) -hostile $(CHAOS_HOSTILE) -out _output/chaos.md
 
 .PHONY: chaos-short
 chaos-short: ## The fault suite's scenarios 1, 3 and 7 at N=60, with 15 kills and a 1-minute fight.
-	go run ./test/chaos -n 60 -scenarios 1,3,7 -kills 15 -fight 60s -out _output/chaos-short.md
+	go run ./test/chaos -cluster $(CHAOS_CLUSTER) -n 60 -scenarios 1,3,7 -kills 15 -fight 60s -out _output/chaos-short.md
 
 .PHONY: verify
 verify: ## Check formatting, vet, and that generated code is up to date.

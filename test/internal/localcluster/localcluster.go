@@ -52,7 +52,8 @@ type Env struct {
 
 // NewEnv makes the scratch directory out, builds the cluster tools (cached
 // after the first time) and reads their paths, then builds the operator
-// into out. Progress goes to logf.
+// into out, unless $OPERATOR_BIN names one built from Root already (make
+// test builds it once for all its parts). Progress goes to logf.
 func NewEnv(ctx context.Context, root, out string, logf func(format string, args ...any)) (*Env, error) {
 	e := &Env{Root: root, Out: out, Logf: logf}
 	if err := os.MkdirAll(e.Out, 0o755); err != nil {
@@ -69,6 +70,16 @@ func NewEnv(ctx context.Context, root, out string, logf func(format string, args
 	e.Tools = ParseToolsEnv(string(envOut))
 	if commit, err := e.Run(ctx, nil, "git", "describe", "--always", "--dirty"); err == nil {
 		e.Commit = strings.TrimSpace(string(commit))
+	}
+	if bin := os.Getenv("OPERATOR_BIN"); bin != "" {
+		if e.OperatorBin, err = filepath.Abs(bin); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(e.OperatorBin); err != nil {
+			return nil, fmt.Errorf("OPERATOR_BIN: %w", err)
+		}
+		logf("the operator is %s", e.OperatorBin)
+		return e, nil
 	}
 	logf("building the operator")
 	e.OperatorBin = filepath.Join(e.Out, "robot-operator")
