@@ -214,10 +214,9 @@ func TestForeignFieldConflict(t *testing.T) {
 	if len(attempts) < 2 || len(attempts) > 20 {
 		t.Errorf("%d attempts to apply in %v, want a few retries with backoff (2 to 20)", len(attempts), time.Since(start).Round(time.Second))
 	}
-	events, err := robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonFieldConflict)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The operator writes its Events after the sync that recorded them, and
+	// on a busy cluster that can take a while.
+	events := waitForEvents(t, ns, robot.UID, robotv1alpha1.ReasonFieldConflict, 1)
 	if n := eventCount(events); n != 1 || events[0].Type != corev1.EventTypeWarning {
 		t.Errorf("want exactly one Warning %s, got %s", robotv1alpha1.ReasonFieldConflict, summarizeEvents(events))
 	}
@@ -230,5 +229,13 @@ func TestForeignFieldConflict(t *testing.T) {
 	})
 	if sc := robotContainer(t, getDeployment(t, ns, "web")).SecurityContext; sc == nil || !ptr.Equal(sc.AllowPrivilegeEscalation, ptr.To(false)) {
 		t.Errorf("allowPrivilegeEscalation was not put back to false: %+v", sc)
+	}
+	// Still one Warning, every retry of the conflict counted.
+	events, err = robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonFieldConflict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := eventCount(events); n != 1 {
+		t.Errorf("once converged: want exactly one Warning %s, got %s", robotv1alpha1.ReasonFieldConflict, summarizeEvents(events))
 	}
 }

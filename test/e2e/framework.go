@@ -288,7 +288,7 @@ func newNamespace(t *testing.T) string {
 	t.Logf("namespace %s", name)
 	// Cleanups run last-registered first: dump, then delete.
 	t.Cleanup(func() {
-		if err := deleteNamespace(name, 2*time.Minute); err != nil {
+		if err := deleteNamespace(name, namespaceDeleteTimeout); err != nil {
 			t.Errorf("deleting namespace %s: %v", name, err)
 		}
 	})
@@ -312,6 +312,12 @@ func namespaceSlug(testName string) string {
 	}
 	return s
 }
+
+// namespaceDeleteTimeout bounds how long a test's namespace may take to go.
+// The namespace controller deletes a few namespaces at a time, and waits
+// out the pods' grace before it looks again: with the parallel tests ending
+// together, on a busy machine, one namespace took over two minutes.
+const namespaceDeleteTimeout = 5 * time.Minute
 
 // deleteNamespace deletes a namespace and waits until it is gone, so that
 // nothing of one test is still being torn down while the next one runs.
