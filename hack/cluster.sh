@@ -88,11 +88,14 @@ rules:
 - level: None
 POLICY
 		log "creating cluster ${CLUSTER_NAME} (kubernetes ${K8S_VERSION}, ${NODES} fake nodes; log: ${KWOKCTL_LOG})"
-		# One cluster made at a time (the parts of make test make theirs
-		# side by side): kwokctl picks each component's port when it makes
-		# the cluster, and two at once could pick the same. flock -o: the
-		# cluster's processes must not inherit the lock.
-		if ! flock -o "${ROOT}/_output/.cluster-create.lock" "${KWOKCTL}" --config "${config}" create cluster \
+		# One cluster made at a time, machine-wide (the parts of make test
+		# make theirs side by side): kwokctl gives each component the first
+		# free port below 32768, and two at once could pick the same. The
+		# fault suite holds the lock too while a component of its cluster
+		# is down, its ports free. flock -o: the cluster's processes must
+		# not inherit the lock.
+		mkdir -p "${HOME}/.kwok"
+		if ! flock -o "${HOME}/.kwok/.robot-operator-ports.lock" "${KWOKCTL}" --config "${config}" create cluster \
 			--name "${CLUSTER_NAME}" \
 			--runtime binary \
 			--kube-apiserver-binary "${KUBE_APISERVER}" \

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -256,6 +257,32 @@ func (c *Cluster) InstallOperatorRBAC(ctx context.Context) (string, error) {
 	}
 	path := filepath.Join(c.Env.Out, "operator.kubeconfig")
 	return path, clientcmd.WriteToFile(*raw, path)
+}
+
+// LockPorts takes the lock that hack/cluster.sh holds while kwokctl makes a
+// cluster, and returns what releases it. kwokctl gives a new cluster the
+// first free ports below 32768, wherever they were free before: a program
+// that stops a component of its cluster (and frees its ports) holds the
+// lock until the component is back, so that no cluster made meanwhile, by a
+// program running beside it, takes them.
+func LockPorts() (unlock func(), err error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(home, ".kwok", ".robot-operator-ports.lock")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // FreeAddr returns a loopback address with a port nobody listens on.
