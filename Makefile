@@ -34,8 +34,13 @@ help: ## List the targets.
 build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
+# The parts of make test, which hack/test.sh runs side by side (each part's
+# log in _output/test/PART.log); TEST_PARTS="unit e2e" runs some of them.
+TEST_PARTS ?=
+
 .PHONY: test
-test: unit monitoring-test image-test chart-test chart-e2e e2e bench-smoke chaos-short ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests, the benchmark at N=20 and the short fault suite.
+test: ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests on the newest and the oldest supported Kubernetes, the benchmark at N=20 and the short fault suite, side by side.
+	hack/test.sh $(TEST_PARTS)
 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
@@ -135,8 +140,11 @@ cluster: ## Start the local cluster (kubeconfig: _output/kubeconfig).
 	hack/cluster.sh up
 
 .PHONY: cluster-down
-cluster-down: demo-stop ## Remove the local clusters (the demo's and the tests').
+cluster-down: demo-stop test-clusters-down ## Remove the local clusters (the demo's and the tests').
 	hack/cluster.sh down
+
+.PHONY: test-clusters-down
+test-clusters-down: ## Remove the local clusters of e2e, e2e-oldest and chart-e2e (make test does when they pass).
 	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh down
 	CLUSTER_NAME=$(E2E_CLUSTER)-exclusive KUBECONFIG_OUT=$(E2E_KUBECONFIG:-kubeconfig=-exclusive-kubeconfig) hack/cluster.sh down
 	CLUSTER_NAME=$(E2E_OLDEST_CLUSTER) KUBECONFIG_OUT=$(E2E_OLDEST_KUBECONFIG) hack/cluster.sh down
