@@ -356,16 +356,19 @@ func TestRestrictedUnderPodSecurity(t *testing.T) {
 			}
 		}
 	}
-	found := false
-	for _, e := range replicaSetEvents(t, ns, "FailedCreate") {
-		if strings.HasPrefix(e.InvolvedObject.Name, "baseline-") && strings.Contains(e.Message, "violates PodSecurity") {
-			found = true
-			t.Logf("ReplicaSet %s: %s", e.InvolvedObject.Name, e.Message)
+	// The ReplicaSet controller writes its Event after the condition, and
+	// on a busy cluster that can take a while.
+	eventually(t, convergeTimeout, "a FailedCreate event from Pod Security for the baseline Robot's ReplicaSet", func(context.Context) (bool, string, error) {
+		var seen []string
+		for _, e := range replicaSetEvents(t, ns, "FailedCreate") {
+			seen = append(seen, e.InvolvedObject.Name+": "+e.Message)
+			if strings.HasPrefix(e.InvolvedObject.Name, "baseline-") && strings.Contains(e.Message, "violates PodSecurity") {
+				t.Logf("ReplicaSet %s: %s", e.InvolvedObject.Name, e.Message)
+				return true, "", nil
+			}
 		}
-	}
-	if !found {
-		t.Errorf("no FailedCreate event from Pod Security for the baseline Robot's ReplicaSet")
-	}
+		return false, fmt.Sprintf("FailedCreate events: %q", seen), nil
+	})
 	if got := getRobot(t, ns, baseline.Name); readyCondition(got) != nil && readyCondition(got).Status == metav1.ConditionTrue {
 		t.Errorf("the baseline Robot is Ready although none of its pods was admitted: %s", summarizeRobot(got))
 	}
