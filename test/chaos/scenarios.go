@@ -419,12 +419,12 @@ func outage(ctx context.Context, s *scenarioRun, name string) error {
 	}
 	go supervise(ctx, all, s.done)
 	// The controller manager and the scheduler may still be down: the
-	// supervisor starts them within a second.
+	// supervisor starts them within a second, and they listen soon after.
 	locked = false
 	go func() {
 		defer unlock()
-		_ = task.WaitFor(ctx, time.Minute, 100*time.Millisecond, "every component of the cluster to run", func() (bool, error) {
-			return !slices.ContainsFunc(components, func(name string) bool { return !all[name].running() }), nil
+		_ = task.WaitFor(ctx, time.Minute, 100*time.Millisecond, "every component of the cluster to listen", func() (bool, error) {
+			return !slices.ContainsFunc(components, func(name string) bool { return !all[name].listening() }), nil
 		})
 	}()
 	s.faultEnd = time.Now()
