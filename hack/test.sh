@@ -54,19 +54,24 @@ fi
 
 started=${SECONDS}
 log "building what the parts share (log: _output/test/prepare.log)"
+# prepare runs where errexit does not hold (a condition): each step says
+# whether to go on.
 prepare() {
 	local tools=(cluster)
 	[[ -z "${wanted[monitoring-test]:-}" ]] || tools+=(promtool)
 	[[ -z "${wanted[chart-test]:-}${wanted[chart-e2e]:-}" ]] || tools+=(helm)
-	hack/tools.sh "${tools[@]}"
-	[[ -z "${wanted[e2e-oldest]:-}" ]] || K8S_VERSION=oldest hack/tools.sh cluster
-	make --no-print-directory build BIN="${OUT}/robot-operator"
+	hack/tools.sh "${tools[@]}" || return
+	if [[ -n "${wanted[e2e-oldest]:-}" ]]; then
+		K8S_VERSION=oldest hack/tools.sh cluster || return
+	fi
+	make --no-print-directory build BIN="${OUT}/robot-operator" || return
 	if [[ -n "${wanted[e2e]:-}${wanted[e2e-oldest]:-}" ]]; then
-		go test -c -tags e2e -o "${OUT}/e2e.test" ./test/e2e/
+		go test -c -tags e2e -o "${OUT}/e2e.test" ./test/e2e/ || return
 	fi
 }
-if ! prepare >"${OUT}/prepare.log" 2>&1; then
-	tail -n 40 "${OUT}/prepare.log"
+# Its output goes to the terminal too: on a fresh machine the tools take
+# half an hour to build, and say how far they are.
+if ! prepare 2>&1 | tee "${OUT}/prepare.log" | { grep --line-buffered -v '^go: downloading' || true; }; then
 	log "FAILED to build what the parts share"
 	exit 1
 fi
@@ -144,6 +149,6 @@ if [[ ${#failed[@]} -gt 0 ]]; then
 	exit 1
 fi
 # Idle clusters still cost CPU: remove those of the parts, all passed.
-if [[ -z "${TEST_KEEP_CLUSTERS:-}" ]]; then
+if [[ -z "${TEST_KEEP_CLUSTERS:-}" && -n "${wanted[e2e]:-}${wanted[e2e-oldest]:-}${wanted[chart-e2e]:-}" ]]; then
 	make --no-print-directory test-clusters-down >"${OUT}/clusters-down.log" 2>&1 || log "removing the clusters failed: see _output/test/clusters-down.log"
 fi
