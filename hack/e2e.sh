@@ -86,7 +86,9 @@ for run in "${runs[@]}"; do
 	logs+=("${logfile}")
 	e2e_group=${group}
 	[[ "${group}" != all ]] || e2e_group=
-	log "the ${group} tests run on ${cluster}; their log is ${logfile#"${ROOT}"/}"
+	what="the ${group} tests"
+	[[ "${group}" != all ]] || what="all the tests, the exclusive ones first,"
+	log "${what} run on ${cluster}; their log is ${logfile#"${ROOT}"/}"
 	(
 		cd test/e2e
 		set +o errexit
