@@ -5,14 +5,25 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 BIN        ?= bin/robot-operator
-# The end-to-end tests get a cluster of their own, so that a demo left
-# running never interferes with them.
+# The end-to-end tests get clusters of their own, so that a demo left
+# running never interferes with them: E2E_CLUSTER for the tests that run side
+# by side, E2E_CLUSTER-exclusive for those that need the operator to
+# themselves (hack/e2e.sh). E2E_PARALLEL of the first run at once;
+# E2E_SPLIT=0 runs them all on E2E_CLUSTER, the exclusive ones first.
 E2E_CLUSTER    := robot-operator-e2e
 E2E_KUBECONFIG := $(CURDIR)/_output/e2e-kubeconfig
+E2E_PARALLEL   ?= 16
+E2E_SPLIT      ?= 1
+# The oldest Kubernetes the operator supports (hack/tools/kubernetes-v1.*)
+# gets clusters of its own too.
+E2E_OLDEST_CLUSTER    := robot-operator-e2e-oldest
+E2E_OLDEST_KUBECONFIG := $(CURDIR)/_output/e2e-oldest-kubeconfig
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 GO_TEST_FLAGS ?=
 BENCH_N       ?= 1000
 BENCH_PAIRS   ?= 3
+# The benchmark makes a cluster of this name afresh for each phase.
+BENCH_CLUSTER ?= robot-operator-bench
 FUZZTIME      ?= 60s
 
 .PHONY: help
@@ -23,8 +34,13 @@ help: ## List the targets.
 build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
+# The parts of make test, which hack/test.sh runs side by side (each part's
+# log in _output/test/PART.log); TEST_PARTS="unit e2e" runs some of them.
+TEST_PARTS ?=
+
 .PHONY: test
-test: unit monitoring-test image-test chart-test chart-e2e e2e bench-smoke chaos-short ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests, the benchmark at N=20 and the short fault suite.
+test: ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests on the newest and the oldest supported Kubernetes, the benchmark at N=20 and the short fault suite, side by side.
+	hack/test.sh $(TEST_PARTS)
 
 .PHONY: unit
 unit: ## Run the unit tests (no cluster needed).
@@ -36,18 +52,23 @@ monitoring-test: ## Check the alerts with promtool and its rule unit tests, and 
 
 .PHONY: chart-test
 chart-test: ## Check the Helm chart: helm lint, and the objects it renders against artifacts/deploy, deploy-namespaced and monitoring.
-	hack/tools.sh
+	hack/tools.sh cluster helm
 	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" go test -tags chart -count=1 $(GO_TEST_FLAGS) ./test/chart/
 
 # The chart's install, upgrade and uninstall get a local cluster of their own.
 CHART_CLUSTER    := robot-operator-chart
 CHART_KUBECONFIG := $(CURDIR)/_output/chart-kubeconfig
+# The operator that chart-e2e, bench and chaos run: they build it, unless
+# OPERATOR_BIN names one built from the tree (make test builds it once for
+# all its parts).
+OPERATOR_BIN ?=
 
 .PHONY: chart-e2e
-chart-e2e: build ## Install, upgrade and uninstall the chart on a local cluster of its own, with the operator running.
+chart-e2e: $(if $(OPERATOR_BIN),,build) ## Install, upgrade and uninstall the chart on a local cluster of its own, with the operator running.
+	hack/tools.sh helm
 	CLUSTER_NAME=$(CHART_CLUSTER) KUBECONFIG_OUT=$(CHART_KUBECONFIG) hack/cluster.sh up
 	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" KUBECONFIG=$(CHART_KUBECONFIG) \
-		AUDIT_LOG=$(HOME)/.kwok/clusters/$(CHART_CLUSTER)/logs/audit.log OPERATOR_BIN=$(CURDIR)/$(BIN) \
+		AUDIT_LOG=$(HOME)/.kwok/clusters/$(CHART_CLUSTER)/logs/audit.log OPERATOR_BIN=$(or $(OPERATOR_BIN),$(CURDIR)/$(BIN)) \
 		go test -tags 'chart install' -count=1 -v -run TestHelmInstallUpgradeUninstall $(GO_TEST_FLAGS) ./test/chart/
 
 # go test fuzzes one target at a time. An input that fails is written to
@@ -64,23 +85,27 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 60s).
 	done
 
 .PHONY: e2e
-e2e: ## Run the end-to-end tests against a local cluster of their own.
-	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh up
-	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG=$(E2E_KUBECONFIG) go test -tags e2e -count=1 -timeout 20m -v $(GO_TEST_FLAGS) ./test/e2e/ 2>&1 | tee _output/$(E2E_CLUSTER).log; exit $${PIPESTATUS[0]}
+e2e: ## Run the end-to-end tests against local clusters of their own (GO_TEST_FLAGS="-run X" picks some; K8S_VERSION=v1.35.4 another Kubernetes).
+	E2E_CLUSTER=$(E2E_CLUSTER) E2E_KUBECONFIG=$(E2E_KUBECONFIG) E2E_PARALLEL=$(E2E_PARALLEL) E2E_SPLIT=$(E2E_SPLIT) hack/e2e.sh $(GO_TEST_FLAGS)
+
+.PHONY: e2e-oldest
+e2e-oldest: ## Run the end-to-end tests against the oldest supported Kubernetes (1.35), on local clusters of their own.
+	$(MAKE) --no-print-directory e2e K8S_VERSION=oldest E2E_CLUSTER=$(E2E_OLDEST_CLUSTER) E2E_KUBECONFIG=$(E2E_OLDEST_KUBECONFIG)
 
 .PHONY: bench
 bench: ## Benchmark N = 1000 Robots against the floor in 3 floor/operator pairs (BENCH_N=1000,5000, BENCH_PAIRS=5 for more); writes docs/benchmarks.md (~8 min on an idle 2-core machine, twice that on a busy one).
-	go run ./test/bench -n $(BENCH_N) -pairs $(BENCH_PAIRS) -out docs/benchmarks.md -plot docs/benchmark-latency.png
+	go run ./test/bench -cluster $(BENCH_CLUSTER) -n $(BENCH_N) -pairs $(BENCH_PAIRS) -out docs/benchmarks.md -plot docs/benchmark-latency.png
 
 .PHONY: bench-smoke
 bench-smoke: ## Run the benchmark once at N=20 (one floor/operator pair): it must complete and print its table.
-	go run ./test/bench -n 20 -pairs 1 -idle 5s -restart-settle 5s -unrelated 200 -out _output/bench-smoke.md
+	go run ./test/bench -cluster $(BENCH_CLUSTER) -n 20 -pairs 1 -idle 5s -restart-settle 5s -unrelated 200 -out _output/bench-smoke.md
 	@grep -q '^| \*\*T_ready / floor-ready\*\*' _output/bench-smoke.md || { echo "bench-smoke: no table in _output/bench-smoke.md"; exit 1; }
 	@grep -q '^| kube-apiserver CPU per Robot: floor' _output/bench-smoke.md || { echo "bench-smoke: no CPU per Robot in _output/bench-smoke.md"; exit 1; }
 	@echo "bench-smoke: the benchmark completed and printed its table (_output/bench-smoke.md)"
 
-# Each scenario gets a fresh cluster of its own, named chaos. Scenario 8
-# churns Robots for CHAOS_CHURN (e.g. make chaos CHAOS_CHURN=3m).
+# Each scenario gets a fresh cluster of its own, named CHAOS_CLUSTER.
+# Scenario 8 churns Robots for CHAOS_CHURN (e.g. make chaos CHAOS_CHURN=3m).
+CHAOS_CLUSTER   ?= chaos
 CHAOS_N         ?= 300
 CHAOS_SCENARIOS ?= 1,2,3,4,5,6,7,8,9
 CHAOS_CHURN     ?= 20m
@@ -88,11 +113,11 @@ CHAOS_HOSTILE   ?= 2000
 
 .PHONY: chaos
 chaos: ## Break things on purpose (kill the operator, its leader, the API server, etcd; expire its watches; partition the leader; fight it; churn Robots for 20 minutes; 2000 random Robots at the schema's edges) with N=300 Robots; check the invariants (docs/reliability.md).
-	go run ./test/chaos -n $(CHAOS_N) -scenarios $(CHAOS_SCENARIOS) -churn $(CHAOS_CHURN) -hostile $(CHAOS_HOSTILE) -out _output/chaos.md
+	go run ./test/chaos -cluster $(CHAOS_CLUSTER) -n $(CHAOS_N) -scenarios $(CHAOS_SCENARIOS) -churn $(CHAOS_CHURN) -hostile $(CHAOS_HOSTILE) -out _output/chaos.md
 
 .PHONY: chaos-short
 chaos-short: ## The fault suite's scenarios 1, 3 and 7 at N=60, with 15 kills and a 1-minute fight.
-	go run ./test/chaos -n 60 -scenarios 1,3,7 -kills 15 -fight 60s -out _output/chaos-short.md
+	go run ./test/chaos -cluster $(CHAOS_CLUSTER) -n 60 -scenarios 1,3,7 -kills 15 -fight 60s -out _output/chaos-short.md
 
 .PHONY: verify
 verify: ## Check formatting, vet, and that generated code is up to date.
@@ -109,7 +134,7 @@ codegen: ## Regenerate the clientset, listers, informers, deepcopy and the CRD.
 	hack/update-codegen.sh
 
 .PHONY: tools
-tools: ## Build the local cluster's binaries into the cache (once; ~10 minutes).
+tools: ## Build the local cluster's binaries, promtool and helm into the cache (once; ~10 minutes, ~30 with promtool and helm).
 	hack/tools.sh
 
 .PHONY: cluster
@@ -117,9 +142,15 @@ cluster: ## Start the local cluster (kubeconfig: _output/kubeconfig).
 	hack/cluster.sh up
 
 .PHONY: cluster-down
-cluster-down: demo-stop ## Remove the local clusters (the demo's and the tests').
+cluster-down: demo-stop test-clusters-down ## Remove the local clusters (the demo's and the tests').
 	hack/cluster.sh down
+
+.PHONY: test-clusters-down
+test-clusters-down: ## Remove the local clusters of e2e, e2e-oldest and chart-e2e (make test does when they pass).
 	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh down
+	CLUSTER_NAME=$(E2E_CLUSTER)-exclusive KUBECONFIG_OUT=$(E2E_KUBECONFIG:-kubeconfig=-exclusive-kubeconfig) hack/cluster.sh down
+	CLUSTER_NAME=$(E2E_OLDEST_CLUSTER) KUBECONFIG_OUT=$(E2E_OLDEST_KUBECONFIG) hack/cluster.sh down
+	CLUSTER_NAME=$(E2E_OLDEST_CLUSTER)-exclusive KUBECONFIG_OUT=$(E2E_OLDEST_KUBECONFIG:-kubeconfig=-exclusive-kubeconfig) hack/cluster.sh down
 	CLUSTER_NAME=$(CHART_CLUSTER) KUBECONFIG_OUT=$(CHART_KUBECONFIG) hack/cluster.sh down
 
 .PHONY: demo
@@ -183,7 +214,7 @@ undeploy: ## Delete what deploy applied, the CRD too: every Robot and its Deploy
 
 .PHONY: deploy-check
 deploy-check: ## Check the manifests, Pod Security and RBAC on a local cluster of their own (the e2e tests that do).
-	$(MAKE) --no-print-directory e2e E2E_CLUSTER=$(DEPLOY_CLUSTER) E2E_KUBECONFIG=$(DEPLOY_KUBECONFIG) \
+	$(MAKE) --no-print-directory e2e E2E_CLUSTER=$(DEPLOY_CLUSTER) E2E_KUBECONFIG=$(DEPLOY_KUBECONFIG) E2E_SPLIT=0 \
 		GO_TEST_FLAGS="-run 'TestDeployManifests|TestServiceAccountMayDoNoMore|TestRobotWritesStayInItsNamespace|TestCreateRobot|TestScaleRobot|TestDeletedRobotDeletesDeployment'"
 
 .PHONY: rbac-golden

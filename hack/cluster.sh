@@ -53,7 +53,7 @@ exists() {
 }
 
 up() {
-	"${ROOT}/hack/tools.sh"
+	"${ROOT}/hack/tools.sh" cluster
 	if exists && healthy && stagesEnabled; then
 		log "cluster ${CLUSTER_NAME} is already up (kubeconfig: ${KUBECONFIG_OUT})"
 	else
@@ -67,7 +67,8 @@ up() {
 		# With the Stage CRD enabled, kwok reads its stages from the cluster
 		# only: until hack/kwok-stages.yaml is applied below, no node becomes
 		# Ready and no pod Running.
-		cat >"${ROOT}/_output/kwokctl.yaml" <<CONFIG
+		local config="${ROOT}/_output/kwokctl-${CLUSTER_NAME}.yaml"
+		cat >"${config}" <<CONFIG
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:
@@ -76,7 +77,7 @@ options:
   enableCRDs:
   - Stage
 CONFIG
-		local policy=${AUDIT_POLICY:-${ROOT}/_output/audit-policy.yaml}
+		local policy=${AUDIT_POLICY:-${ROOT}/_output/audit-policy-${CLUSTER_NAME}.yaml}
 		[[ -n "${AUDIT_POLICY:-}" ]] || cat >"${policy}" <<POLICY
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -87,7 +88,14 @@ rules:
 - level: None
 POLICY
 		log "creating cluster ${CLUSTER_NAME} (kubernetes ${K8S_VERSION}, ${NODES} fake nodes; log: ${KWOKCTL_LOG})"
-		if ! "${KWOKCTL}" --config "${ROOT}/_output/kwokctl.yaml" create cluster \
+		# One cluster made at a time, machine-wide (the parts of make test
+		# make theirs side by side): kwokctl gives each component the first
+		# free port below 32768, and two at once could pick the same. The
+		# fault suite holds the lock too while a component of its cluster
+		# is down, its ports free. flock -o: the cluster's processes must
+		# not inherit the lock.
+		mkdir -p "${HOME}/.kwok"
+		if ! flock -o "${HOME}/.kwok/.robot-operator-ports.lock" "${KWOKCTL}" --config "${config}" create cluster \
 			--name "${CLUSTER_NAME}" \
 			--runtime binary \
 			--kube-apiserver-binary "${KUBE_APISERVER}" \

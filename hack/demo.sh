@@ -35,7 +35,7 @@ if [[ "${1:-}" == "stop" ]]; then
 fi
 
 step "Building the cluster tools (cached after the first run, which takes about 10 minutes)"
-hack/tools.sh
+hack/tools.sh cluster
 eval "$(hack/tools.sh env)"
 
 step "Starting the local cluster"
@@ -43,7 +43,13 @@ hack/cluster.sh up
 
 step "Installing the Robot CRD"
 "${KUBECTL}" apply -f artifacts/crd/
-"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=60s
+# kubectl wait fails at once, instead of waiting, when it finds the new CRD
+# before the API server has given it any condition: ask again for a minute.
+for _ in $(seq 30); do
+	"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s >/dev/null 2>&1 && break
+	sleep 1
+done
+"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s
 
 step "Building and starting the operator (log: _output/operator.log)"
 make --no-print-directory build

@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# Builds the binaries of the local test cluster (kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, kwokctl) and
-# promtool (which tests the alerting rules) and helm (which lints and installs
-# the chart) from the versions pinned in
-# hack/tools/**/go.mod, into a cache outside the clone keyed by version, and
-# skips whatever is already there.
+# Builds the tools the local clusters and the tests run, from the versions
+# pinned in hack/tools/**/go.mod, into a cache outside the clone keyed by
+# version, and skips whatever is already there:
 #
-# Usage: hack/tools.sh            build what is missing, print the paths
-#        hack/tools.sh env        print shell assignments of the binary paths
-#        hack/tools.sh promtool   build promtool only
-#        hack/tools.sh helm       build helm only
+#   cluster    the local cluster's binaries: kube-apiserver,
+#              kube-controller-manager, kube-scheduler, kubectl, etcd, kwok,
+#              kwokctl (what `make demo` and every cluster need);
+#   promtool   which tests the alerting rules (make monitoring-test);
+#   helm       which lints and installs the chart (make chart-test, chart-e2e).
+#
+# Usage: hack/tools.sh                  build all of them
+#        hack/tools.sh WHAT...          build only those named (cluster, promtool, helm)
+#        hack/tools.sh env              print shell assignments of the binary paths
+#
+# K8S_VERSION picks the Kubernetes version of the cluster's binaries: one
+# that hack/tools pins (e.g. v1.35.4), or oldest; unset, the newest.
+#
+# The first build takes minutes (the cluster's about 10 on 2 cores, promtool
+# and helm about 20 more): it says which step it is at, and every
+# TOOLS_PROGRESS_SECONDS (30) how long the step has been running. Two runs at
+# once build each tool once: the second waits for the first.
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS_MOD="${ROOT}/hack/tools"
 CACHE="${ROBOT_TOOLS_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/robot-operator}"
+PROGRESS_SECONDS=${TOOLS_PROGRESS_SECONDS:-30}
 
 modversion() { # modversion DIR MODULE
 	(cd "$1" && go list -m -f '{{.Version}}' "$2")
@@ -22,9 +33,12 @@ modversion() { # modversion DIR MODULE
 
 # The Kubernetes control plane: hack/tools pins the newest supported minor,
 # hack/tools/kubernetes-v1.*/ the older ones. K8S_VERSION (e.g. v1.35.4)
-# picks one; unset, the newest.
+# picks one, K8S_VERSION=oldest the oldest; unset, the newest.
 k8s_module() {
 	local dir
+	if [[ "${K8S_VERSION:-}" == oldest ]]; then
+		K8S_VERSION=$(for dir in "${TOOLS_MOD}" "${TOOLS_MOD}"/kubernetes-v*; do modversion "${dir}" k8s.io/kubernetes; done | sort -V | sed -n 1p)
+	fi
 	for dir in "${TOOLS_MOD}" "${TOOLS_MOD}"/kubernetes-v*; do
 		if [[ -z "${K8S_VERSION:-}" || "$(modversion "${dir}" k8s.io/kubernetes)" == "${K8S_VERSION}" ]]; then
 			echo "${dir}"
@@ -65,81 +79,166 @@ fi
 
 log() { echo "tools: $*" >&2; }
 
-# build DIR MODULE_DIR LDFLAGS PACKAGE... builds the packages into DIR unless
-# every binary is already there. It writes into a temporary directory first so
-# an interrupted build never leaves a half-written binary in the cache.
+# duration SECONDS prints 2m30s.
+duration() {
+	if (($1 >= 60)); then
+		echo "$(($1 / 60))m$(($1 % 60))s"
+	else
+		echo "$1s"
+	fi
+}
+
+# progress WHAT START says, every PROGRESS_SECONDS, that WHAT is still being
+# built and for how long, until this script ends or is killed.
+progress() {
+	local what=$1 start=$2 script=$$ next=$((PROGRESS_SECONDS))
+	while kill -0 "${script}" 2>/dev/null; do
+		sleep 1
+		local now
+		now=$(($(date +%s) - start))
+		if ((now >= next)); then
+			log "still building ${what}... $(duration "${now}")"
+			next=$((next + PROGRESS_SECONDS))
+		fi
+	done
+}
+
+# exe PACKAGE is the name go build gives the binary of a main package: its
+# last path element that is not a major version (go.etcd.io/etcd/server/v3
+# makes "server").
+exe() {
+	local name=${1##*/}
+	if [[ "${name}" =~ ^v[0-9]+$ ]]; then
+		name=${1%/*}
+		name=${name##*/}
+	fi
+	echo "${name}"
+}
+
+# The steps this run takes, in order: each builds NAME:PACKAGE... (the
+# binary NAME from the main package PACKAGE) of the module in MODULE_DIR
+# into DIR, unless every binary is already there. WHAT says which tool and
+# version it is, for people.
+STEPS=()
+step() { # step WHAT DIR MODULE_DIR LDFLAGS NAME:PACKAGE...
+	local what=$1 dir=$2 missing=0 spec
+	for spec in "${@:5}"; do
+		[[ -x "${dir}/${spec%%:*}" ]] || missing=1
+	done
+	if ((missing)); then
+		STEPS+=("$(printf '%q ' "$@")")
+	else
+		log "cached: ${what} (${dir})"
+	fi
+}
+
+# build STEP_NUMBER STEPS WHAT DIR MODULE_DIR LDFLAGS NAME:PACKAGE... builds
+# the binaries that are missing. It holds a lock on DIR, so that a second
+# run waits for the first instead of building the same again, and writes
+# into a temporary directory first, so that an interrupted build never
+# leaves a half-written binary in the cache.
 build() {
-	local dir=$1 moddir=$2 ldflags=$3
-	shift 3
-	local missing=()
-	for pkg in "$@"; do
-		[[ -x "${dir}/$(basename "${pkg}")" ]] || missing+=("${pkg}")
+	local n=$1 of=$2 what=$3 dir=$4 moddir=$5 ldflags=$6
+	shift 6
+	mkdir -p "${dir}"
+	local lock
+	exec {lock}>"${dir}/.lock"
+	if ! flock --nonblock "${lock}"; then
+		log "waiting for another build of ${what} into ${dir}"
+		flock "${lock}"
+	fi
+	local missing=() names=() spec
+	for spec in "$@"; do
+		if [[ ! -x "${dir}/${spec%%:*}" ]]; then
+			names+=("${spec%%:*}")
+			missing+=("${spec#*:}")
+		fi
 	done
 	if [[ ${#missing[@]} -eq 0 ]]; then
-		log "cached: ${dir}"
+		log "[${n}/${of}] ${what}: built meanwhile by another run"
+		exec {lock}>&-
 		return
 	fi
-	log "building ${missing[*]##*/} into ${dir} (the first build takes several minutes)"
-	mkdir -p "${dir}"
-	local tmp
+	log "[${n}/${of}] building ${what}: ${names[*]} into ${dir} (the first build takes minutes; a line every ${PROGRESS_SECONDS}s while it runs)"
+	local tmp start ticker
 	tmp=$(mktemp -d "${dir}/.build.XXXXXX")
-	trap 'rm -rf "${tmp:-}"' RETURN
-	local start=${SECONDS}
+	start=$(date +%s)
+	progress "${what} (${names[*]}, step ${n} of ${of})" "${start}" &
+	ticker=$!
+	# shellcheck disable=SC2064 # expand now: the locals are gone at EXIT
+	trap "kill ${ticker} 2>/dev/null; rm -rf '${tmp}'" EXIT
 	(cd "${moddir}" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${tmp}/" "${missing[@]}")
-	mv "${tmp}"/* "${dir}/"
-	log "built ${missing[*]##*/} in $((SECONDS - start))s"
+	kill "${ticker}" 2>/dev/null || true
+	wait "${ticker}" 2>/dev/null || true
+	local i
+	for i in "${!missing[@]}"; do
+		mv "${tmp}/$(exe "${missing[i]}")" "${dir}/${names[i]}"
+	done
+	rm -rf "${tmp}"
+	trap - EXIT
+	exec {lock}>&-
+	log "[${n}/${of}] built ${what} in $(duration $(($(date +%s) - start)))"
+}
+
+cluster_steps() {
+	local minor=${K8S_VERSION#v1.}
+	minor=${minor%%.*}
+	local cb=k8s.io/component-base/version
+	step "kubernetes ${K8S_VERSION}" "${K8S_DIR}" "${K8S_MOD}" \
+		"-s -w -X ${cb}.gitVersion=${K8S_VERSION} -X ${cb}.gitMajor=1 -X ${cb}.gitMinor=${minor} -X ${cb}.gitTreeState=clean" \
+		kube-apiserver:k8s.io/kubernetes/cmd/kube-apiserver \
+		kube-controller-manager:k8s.io/kubernetes/cmd/kube-controller-manager \
+		kube-scheduler:k8s.io/kubernetes/cmd/kube-scheduler \
+		kubectl:k8s.io/kubernetes/cmd/kubectl
+	step "etcd ${ETCD_VERSION}" "${ETCD_DIR}" "${TOOLS_MOD}/etcd" "-s -w" \
+		etcd:go.etcd.io/etcd/server/v3
+	step "kwok ${KWOK_VERSION}" "${KWOK_DIR}" "${TOOLS_MOD}/kwok" "-s -w" \
+		kwok:sigs.k8s.io/kwok/cmd/kwok \
+		kwokctl:sigs.k8s.io/kwok/cmd/kwokctl
 }
 
 # promtool comes from the Prometheus server's Go module, whose Go module
 # tags are v0.3XX.Y for Prometheus 3.XX.Y (its v3.* tags are not usable Go
 # module versions).
-build_promtool() {
-	build "${PROMTOOL_DIR}" "${TOOLS_MOD}/promtool" "-s -w" \
-		github.com/prometheus/prometheus/cmd/promtool
+promtool_steps() {
+	step "promtool ${PROMETHEUS_VERSION}" "${PROMTOOL_DIR}" "${TOOLS_MOD}/promtool" "-s -w" \
+		promtool:github.com/prometheus/prometheus/cmd/promtool
 }
-if [[ "${1:-}" == "promtool" ]]; then
-	build_promtool
-	exit 0
-fi
 
 # helm's version is stamped as its own Makefile does, so that `helm version`
 # and the chart's kubeVersion checks see the truth.
-build_helm() {
-	build "${HELM_DIR}" "${TOOLS_MOD}/helm" "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}" \
-		helm.sh/helm/v4/cmd/helm
+helm_steps() {
+	step "helm ${HELM_VERSION}" "${HELM_DIR}" "${TOOLS_MOD}/helm" "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}" \
+		helm:helm.sh/helm/v4/cmd/helm
 }
-if [[ "${1:-}" == "helm" ]]; then
-	build_helm
-	exit 0
-fi
 
-minor=${K8S_VERSION#v1.}
-minor=${minor%%.*}
-cb=k8s.io/component-base/version
-build "${K8S_DIR}" "${K8S_MOD}" \
-	"-s -w -X ${cb}.gitVersion=${K8S_VERSION} -X ${cb}.gitMajor=1 -X ${cb}.gitMinor=${minor} -X ${cb}.gitTreeState=clean" \
-	k8s.io/kubernetes/cmd/kube-apiserver \
-	k8s.io/kubernetes/cmd/kube-controller-manager \
-	k8s.io/kubernetes/cmd/kube-scheduler \
-	k8s.io/kubernetes/cmd/kubectl
+wanted=("$@")
+[[ ${#wanted[@]} -gt 0 ]] || wanted=(cluster promtool helm)
+ready=()
+for what in "${wanted[@]}"; do
+	case "${what}" in
+	cluster)
+		cluster_steps
+		ready+=("kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION}")
+		;;
+	promtool)
+		promtool_steps
+		ready+=("promtool ${PROMETHEUS_VERSION}")
+		;;
+	helm)
+		helm_steps
+		ready+=("helm ${HELM_VERSION}")
+		;;
+	*)
+		echo "usage: $0 [cluster|promtool|helm]... | env" >&2
+		exit 2
+		;;
+	esac
+done
 
-# etcd's main package is its module root; name the binary etcd.
-if [[ ! -x "${ETCD_DIR}/etcd" ]]; then
-	log "building etcd ${ETCD_VERSION} into ${ETCD_DIR}"
-	mkdir -p "${ETCD_DIR}"
-	(cd "${TOOLS_MOD}/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${ETCD_DIR}/.etcd.tmp" go.etcd.io/etcd/server/v3)
-	mv "${ETCD_DIR}/.etcd.tmp" "${ETCD_DIR}/etcd"
-else
-	log "cached: ${ETCD_DIR}"
-fi
+for i in "${!STEPS[@]}"; do
+	eval "build $((i + 1)) ${#STEPS[@]} ${STEPS[i]}"
+done
 
-
-build "${KWOK_DIR}" "${TOOLS_MOD}/kwok" \
-	"-s -w" \
-	sigs.k8s.io/kwok/cmd/kwok \
-	sigs.k8s.io/kwok/cmd/kwokctl
-
-build_promtool
-build_helm
-
-log "ready: kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION}, promtool ${PROMETHEUS_VERSION}, helm ${HELM_VERSION} under ${CACHE}"
+summary=$(printf '%s, ' "${ready[@]}")
+log "ready: ${summary%, } under ${CACHE}"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -103,6 +104,27 @@ func (p *component) pid() (int, error) {
 func (p *component) running() bool {
 	pid, err := p.pid()
 	return err == nil && syscall.Kill(pid, 0) == nil
+}
+
+// portFlag finds the ports a component listens on in its command line.
+var portFlag = regexp.MustCompile(`^--(?:secure-port=|listen-client-urls=http://127\.0\.0\.1:|listen-peer-urls=http://127\.0\.0\.1:)(\d+)$`)
+
+// listening reports whether the component runs and accepts connections on
+// every port its command line names.
+func (p *component) listening() bool {
+	if !p.running() {
+		return false
+	}
+	for _, arg := range p.args {
+		if m := portFlag.FindStringSubmatch(arg); m != nil {
+			conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", m[1]), time.Second)
+			if err != nil {
+				return false
+			}
+			conn.Close()
+		}
+	}
+	return true
 }
 
 // kill sends SIGKILL to the component and waits until it is gone.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
@@ -382,6 +383,19 @@ func outage(ctx context.Context, s *scenarioRun, name string) error {
 	if err != nil {
 		return err
 	}
+	// While the component is down, its ports are free, and kwokctl would
+	// give them to a cluster made meanwhile (make test runs other parts
+	// beside this one): none is made until every component is back.
+	unlock, err := localcluster.LockPorts()
+	if err != nil {
+		return err
+	}
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	s.faultStart = time.Now()
 	if err := component.kill(); err != nil {
 		return err
@@ -404,6 +418,15 @@ func outage(ctx context.Context, s *scenarioRun, name string) error {
 		return err
 	}
 	go supervise(ctx, all, s.done)
+	// The controller manager and the scheduler may still be down: the
+	// supervisor starts them within a second, and they listen soon after.
+	locked = false
+	go func() {
+		defer unlock()
+		_ = task.WaitFor(ctx, time.Minute, 100*time.Millisecond, "every component of the cluster to listen", func() (bool, error) {
+			return !slices.ContainsFunc(components, func(name string) bool { return !all[name].listening() }), nil
+		})
+	}()
 	s.faultEnd = time.Now()
 	logf("%s is back after %.1f s", name, s.faultEnd.Sub(s.faultStart).Seconds())
 	s.notes = append(s.notes, fmt.Sprintf("down %.1f s", s.faultEnd.Sub(s.faultStart).Seconds()))

@@ -112,6 +112,7 @@ func denyDeployments(t *testing.T, ns string) {
 // cannot write with growing delays, not in a hot loop, and keeps converging
 // the other Robots meanwhile.
 func TestFailingRobotBacksOff(t *testing.T) {
+	parallel(t)
 	if env.audit.err != nil {
 		t.Fatalf("this test counts the operator's writes in the API server's audit log: %v", env.audit.err)
 	}

@@ -66,6 +66,7 @@ func startOperatorThroughProxy(t *testing.T, name string) (*operator, *holdingPr
 // the operator's first write of the Deployment, so the window stays open
 // while the other Deployment is created.
 func TestDeploymentCreatedInTheWindowIsLeftAlone(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs one of its own through a proxy")
 	requireAuditLog(t)
 	o, proxy := startOperatorThroughProxy(t, "create-window")
 	ns := newNamespace(t)
@@ -140,6 +141,7 @@ func TestDeploymentCreatedInTheWindowIsLeftAlone(t *testing.T) {
 // one request about its Deployment, the create: no read before it, and no
 // second write.
 func TestNewRobotWritesItsDeploymentOnce(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs one of its own through a proxy")
 	requireAuditLog(t)
 	o, proxy := startOperatorThroughProxy(t, "create-once")
 	ns := newNamespace(t)
@@ -184,6 +186,7 @@ func TestNewRobotWritesItsDeploymentOnce(t *testing.T) {
 // Deployment was created and no longer asks for goes from the Deployment,
 // whatever happened in between: args, an env var, a port.
 func TestDroppedFieldsLeaveTheDeployment(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	robotPatch := func(what, patch string) change {
 		return change{what, func(t *testing.T, name string) { patchRobot(t, ns, name, patch) }}

@@ -21,6 +21,7 @@ import (
 // Robot meanwhile; and once the API server answers again the Robot
 // converges.
 func TestSyncDeadline(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs one of its own through a proxy")
 	pauseSharedOperator(t)
 	const (
 		syncTimeout = 3 * time.Second

@@ -137,6 +137,7 @@ func expectRecovered(t *testing.T, ns, name string) {
 }
 
 func TestImagePullFailed(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	robot := newRobot(ns, "web", 1)
 	robot.Spec.Image = pullFailsImage
@@ -159,6 +160,7 @@ func TestImagePullFailed(t *testing.T) {
 }
 
 func TestCrashLoop(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	createRobot(t, simulating(ns, "web", "crash-loop"))
 	waitForContainer(t, ns, "web", "waits with CrashLoopBackOff", waiting("CrashLoopBackOff"))
@@ -178,6 +180,7 @@ func TestCrashLoop(t *testing.T) {
 }
 
 func TestConfigMissing(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	createRobot(t, simulating(ns, "web", "config-missing"))
 	pod := waitForContainer(t, ns, "web", "waits with CreateContainerConfigError", waiting("CreateContainerConfigError"))
@@ -189,6 +192,7 @@ func TestConfigMissing(t *testing.T) {
 }
 
 func TestReadinessProbeFailing(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	createRobot(t, simulating(ns, "web", "readiness-fails"))
 	// Running and started, never ready: for the first 30 s a slow start,
@@ -221,6 +225,7 @@ func TestReadinessProbeFailing(t *testing.T) {
 }
 
 func TestUnschedulable(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	createRobot(t, newRobot(ns, "web", 1))
 	waitForRobotReady(t, ns, "web")
@@ -260,6 +265,7 @@ func TestUnschedulable(t *testing.T) {
 }
 
 func TestQuotaExceeded(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	quota := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "pods"},
@@ -303,6 +309,7 @@ func raiseQuota(t *testing.T, ns, name, pods string) {
 }
 
 func TestPodSecurityRejected(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	setLevel := func(level string) {
 		t.Helper()

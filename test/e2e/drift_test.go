@@ -24,6 +24,7 @@ import (
 // Deployment that the operator owns are reverted; what they add that the
 // operator does not own stays.
 func TestDriftIsReverted(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	robot := createRobot(t, newRobot(ns, "web", 2))
 	waitForRobotReady(t, ns, "web")
@@ -76,6 +77,7 @@ func waitForEventMessage(t *testing.T, ns string, robot *robotv1alpha1.Robot, re
 // Deployment it does not control leaves that Deployment alone, says so once,
 // and converges soon after the name is free.
 func TestDeploymentNameTaken(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	labels := map[string]string{"app": "someone-else"}
 	theirs, err := env.kube.AppsV1().Deployments(ns).Create(t.Context(), &appsv1.Deployment{
@@ -154,6 +156,7 @@ func TestDeploymentNameTaken(t *testing.T) {
 // warns once, retries with backoff, and converges by itself once the other
 // writer takes its field back.
 func TestForeignFieldConflict(t *testing.T) {
+	parallel(t)
 	requireAuditLog(t)
 	ns := newNamespace(t)
 	robot := createRobot(t, newRobot(ns, "web", 1))
@@ -211,10 +214,9 @@ func TestForeignFieldConflict(t *testing.T) {
 	if len(attempts) < 2 || len(attempts) > 20 {
 		t.Errorf("%d attempts to apply in %v, want a few retries with backoff (2 to 20)", len(attempts), time.Since(start).Round(time.Second))
 	}
-	events, err := robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonFieldConflict)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The operator writes its Events after the sync that recorded them, and
+	// on a busy cluster that can take a while.
+	events := waitForEvents(t, ns, robot.UID, robotv1alpha1.ReasonFieldConflict, 1)
 	if n := eventCount(events); n != 1 || events[0].Type != corev1.EventTypeWarning {
 		t.Errorf("want exactly one Warning %s, got %s", robotv1alpha1.ReasonFieldConflict, summarizeEvents(events))
 	}
@@ -227,5 +229,13 @@ func TestForeignFieldConflict(t *testing.T) {
 	})
 	if sc := robotContainer(t, getDeployment(t, ns, "web")).SecurityContext; sc == nil || !ptr.Equal(sc.AllowPrivilegeEscalation, ptr.To(false)) {
 		t.Errorf("allowPrivilegeEscalation was not put back to false: %+v", sc)
+	}
+	// Still one Warning, every retry of the conflict counted.
+	events, err = robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonFieldConflict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := eventCount(events); n != 1 {
+		t.Errorf("once converged: want exactly one Warning %s, got %s", robotv1alpha1.ReasonFieldConflict, summarizeEvents(events))
 	}
 }

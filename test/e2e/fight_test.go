@@ -24,6 +24,7 @@ import (
 // who it fights with, in its Synced condition and one Warning event; and once
 // the other writer stops, the Robot converges and is Synced by itself.
 func TestFightWithAnotherWriter(t *testing.T) {
+	parallel(t)
 	const (
 		fighter = "e2e-fighter"
 		fight   = 75 * time.Second

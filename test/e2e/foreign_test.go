@@ -164,6 +164,7 @@ func randomRobot(rng *rand.Rand, round int, ns, name string) *robotv1alpha1.Robo
 // most one write and then writes nothing: it reverts what it owns and leaves
 // what the other writer added to fields the Robot does not set.
 func TestForeignEditsConverge(t *testing.T) {
+	parallel(t)
 	requireAuditLog(t)
 	ns := newNamespace(t)
 	seed := uint64(time.Now().UnixNano())

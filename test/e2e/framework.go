@@ -235,6 +235,7 @@ func (o *operator) stop() error {
 // started: anything the operator writes from then on is the new process's.
 func restartOperator(t *testing.T) time.Time {
 	t.Helper()
+	requireExclusive(t, "restarts the shared operator")
 	if err := env.operator.stop(); err != nil {
 		t.Fatalf("stopping the operator: %v", err)
 	}
@@ -273,6 +274,7 @@ func mustKubectl(t *testing.T, args ...string) string {
 // what is in it.
 func newNamespace(t *testing.T) string {
 	t.Helper()
+	requireGroup(t)
 	ns, err := env.kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "e2e-" + namespaceSlug(t.Name()) + "-",
@@ -286,7 +288,7 @@ func newNamespace(t *testing.T) string {
 	t.Logf("namespace %s", name)
 	// Cleanups run last-registered first: dump, then delete.
 	t.Cleanup(func() {
-		if err := deleteNamespace(name, 2*time.Minute); err != nil {
+		if err := deleteNamespace(name, namespaceDeleteTimeout); err != nil {
 			t.Errorf("deleting namespace %s: %v", name, err)
 		}
 	})
@@ -310,6 +312,12 @@ func namespaceSlug(testName string) string {
 	}
 	return s
 }
+
+// namespaceDeleteTimeout bounds how long a test's namespace may take to go.
+// The namespace controller deletes a few namespaces at a time, and waits
+// out the pods' grace before it looks again: with the parallel tests ending
+// together, on a busy machine, one namespace took over two minutes.
+const namespaceDeleteTimeout = 5 * time.Minute
 
 // deleteNamespace deletes a namespace and waits until it is gone, so that
 // nothing of one test is still being torn down while the next one runs.

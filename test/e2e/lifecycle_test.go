@@ -24,6 +24,7 @@ import (
 // TestCreateRobot: a new Robot gets an owned Deployment as it asks, its pods
 // run, and its status and printer columns say so.
 func TestCreateRobot(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	robot := newRobot(ns, "web", 2)
 	robot.Spec.Port = ptr.To[int32](8080)
@@ -116,6 +117,7 @@ func checkControlledBy(t *testing.T, d *appsv1.Deployment, robot *robotv1alpha1.
 // subresource (kubectl scale), and its status.selector selects exactly its
 // pods.
 func TestScaleRobot(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	robot := createRobot(t, newRobot(ns, "web", 2))
 	// A neighbour, whose pods the Robot's selector must not select.
@@ -213,6 +215,7 @@ func podNames(pods []corev1.Pod) []string {
 // TestUpdateRobotImage: changing a Robot's image rolls its Deployment out to
 // the new image, and the Robot's status follows.
 func TestUpdateRobotImage(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	createRobot(t, newRobot(ns, "web", 2))
 	before := waitForRobotReady(t, ns, "web")
@@ -239,6 +242,7 @@ func TestUpdateRobotImage(t *testing.T) {
 // TestDeletedDeploymentIsRecreated: when a Robot's Deployment is deleted,
 // the operator creates it again, once.
 func TestDeletedDeploymentIsRecreated(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	robot := createRobot(t, newRobot(ns, "web", 2))
 	waitForRobotReady(t, ns, "web")
@@ -279,6 +283,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 // TestDeletedRobotDeletesDeployment: deleting a Robot deletes its Deployment
 // and pods, through the garbage collector.
 func TestDeletedRobotDeletesDeployment(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	createRobot(t, newRobot(ns, "web", 2))
 	waitForRobotReady(t, ns, "web")
@@ -304,6 +309,7 @@ func TestDeletedRobotDeletesDeployment(t *testing.T) {
 // else's Deployment is in the way), and converges as soon as the old
 // Deployment is gone, not at a periodic recheck.
 func TestRecreatedRobotConverges(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	const finalizer = "e2e.robot.dev/hold"
 	first := createRobot(t, newRobot(ns, "web", 1))

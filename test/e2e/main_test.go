@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,14 +27,23 @@ import (
 )
 
 // TestMain sets up what every test needs: the cluster's clients, the Robot
-// CRD, and the operator, built from this tree and running. It stops the
-// operator when the tests are done. The cluster itself is started once, by
-// `make e2e`, not here.
+// CRD, and the operator, built from this tree (or $E2E_OPERATOR_BIN, built
+// from it already) and running. It stops the operator when the tests are
+// done. The cluster itself is started once, by `make e2e`, not here. Listing
+// the tests (-test.list) needs no cluster.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if list := flag.Lookup("test.list"); list != nil && list.Value.String() != "" {
+		os.Exit(m.Run())
+	}
 	os.Exit(runTests(m))
 }
 
 func runTests(m *testing.M) int {
+	if err := checkSelectedGroup(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
 	e, err := setUp()
 	if e != nil && e.tempDir != "" {
 		defer os.RemoveAll(e.tempDir)
@@ -119,14 +129,10 @@ func setUp() (*environment, error) {
 	if e.tempDir, err = os.MkdirTemp("", "robot-operator-e2e-"); err != nil {
 		return nil, err
 	}
-	bin := filepath.Join(e.tempDir, "robot-operator")
-	start := time.Now()
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	build.Dir = e.root
-	if out, err := build.CombinedOutput(); err != nil {
-		return e, fmt.Errorf("building the operator: %v\n%s", err, out)
+	bin, err := operatorBinary(ctx, e)
+	if err != nil {
+		return e, err
 	}
-	fmt.Fprintf(os.Stderr, "e2e: built the operator in %v\n", time.Since(start).Round(time.Millisecond))
 
 	// One log per cluster, so that runs against two clusters never share one.
 	logPath := filepath.Join(e.root, "_output", "e2e-operator.log")
@@ -153,6 +159,32 @@ func setUp() (*environment, error) {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: the operator is running; its log is %s\n", logPath)
 	return e, nil
+}
+
+// operatorBinary returns $E2E_OPERATOR_BIN, the operator that `make e2e`
+// builds once for the runs it makes side by side, or else builds the
+// operator from the tree into the environment's temporary directory.
+func operatorBinary(ctx context.Context, e *environment) (string, error) {
+	if bin := os.Getenv("E2E_OPERATOR_BIN"); bin != "" {
+		bin, err := filepath.Abs(bin)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("E2E_OPERATOR_BIN: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "e2e: the operator is %s\n", bin)
+		return bin, nil
+	}
+	bin := filepath.Join(e.tempDir, "robot-operator")
+	start := time.Now()
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	build.Dir = e.root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the operator: %v\n%s", err, out)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: built the operator in %v\n", time.Since(start).Round(time.Millisecond))
+	return bin, nil
 }
 
 // findKubectl returns $KUBECTL, or else the kubectl of the cluster's

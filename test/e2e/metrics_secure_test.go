@@ -29,6 +29,7 @@ const metricsReaderRole = "robot-operator-metrics-reader"
 // without the reader role 403, one bound to it 200. The health probes stay
 // plain HTTP for the kubelet.
 func TestSecureMetrics(t *testing.T) {
+	exclusive(t, "it runs an operator of its own that waits for the leader election Lease, which the leader election tests share")
 	start := time.Now()
 	// The operator under test only waits for the Lease, held by someone
 	// else: it serves metrics but never writes, so the shared operator

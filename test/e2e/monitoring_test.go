@@ -17,6 +17,7 @@ import (
 // operator's /metrics once it has made a Robot Ready. A metric renamed in
 // the operator fails here, not silently in a dashboard.
 func TestMonitoringSeriesAreExported(t *testing.T) {
+	parallel(t)
 	path := filepath.Join(env.root, "artifacts", "monitoring", "testdata", "series.txt")
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -36,6 +36,7 @@ const leaseNamespace = "robot-operator"
 // has). It fails the test if the operator cannot be started again.
 func pauseSharedOperator(t *testing.T) {
 	t.Helper()
+	requireExclusive(t, "pauses the shared operator")
 	err := env.operator.stop()
 	t.Cleanup(func() {
 		if env.operator.running() {
@@ -57,6 +58,7 @@ func pauseSharedOperator(t *testing.T) {
 // failed, the end of its log is printed.
 func extraOperator(t *testing.T, name string, args []string) *operator {
 	t.Helper()
+	requireExclusive(t, "runs an operator of its own")
 	logPath := strings.TrimSuffix(env.operator.logPath, filepath.Ext(env.operator.logPath)) + "-" + name + ".log"
 	if err := os.WriteFile(logPath, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -291,6 +293,7 @@ const leaseName = "robot-operator"
 // before the Lease is deleted.
 func newLease(t *testing.T) string {
 	t.Helper()
+	requireExclusive(t, "takes the leader election Lease")
 	_, err := env.kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating namespace %s: %v", leaseNamespace, err)

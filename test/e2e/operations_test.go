@@ -45,6 +45,7 @@ const (
 // duration, when it is stopped with SIGTERM the next one takes over at once,
 // and no object is ever written by two replicas at the same time.
 func TestLeaderElection(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs replicas of its own that compete for the leader election Lease")
 	requireAuditLog(t)
 	begin := time.Now()
 	pauseSharedOperator(t)
@@ -137,6 +138,7 @@ func TestLeaderElection(t *testing.T) {
 // replaced when it resumes: it must write nothing more, and exit with
 // status 1.
 func TestLeaderPausedPastItsLease(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs replicas of its own that compete for the leader election Lease")
 	requireAuditLog(t)
 	pauseSharedOperator(t)
 	leaseID := newLease(t)
@@ -451,6 +453,7 @@ func checkWritersTakeTurns(t *testing.T, ns string, begin time.Time, names map[s
 // workqueue's, the REST client's and the process's series, and they move as
 // a Robot is created and scaled.
 func TestMetrics(t *testing.T) {
+	parallel(t)
 	address := servingAddress(env.operator, 0, "metrics")
 	if address == "" {
 		t.Fatalf("the shared operator did not log where it serves metrics; see %s", env.operator.logPath)
@@ -645,6 +648,7 @@ func (m metrics) brief() string {
 // synced and 200 from then on, /healthz 200; a follower is ready too, without
 // working; pprof is served only where -pprof-bind-address says.
 func TestHealthProbes(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs replicas of its own that compete for the leader election Lease")
 	pauseSharedOperator(t)
 	leaseID := newLease(t)
 
@@ -797,6 +801,7 @@ func klogTime(log, needle string) (time.Time, bool) {
 // it creates Deployments for a burst of new Robots exits 0 and leaves nothing
 // half done, and a successor completes every Robot.
 func TestShutdownFinishesSyncsInFlight(t *testing.T) {
+	exclusive(t, "it pauses the shared operator, runs one of its own with the leader election Lease, and starts the shared one again")
 	requireAuditLog(t)
 	pauseSharedOperator(t)
 	leaseID := newLease(t)
@@ -926,6 +931,7 @@ func TestShutdownFinishesSyncsInFlight(t *testing.T) {
 // TestJSONLogging: with -logging-format=json every line is a JSON object, and
 // a line about a Robot carries it as {"name","namespace"}.
 func TestJSONLogging(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs one of its own")
 	pauseSharedOperator(t)
 	ns := newNamespace(t)
 	createRobot(t, newRobot(ns, "web", 1))
@@ -989,6 +995,7 @@ func TestJSONLogging(t *testing.T) {
 // with SIGTERM while another replica holds the Lease exits 0, soon, without
 // ever having led or written anything, the Lease included.
 func TestLeaderShutdownWhileFollowing(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs one of its own that waits for the leader election Lease")
 	requireAuditLog(t)
 	pauseSharedOperator(t)
 	leaseID := newLease(t)
@@ -1022,6 +1029,7 @@ func TestLeaderShutdownWhileFollowing(t *testing.T) {
 // server answers through a slow link) exits 0, without leading, and does
 // not leave the Lease held in its name.
 func TestLeaderShutdownWhileAcquiring(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs one of its own that asks for the leader election Lease")
 	pauseSharedOperator(t)
 	leaseID := newLease(t)
 	const delay = 2 * time.Second
@@ -1046,6 +1054,7 @@ func TestLeaderShutdownWhileAcquiring(t *testing.T) {
 // informer caches have synced (the API server answers through a slow link)
 // exits 0: a shutdown before any work began is no failure.
 func TestShutdownWhileCachesSync(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs one of its own")
 	pauseSharedOperator(t)
 	const delay = 2 * time.Second
 	o := extraOperator(t, "sync-term", slowAPIServerArgs(t, sharedArgs(), delay))

@@ -16,6 +16,7 @@ import (
 // converged writes nothing at all: not a Deployment, not a Service, not a
 // status, not an event.
 func TestRestartWritesNothing(t *testing.T) {
+	exclusive(t, "it restarts the shared operator and counts its writes on a cluster where nothing else happens")
 	if env.audit.err != nil {
 		t.Fatalf("this test counts the operator's writes in the API server's audit log: %v", env.audit.err)
 	}

@@ -23,6 +23,7 @@ import (
 // scale and delete Robots, and one bound to view may read them but not
 // create one. The operator's ClusterRoles aggregate into those roles.
 func TestBuiltInRolesCoverRobots(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	users := map[string]string{"robot-editor": "edit", "robot-admin": "admin", "robot-viewer": "view"}
 	for user, role := range users {

@@ -27,6 +27,7 @@ import (
 // releasing the node port; None removes the Service; a new port replaces the old one;
 // deleting the Robot lets the garbage collector remove it.
 func TestServiceLifecycle(t *testing.T) {
+	parallel(t)
 	requireAuditLog(t)
 	ns := newNamespace(t)
 	robot := newRobot(ns, "web", 2)
@@ -154,6 +155,7 @@ func TestServiceLifecycle(t *testing.T) {
 // says why in Synced with one Warning, and gets its Service soon after the
 // name is free.
 func TestServiceNameTaken(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	theirs, err := env.kube.CoreV1().Services(ns).Create(t.Context(), &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "someone-else"}},

@@ -26,6 +26,7 @@ import (
 // with the Robot. A proxy holds the operator's apply (a revert of a scale)
 // while the Deployment is deleted and replaced.
 func TestApplyNeverLandsOnAReplacedDeployment(t *testing.T) {
+	exclusive(t, "it pauses the shared operator and runs one of its own through a proxy")
 	o, proxy := startOperatorThroughProxy(t, "apply-replaced")
 	ns := newNamespace(t)
 	createRobot(t, newRobot(ns, "web", 1))

@@ -65,6 +65,7 @@ func createRawRobot(t *testing.T, manifest string) {
 // spec.replicas for the scale subresource, and refuses one it cannot.)
 func withoutRobotSchema(t *testing.T, store func()) {
 	t.Helper()
+	requireExclusive(t, "changes the Robot CRD")
 	original := mustKubectl(t, "get", "crd", "robots.robot.dev", "-o", "json")
 	var crd map[string]any
 	if err := json.Unmarshal([]byte(original), &crd); err != nil {
@@ -126,6 +127,7 @@ func withoutRobotSchema(t *testing.T, store func()) {
 // field named, one Warning, and no retry loop; and it never stops the
 // operator from serving every other Robot.
 func TestUndecodableRobots(t *testing.T) {
+	exclusive(t, "it loosens the Robot CRD's schema, which the validation tests need strict")
 	ns := newNamespace(t)
 	createRobot(t, newRobot(ns, "before", 1))
 	waitForRobotReady(t, ns, "before")

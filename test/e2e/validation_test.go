@@ -64,6 +64,7 @@ func sendRaw(t *testing.T, ns, name, manifest string, update bool) (int32, strin
 // really reaches the API server as a number with a fraction. The messages are
 // written to _output/validation-messages.md (docs/validation.md shows them).
 func TestInvalidRobotsAreRejected(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	var seen []validationMessage
 	t.Cleanup(func() { writeValidationMessages(t, seen) })

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -52,14 +53,15 @@ type Env struct {
 
 // NewEnv makes the scratch directory out, builds the cluster tools (cached
 // after the first time) and reads their paths, then builds the operator
-// into out. Progress goes to logf.
+// into out, unless $OPERATOR_BIN names one built from Root already (make
+// test builds it once for all its parts). Progress goes to logf.
 func NewEnv(ctx context.Context, root, out string, logf func(format string, args ...any)) (*Env, error) {
 	e := &Env{Root: root, Out: out, Logf: logf}
 	if err := os.MkdirAll(e.Out, 0o755); err != nil {
 		return nil, err
 	}
 	logf("building the cluster tools (cached after the first time)")
-	if _, err := e.Run(ctx, nil, filepath.Join(root, "hack", "tools.sh")); err != nil {
+	if _, err := e.Run(ctx, nil, filepath.Join(root, "hack", "tools.sh"), "cluster"); err != nil {
 		return nil, err
 	}
 	envOut, err := e.Run(ctx, nil, filepath.Join(root, "hack", "tools.sh"), "env")
@@ -69,6 +71,16 @@ func NewEnv(ctx context.Context, root, out string, logf func(format string, args
 	e.Tools = ParseToolsEnv(string(envOut))
 	if commit, err := e.Run(ctx, nil, "git", "describe", "--always", "--dirty"); err == nil {
 		e.Commit = strings.TrimSpace(string(commit))
+	}
+	if bin := os.Getenv("OPERATOR_BIN"); bin != "" {
+		if e.OperatorBin, err = filepath.Abs(bin); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(e.OperatorBin); err != nil {
+			return nil, fmt.Errorf("OPERATOR_BIN: %w", err)
+		}
+		logf("the operator is %s", e.OperatorBin)
+		return e, nil
 	}
 	logf("building the operator")
 	e.OperatorBin = filepath.Join(e.Out, "robot-operator")
@@ -245,6 +257,32 @@ func (c *Cluster) InstallOperatorRBAC(ctx context.Context) (string, error) {
 	}
 	path := filepath.Join(c.Env.Out, "operator.kubeconfig")
 	return path, clientcmd.WriteToFile(*raw, path)
+}
+
+// LockPorts takes the lock that hack/cluster.sh holds while kwokctl makes a
+// cluster, and returns what releases it. kwokctl gives a new cluster the
+// first free ports below 32768, wherever they were free before: a program
+// that stops a component of its cluster (and frees its ports) holds the
+// lock until the component is back, so that no cluster made meanwhile, by a
+// program running beside it, takes them.
+func LockPorts() (unlock func(), err error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(home, ".kwok", ".robot-operator-ports.lock")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // FreeAddr returns a loopback address with a port nobody listens on.

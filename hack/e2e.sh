@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Runs the end-to-end tests (test/e2e) against local clusters of their own.
+#
+# Each test says how it shares a cluster (test/e2e/group.go). The parallel
+# ones run side by side, against one operator, on the cluster E2E_CLUSTER;
+# the exclusive ones (they stop or restart the operator, run their own,
+# change the CRD, or count writes on a quiet cluster) run one at a time on a
+# second cluster, E2E_CLUSTER-exclusive, with an operator of its own, at the
+# same time. With E2E_SPLIT=0 both groups run on E2E_CLUSTER, the exclusive
+# tests first.
+#
+# Usage: hack/e2e.sh [go test flags]      e.g. hack/e2e.sh -run 'TestCreateRobot|TestScaleRobot'
+#
+# Environment:
+#   E2E_CLUSTER       the cluster's name (robot-operator-e2e)
+#   E2E_KUBECONFIG    its kubeconfig (_output/e2e-kubeconfig); the second
+#                     cluster's is next to it, with -exclusive added
+#   K8S_VERSION       the clusters' Kubernetes (hack/tools.sh; default the newest)
+#   E2E_PARALLEL      how many parallel tests run at once (16)
+#   E2E_SPLIT         1: a cluster for each group, both at once (default);
+#                     0: one cluster, one run
+#   E2E_OPERATOR_BIN  the operator, built from this tree (default: built here)
+#   E2E_TEST_BIN      the test binary, go test -c -tags e2e ./test/e2e
+#                     (default: built here)
+#
+# Each group's output is in _output/CLUSTER.log, and goes to the standard
+# output as it comes, each line prefixed with the group. It fails if a group
+# fails, or if a test ran in neither group.
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "${ROOT}"
+OUT="${ROOT}/_output"
+CLUSTER=${E2E_CLUSTER:-robot-operator-e2e}
+KUBECONFIG_PATH=${E2E_KUBECONFIG:-${OUT}/e2e-kubeconfig}
+PARALLEL=${E2E_PARALLEL:-16}
+SPLIT=${E2E_SPLIT:-1}
+WORK="${OUT}/e2e-${CLUSTER}"
+mkdir -p "${WORK}"
+
+log() { echo "e2e: $*" >&2; }
+
+# The flags of go test, as the test binary takes them: -run X is -test.run X.
+flags=()
+for arg in "$@"; do
+	if [[ "${arg}" =~ ^-[a-z] && "${arg}" != -test.* ]]; then
+		arg="-test.${arg#-}"
+	fi
+	flags+=("${arg}")
+done
+
+started=${SECONDS}
+bin=${E2E_OPERATOR_BIN:-}
+if [[ -z "${bin}" ]]; then
+	log "building the operator"
+	bin="${WORK}/robot-operator"
+	CGO_ENABLED=0 go build -trimpath -o "${bin}" .
+fi
+test_bin=${E2E_TEST_BIN:-}
+if [[ -z "${test_bin}" ]]; then
+	log "building the tests"
+	test_bin="${WORK}/e2e.test"
+	go test -c -tags e2e -o "${test_bin}" ./test/e2e/
+fi
+
+# runs holds one "GROUP CLUSTER KUBECONFIG" per run.
+runs=()
+if [[ "${SPLIT}" == 1 ]]; then
+	runs+=("parallel ${CLUSTER} ${KUBECONFIG_PATH}")
+	runs+=("exclusive ${CLUSTER}-exclusive ${KUBECONFIG_PATH%-kubeconfig}-exclusive-kubeconfig")
+else
+	runs+=("all ${CLUSTER} ${KUBECONFIG_PATH}")
+fi
+
+for run in "${runs[@]}"; do
+	read -r group cluster kubeconfig <<<"${run}"
+	CLUSTER_NAME=${cluster} KUBECONFIG_OUT=${kubeconfig} hack/cluster.sh up
+done
+log "clusters up $((SECONDS - started))s after the start"
+
+pids=()
+logs=()
+for run in "${runs[@]}"; do
+	read -r group cluster kubeconfig <<<"${run}"
+	logfile="${OUT}/${cluster}.log"
+	logs+=("${logfile}")
+	e2e_group=${group}
+	[[ "${group}" != all ]] || e2e_group=
+	what="the ${group} tests"
+	[[ "${group}" != all ]] || what="all the tests, the exclusive ones first,"
+	log "${what} run on ${cluster}; their log is ${logfile#"${ROOT}"/}"
+	(
+		cd test/e2e
+		set +o errexit
+		E2E_GROUP=${e2e_group} CLUSTER_NAME=${cluster} KUBECONFIG=${kubeconfig} E2E_OPERATOR_BIN=${bin} \
+			"${test_bin}" -test.v -test.timeout=20m -test.parallel="${PARALLEL}" "${flags[@]}" 2>&1 |
+			tee "${logfile}" | sed -u "s/^/[${group}] /"
+		exit "${PIPESTATUS[0]}"
+	) &
+	pids+=($!)
+done
+
+failed=0
+for i in "${!pids[@]}"; do
+	read -r group cluster _ <<<"${runs[i]}"
+	if wait "${pids[i]}"; then
+		status=ok
+	else
+		status=FAILED
+		failed=1
+	fi
+	log "${group} tests on ${cluster}: ${status} ($(grep -c '^--- PASS' "${logs[i]}" || true) passed, $(grep -c '^--- FAIL' "${logs[i]}" || true) failed, $(grep -c '^--- SKIP' "${logs[i]}" || true) skipped)"
+done
+
+# Every test that started ran to an end in one group at least: none was
+# skipped by both.
+missing=()
+for test in $(cat "${logs[@]}" | sed -n 's/^=== RUN   \(Test[^/]*\)$/\1/p' | sort -u); do
+	if ! grep -qE "^--- (PASS|FAIL): ${test} " "${logs[@]}"; then
+		missing+=("${test}")
+	fi
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+	log "ran in no group (skipped in each): ${missing[*]}"
+	failed=1
+fi
+log "done in $((SECONDS - started))s"
+exit "${failed}"
