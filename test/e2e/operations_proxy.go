@@ -350,3 +350,100 @@ func (p *holdingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.forward.ServeHTTP(w, r)
 }
+
+// cutProxy is a TCP proxy to the API server that can be cut off as an
+// outage would: cut closes every connection through it and its listener, so
+// that the operator's connections are refused, as they are while the API
+// server is down; restore listens on the same address again.
+type cutProxy struct {
+	t      *testing.T
+	target string
+	addr   string
+
+	mu       sync.Mutex
+	listener net.Listener
+	conns    []net.Conn
+	wg       sync.WaitGroup
+}
+
+// cuttableAPIServerArgs returns args (an operator command line) with its
+// -kubeconfig replaced by a copy whose API servers are reached through a
+// cutProxy, and that proxy. The proxy stops when the test ends.
+func cuttableAPIServerArgs(t *testing.T, args []string) ([]string, *cutProxy) {
+	t.Helper()
+	args, index, _, config := kubeconfigArg(t, args)
+	var proxy *cutProxy
+	for name, cluster := range config.Clusters {
+		server, err := url.Parse(cluster.Server)
+		if err != nil || server.Host == "" || server.Port() == "" {
+			t.Fatalf("cluster %s: server %q is not a URL with a port", name, cluster.Server)
+		}
+		if proxy != nil {
+			t.Fatalf("the kubeconfig names more than one cluster: cannot cut them with one proxy")
+		}
+		proxy = &cutProxy{t: t, target: server.Host}
+		proxy.listen("127.0.0.1:0")
+		if cluster.TLSServerName == "" && !cluster.InsecureSkipTLSVerify {
+			cluster.TLSServerName = server.Hostname()
+		}
+		server.Host = proxy.addr
+		cluster.Server = server.String()
+	}
+	t.Cleanup(proxy.cut)
+	path := filepath.Join(t.TempDir(), "cuttable-kubeconfig")
+	if err := clientcmd.WriteToFile(*config, path); err != nil {
+		t.Fatal(err)
+	}
+	args[index] = "-kubeconfig=" + path
+	return args, proxy
+}
+
+// listen starts accepting connections on addr.
+func (p *cutProxy) listen(addr string) {
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		p.t.Fatalf("proxy listening on %s: %v", addr, err)
+	}
+	p.mu.Lock()
+	p.listener, p.addr = listener, listener.Addr().String()
+	p.mu.Unlock()
+	p.wg.Go(func() {
+		for {
+			client, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.DialTimeout("tcp", p.target, 10*time.Second)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, client, server)
+			p.mu.Unlock()
+			p.wg.Go(func() { _, _ = io.Copy(server, client); server.Close(); client.Close() })
+			p.wg.Go(func() { _, _ = io.Copy(client, server); server.Close(); client.Close() })
+		}
+	})
+}
+
+// cut closes the listener and every connection, and waits until nothing
+// is forwarded any more.
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	if p.listener != nil {
+		p.listener.Close()
+		p.listener = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// restore accepts connections again, on the address the operator knows.
+func (p *cutProxy) restore() {
+	p.listen(p.addr)
+}
