@@ -14,6 +14,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/echo"
 	"github.com/robot-operator/robot-operator/internal/events"
 	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -100,6 +101,11 @@ type Options struct {
 	// creates; a Robot that asks for another reports ServiceTypeNotAllowed.
 	// Empty: every type.
 	ServiceTypes []robotv1alpha1.ServiceType
+	// Outage, when set, is the gate KubeClient's and RobotClient's requests
+	// go through. A sync that fails while it says the API server is down is
+	// not backed off: the Robot is queued again the moment the API server
+	// answers.
+	Outage *outage.Gate
 }
 
 // Controller keeps each Robot's Deployment as the Robot asks and reports the
@@ -146,6 +152,12 @@ type Controller struct {
 	shutdownTimeout time.Duration
 	syncTimeout     time.Duration
 	serviceTypes    []robotv1alpha1.ServiceType
+
+	outage *outage.Gate
+	// parked are the Robots whose syncs failed while the API server was
+	// down, to queue again when it answers.
+	parkedMu sync.Mutex
+	parked   map[cache.ObjectName]struct{}
 }
 
 // NewController returns a Controller that watches the Robots, and the
@@ -196,6 +208,11 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		shutdownTimeout:    opts.ShutdownTimeout,
 		syncTimeout:        cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
 		serviceTypes:       opts.ServiceTypes,
+		outage:             opts.Outage,
+		parked:             map[cache.ObjectName]struct{}{},
+	}
+	if opts.Outage != nil {
+		opts.Outage.OnUp(controller.resumeParked)
 	}
 	controller.writer = writer.New(opts.KubeClient, opts.RobotClient, recorder, mayWrite,
 		controller.writtenDeployments, controller.writtenServices, controller.writtenRobots, controller.specsChecked)
@@ -338,6 +355,13 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	c.metrics.SyncDuration.Observe(c.clock.Since(start).Seconds())
 
 	switch {
+	case err != nil && c.duringOutage(err):
+		// The Robot is not at fault, and backing it off would delay it
+		// well after the API server is back: it waits for the API server
+		// instead.
+		c.metrics.Syncs.WithLabelValues("error").Inc()
+		c.park(key)
+		logger.V(2).Info("Syncing Robot failed while the API server was down; retrying when it answers", "err", err)
 	case err != nil:
 		c.metrics.Syncs.WithLabelValues("error").Inc()
 		// Back off, and try again.
@@ -351,6 +375,39 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// duringOutage reports whether a sync's failure came from an outage of the
+// API server: a write the gate did not send, or any failure while the gate
+// says the API server is down (a request's failure that looks like an
+// outage is confirmed by the gate before the request returns).
+func (c *Controller) duringOutage(err error) bool {
+	return c.outage != nil && (errors.Is(err, outage.ErrDown) || c.outage.Down())
+}
+
+// park sets key aside until the API server answers again. If it already
+// does, the key is queued at once: the gate's call to resumeParked may have
+// come before the key was set aside.
+func (c *Controller) park(key cache.ObjectName) {
+	c.parkedMu.Lock()
+	c.parked[key] = struct{}{}
+	c.parkedMu.Unlock()
+	if !c.outage.Down() {
+		c.resumeParked()
+	}
+}
+
+// resumeParked queues every Robot set aside during an outage, with its
+// back-off forgotten: the outage was not the Robot's failure.
+func (c *Controller) resumeParked() {
+	c.parkedMu.Lock()
+	parked := c.parked
+	c.parked = map[cache.ObjectName]struct{}{}
+	c.parkedMu.Unlock()
+	for key := range parked {
+		c.workqueue.Forget(key)
+		c.workqueue.Add(key)
+	}
 }
 
 // syncHandler brings the Robot named key's Deployment to what the Robot asks
@@ -974,7 +1031,15 @@ func (c *Controller) trackedObjects() map[string]int {
 		"specs_checked":       c.specsChecked.Len(),
 		"fights":              c.fights.Len(),
 		"inflight":            inflight,
+		"parked":              c.parkedLen(),
 	}
+}
+
+// parkedLen returns how many Robots wait for the API server's return.
+func (c *Controller) parkedLen() int {
+	c.parkedMu.Lock()
+	defer c.parkedMu.Unlock()
+	return len(c.parked)
 }
 
 // runLeading runs run, the controller's workers, with the leader gauge at

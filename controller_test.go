@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/serving"
@@ -1141,6 +1143,105 @@ func TestProcessNextWorkItemSuccessForgetsTheBackoff(t *testing.T) {
 	}
 	if success, failed := syncCounts(c); success != 1 || failed != 0 {
 		t.Errorf("syncs_total success=%v error=%v, want 1 and 0", success, failed)
+	}
+}
+
+// downGate returns an outage gate that says the API server is down, and a
+// function that brings it back.
+func downGate(t *testing.T, ctx context.Context) (*outage.Gate, func()) {
+	t.Helper()
+	var back atomic.Bool
+	gate := outage.New(ctx, func(context.Context) error {
+		if back.Load() {
+			return nil
+		}
+		return syscall.ECONNREFUSED
+	}, 5*time.Millisecond)
+	refused := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, syscall.ECONNREFUSED })
+	req, err := http.NewRequest(http.MethodPost, "https://apiserver/apis", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gate.Wrap(refused).RoundTrip(req); err == nil || !gate.Down() {
+		t.Fatalf("the gate did not go down on a refused request (%v)", err)
+	}
+	return gate, func() { back.Store(true) }
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestProcessNextWorkItemWaitsOutAnOutage: a sync that fails while the API
+// server is down is not backed off: the Robot waits for the API server, and
+// is queued, its backoff forgotten, the moment it answers. A backoff built
+// up over an outage would delay the Robot long after the API server is
+// back.
+func TestProcessNextWorkItemWaitsOutAnOutage(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	gate, bringBack := downGate(t, ctx)
+	f := newFixture(t)
+	f.options = func(o *Options) { o.Outage = gate }
+	robot := robottest.NewRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, fmt.Errorf("Post \"https://apiserver/apis/apps/v1/namespaces/default/deployments\": %w", outage.ErrDown)
+	})
+	key := cache.MetaObjectToName(robot)
+	c.workqueue.Add(key)
+	queue := recordQueue(c)
+
+	if !c.processNextWorkItem(ctx) {
+		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
+	}
+	if got := queue.recorded(); got != "[]" {
+		t.Errorf("queue calls %s while the API server is down, want none: the Robot waits for it", got)
+	}
+	if n := c.workqueue.NumRequeues(key); n != 0 {
+		t.Errorf("NumRequeues = %d, want 0: an outage is not the Robot's failure", n)
+	}
+	if n := c.parkedLen(); n != 1 {
+		t.Errorf("%d Robots wait for the API server, want 1", n)
+	}
+	if success, failed := syncCounts(c); success != 0 || failed != 1 {
+		t.Errorf("syncs_total success=%v error=%v, want 0 and 1", success, failed)
+	}
+
+	bringBack()
+	waitFor(t, fmt.Sprintf("%v to be queued once the API server answers", key), func() bool { return c.workqueue.Len() > 0 })
+	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Forget", key: key}, {method: "Add", key: key}}); got != want {
+		t.Errorf("queue calls %s once the API server answers, want %s", got, want)
+	}
+	if n := c.parkedLen(); n != 0 {
+		t.Errorf("%d Robots still wait for the API server, want none", n)
+	}
+}
+
+// TestProcessNextWorkItemOutsideAnOutageBacksOff: with the gate up, a
+// failure backs the Robot off as any other.
+func TestProcessNextWorkItemOutsideAnOutageBacksOff(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	gate := outage.New(ctx, func(context.Context) error { return nil }, time.Hour)
+	f := newFixture(t)
+	f.options = func(o *Options) { o.Outage = gate }
+	robot := robottest.NewRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInternalError(errors.New("etcd leader changed"))
+	})
+	key := cache.MetaObjectToName(robot)
+	c.workqueue.Add(key)
+	queue := recordQueue(c)
+	if !c.processNextWorkItem(ctx) {
+		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
+	}
+	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "AddRateLimited", key: key}}); got != want {
+		t.Errorf("queue calls %s, want %s", got, want)
+	}
+	if n := c.parkedLen(); n != 0 {
+		t.Errorf("%d Robots wait for the API server while it answers, want none", n)
 	}
 }
 
@@ -2782,7 +2883,7 @@ func TestTrackedObjects(t *testing.T) {
 		t.Helper()
 		var b strings.Builder
 		b.WriteString("# HELP robot_operator_tracked_objects " + metrics.TrackedHelp + "\n# TYPE robot_operator_tracked_objects gauge\n")
-		for _, name := range []string{"fights", "inflight", "readiness", "specs_checked", "written_deployments", "written_robots", "written_services"} {
+		for _, name := range []string{"fights", "inflight", "parked", "readiness", "specs_checked", "written_deployments", "written_robots", "written_services"} {
 			fmt.Fprintf(&b, "robot_operator_tracked_objects{map=%q} %d\n", name, sizes[name])
 		}
 		if err := testutil.GatherAndCompare(registry, strings.NewReader(b.String()), "robot_operator_tracked_objects"); err != nil {

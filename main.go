@@ -23,6 +23,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/leader"
 	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/robotclient"
 	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
@@ -232,14 +233,28 @@ func runOperator(ctx context.Context, opts *options) error {
 		return err
 	}
 
+	// The informers' and the syncs' requests go through the outage gate:
+	// while the API server is down they wait for it (reads) or fail unsent
+	// (writes), and one probe looks for its return, so that the operator
+	// resumes the moment it answers instead of after the back-off the
+	// failures would have built up. The Lease and the metrics reviews keep
+	// clients of their own, outside the gate: a leader must see that it
+	// cannot renew.
+	gate, err := newOutageGate(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	syncCfg := rest.CopyConfig(cfg)
+	syncCfg.Wrap(gate.Wrap)
+
 	// Built-in types travel as protobuf, which costs the API server and the
 	// operator less CPU to encode and decode than JSON; Robots, a custom
 	// resource, have only JSON.
-	kubeClient, err := kubernetes.NewForConfig(protobufConfig(cfg))
+	kubeClient, err := kubernetes.NewForConfig(protobufConfig(syncCfg))
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
 	}
-	robotClient, err := robotclient.NewForConfig(cfg)
+	robotClient, err := robotclient.NewForConfig(syncCfg)
 	if err != nil {
 		return fmt.Errorf("building the Robot client: %w", err)
 	}
@@ -280,6 +295,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		SyncTimeout:        opts.syncTimeout,
 		ShutdownTimeout:    opts.shutdownTimeout,
 		MayWrite:           fence.Check,
+		Outage:             gate,
 		ServiceTypes:       opts.serviceTypes,
 	})
 	if err != nil {
@@ -397,6 +413,20 @@ func protobufConfig(cfg *rest.Config) *rest.Config {
 	c.ContentType = runtime.ContentTypeProtobuf
 	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	return c
+}
+
+// newOutageGate returns the gate the informers' and the syncs' requests go
+// through. Its probe has a client of its own, outside the gate and the
+// shared rate limiter, so that nothing the operator queues delays it.
+func newOutageGate(ctx context.Context, cfg *rest.Config) (*outage.Gate, error) {
+	c := protobufConfig(cfg)
+	c.RateLimiter = nil
+	c.QPS, c.Burst = 5, 5
+	client, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("building the API server probe's client: %w", err)
+	}
+	return outage.New(ctx, outage.ReadyzProbe(client.Discovery().RESTClient()), outage.ProbeInterval), nil
 }
 
 // reviewConfig is cfg for the metrics endpoint's TokenReviews and
