@@ -76,6 +76,11 @@ type Gate struct {
 	// checking is closed when the probe that confirms an outage ends; nil
 	// when none runs.
 	checking chan struct{}
+	// answered is when a probe last found the API server ready: failures
+	// within an interval of it are the requests' own, not an outage's, and
+	// cost no probe, so that a server that throttles or fails requests of
+	// its own gets at most one probe an interval.
+	answered time.Time
 	onUp     []func()
 }
 
@@ -125,6 +130,10 @@ func (g *Gate) confirmDown(ctx context.Context) bool {
 		g.mu.Unlock()
 		return true
 	}
+	if time.Since(g.answered) < g.interval {
+		g.mu.Unlock()
+		return false
+	}
 	checking := g.checking
 	if checking == nil {
 		checking = make(chan struct{})
@@ -132,7 +141,10 @@ func (g *Gate) confirmDown(ctx context.Context) bool {
 		g.mu.Unlock()
 		err := g.ask()
 		g.mu.Lock()
-		if err != nil && g.down.IsZero() {
+		switch {
+		case err == nil:
+			g.answered = time.Now()
+		case g.down.IsZero():
 			g.goDown(err)
 		}
 		g.checking = nil
@@ -181,7 +193,7 @@ func (g *Gate) waitForReturn() {
 		}
 		g.mu.Lock()
 		klog.FromContext(g.ctx).Info("The API server answers again", "down", time.Since(g.down).Round(time.Millisecond))
-		g.down = time.Time{}
+		g.down, g.answered = time.Time{}, time.Now()
 		close(g.up)
 		onUp := g.onUp
 		g.mu.Unlock()
@@ -195,8 +207,9 @@ func (g *Gate) waitForReturn() {
 // Wrap returns a RoundTripper for rest.Config.Wrap that sends requests
 // through next as the Gate allows. While the API server is down, a read
 // (GET) waits until it answers and a write fails at once with ErrDown,
-// unsent. A read that fails as an outage would (no answer, or 500, 502,
-// 503, 504) while the probe confirms the outage is sent again once the API
+// unsent. A read that fails as an outage would (no answer, or 429, 500,
+// 502, 503, 504: an API server whose storage is down, or whose watch cache
+// starts again) while the probe confirms the outage is sent again once the API
 // server answers; the caller, a reflector or a sync, sees a slow read, not
 // an error to back off from. A write that fails so is not sent again:
 // whether it took effect is unknown, and the sync that sent it decides.
@@ -241,7 +254,7 @@ func outageLike(resp *http.Response, err error) bool {
 		return true
 	}
 	switch resp.StatusCode {
-	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	}
 	return false

@@ -224,3 +224,21 @@ func canceledAfter(t *testing.T, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// TestFailuresOfAReadyServerCostOneProbeAnInterval: a server that answers
+// /readyz but fails or throttles requests of its own is asked at most once
+// an interval, however many requests fail.
+func TestFailuresOfAReadyServerCostOneProbeAnInterval(t *testing.T) {
+	s := &server{}
+	s.status.Store(http.StatusTooManyRequests)
+	_, rt := newGate(t, s, time.Hour)
+	for range 50 {
+		resp, err := get(t, rt, context.Background())
+		if err != nil || resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("got %v, %v; want the 429 as it is", resp, err)
+		}
+	}
+	if n := s.probes.Load(); n != 1 {
+		t.Errorf("%d probes for 50 throttled requests within an interval, want 1", n)
+	}
+}
