@@ -40,11 +40,14 @@ func TestDiagnosedStatus(t *testing.T) {
 	tests := []struct {
 		name       string
 		deployment func(*appsv1.Deployment)
-		pods       []*corev1.Pod
-		edit       func(*corev1.Pod)
-		reason     string
-		message    string // a substring of the Ready message
-		recheck    time.Duration
+		// replicaSets are the Deployment's in the cache; nil: its
+		// ReplicaSet of revision 1, whose pods robottest.Pod makes.
+		replicaSets func(*appsv1.Deployment) []*appsv1.ReplicaSet
+		pods        []*corev1.Pod
+		edit        func(*corev1.Pod)
+		reason      string
+		message     string // a substring of the Ready message
+		recheck     time.Duration
 	}{{
 		name:   "slow: pods still creating",
 		pods:   []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ContainerCreating", ""))},
@@ -126,7 +129,15 @@ func TestDiagnosedStatus(t *testing.T) {
 		reason:  robotv1alpha1.ReasonReplicaFailure,
 		message: "denied the request",
 	}, {
+		// The image typo fixed: revision 2 has no pod yet, revision 1's
+		// pod still fails to pull.
 		name: "a pod of an earlier template is ignored",
+		deployment: func(d *appsv1.Deployment) {
+			d.Annotations[revisionAnnotationKey] = "2"
+		},
+		replicaSets: func(d *appsv1.Deployment) []*appsv1.ReplicaSet {
+			return []*appsv1.ReplicaSet{robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")}
+		},
 		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
 		edit: func(p *corev1.Pod) {
 			p.Spec.Containers[0].Image = "registry.example/robot:typo"
@@ -173,7 +184,11 @@ func TestDiagnosedStatus(t *testing.T) {
 					tt.edit(p)
 				}
 			}
-			status, recheck := Diagnosed(robot, deployment, nil, summaries(t, tt.pods...), nil, metav1.NewTime(robottest.FixtureNow))
+			replicaSets := []*appsv1.ReplicaSet{robottest.ReplicaSet(deployment, "1")}
+			if tt.replicaSets != nil {
+				replicaSets = tt.replicaSets(deployment)
+			}
+			status, recheck := diagnosed(t, robot, deployment, replicaSets, tt.pods...)
 			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 			if ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
 				t.Fatalf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
@@ -219,6 +234,123 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	})
 }
 
+// TestDiagnosedReadsOnlyTheCurrentReplicaSet: the diagnosis reads the pods
+// of the Deployment's current ReplicaSet only (controlled by that
+// Deployment, of its revision), whatever image they run. A fix that keeps
+// the image (args, env, labels) is not reported as still broken while the
+// pods of the earlier template wind down, and a Robot recreated under the
+// same name does not take the pods its predecessor left for its own.
+func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
+	robot := robottest.NewRobot("test", 1)
+	crashing := func(rs *appsv1.ReplicaSet, name string) *corev1.Pod {
+		p := robottest.OwnedBy(robottest.Pod(robot, name, robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container")), rs)
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
+		return p
+	}
+	starting := func(rs *appsv1.ReplicaSet, name string) *corev1.Pod {
+		p := robottest.OwnedBy(robottest.Pod(robot, name, robottest.RunningSince(5*time.Second)), rs)
+		p.Status.Phase = corev1.PodRunning
+		p.Status.ContainerStatuses[0].Started = ptr.To(true)
+		return p
+	}
+	// earlier is the ReplicaSet of the Deployment of the Robot of the same
+	// name before this one, which the garbage collector has yet to delete.
+	earlier := func(d *appsv1.Deployment, revision string) *appsv1.ReplicaSet {
+		rs := robottest.ReplicaSet(d, revision)
+		rs.Name, rs.UID, rs.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
+		return rs
+	}
+	tests := []struct {
+		name string
+		// revision is the Deployment's.
+		revision string
+		// pods are made from the Deployment's ReplicaSets.
+		pods   func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod)
+		reason string
+	}{{
+		name:     "the fix keeps the image: the new ReplicaSet has no pod yet, the old one's still crashes",
+		revision: "2",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
+			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{crashing(old, "test-old")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the fix keeps the image: the new ReplicaSet's pod starts, the old one's still crashes",
+		revision: "2",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
+			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{crashing(old, "test-a-old"), starting(current, "test-b-new")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the current ReplicaSet not in the cache yet: no pod is known to be current",
+		revision: "2",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			old := robottest.ReplicaSet(d, "1")
+			return []*appsv1.ReplicaSet{old}, []*corev1.Pod{crashing(old, "test-old")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "a rollback: an earlier ReplicaSet is current again, the one it replaces still crashes",
+		revision: "3",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			again, replaced := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
+			again.Annotations[revisionAnnotationKey] = "3"
+			return []*appsv1.ReplicaSet{again, replaced}, []*corev1.Pod{crashing(replaced, "test-a-replaced"), starting(again, "test-b-again")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the predecessor's pods, of a ReplicaSet of another Deployment of the same name",
+		revision: "1",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			before := earlier(d, "1")
+			return []*appsv1.ReplicaSet{before, robottest.ReplicaSet(d, "1")},
+				[]*corev1.Pod{robottest.OwnedBy(robottest.Pod(robot, "test-6b8d9f7c5-x", robottest.Waiting("ErrImagePull", "not found")), before)}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the predecessor's pods, its ReplicaSet of the same revision as the current one",
+		revision: "1",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			before := earlier(d, "1")
+			return []*appsv1.ReplicaSet{before, robottest.ReplicaSet(d, "1")},
+				[]*corev1.Pod{crashing(before, "test-6b8d9f7c5-x"), starting(robottest.ReplicaSet(d, "1"), "test-y")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the current ReplicaSet's pod crashes, the old one's runs: the cause is the current one's",
+		revision: "2",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
+			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{starting(old, "test-a-old"), crashing(current, "test-b-new")}
+		},
+		reason: robotv1alpha1.ReasonCrashLoop,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			deployment := unavailable(t, robot)
+			deployment.Annotations[revisionAnnotationKey] = tt.revision
+			replicaSets, pods := tt.pods(deployment)
+			status, _ := diagnosed(t, robot, deployment, replicaSets, pods...)
+			if ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
+				t.Errorf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
+			}
+		})
+	}
+}
+
+// revisionAnnotationKey is the Deployment controller's revision of a
+// Deployment and of its ReplicaSets.
+const revisionAnnotationKey = "deployment.kubernetes.io/revision"
+
+// diagnosed is Diagnosed at robottest.FixtureNow after a successful sync,
+// with replicaSets and pods in the operator's caches.
+func diagnosed(t testing.TB, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, pods ...*corev1.Pod) (robotv1alpha1.RobotStatus, time.Duration) {
+	t.Helper()
+	return Diagnosed(robot, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
+}
+
 func summaries(t testing.TB, pods ...*corev1.Pod) []*PodSummary {
 	t.Helper()
 	out := make([]*PodSummary, 0, len(pods))
@@ -262,7 +394,6 @@ func fullPod(pod *corev1.Pod) *corev1.Pod {
 	full.ResourceVersion = "123456"
 	full.GenerateName = "test-5d9c7b8f6-"
 	full.Labels["pod-template-hash"] = "5d9c7b8f6"
-	full.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "test-5d9c7b8f6", UID: "rs-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	full.ManagedFields = []metav1.ManagedFieldsEntry{
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
 			FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:metadata":{"f:labels":{}}}`, 30))}},
