@@ -137,8 +137,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		Clock:              clocktesting.NewFakePassiveClock(robottest.FixtureNow),
 	}
 	podInformer := kubeInformers.Core().V1().Pods().Informer()
+	replicaSetInformer := kubeInformers.Apps().V1().ReplicaSets().Informer()
 	if len(f.podLister) > 0 || len(f.replicaSetLister) > 0 {
-		opts.PodInformer = podInformer
+		opts.PodInformer, opts.ReplicaSetInformer = podInformer, replicaSetInformer
 	}
 	if f.options != nil {
 		f.options(&opts)
@@ -153,7 +154,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	c.deploymentsSynced = alwaysReady
 	c.servicesSynced = alwaysReady
 	if opts.PodInformer != nil {
-		c.podsSynced = alwaysReady
+		c.podsSynced, c.replicaSetsSynced = alwaysReady, alwaysReady
 	}
 
 	f.robotIndexer = robotInformers.Robot().V1alpha1().Robots().Informer().GetIndexer()
@@ -176,6 +177,15 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	for _, pod := range summaries(f.t, f.podLister...) {
 		if err := podInformer.GetIndexer().Add(pod); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	for _, rs := range f.replicaSetLister {
+		summary, err := status.Summarize(rs)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if err := replicaSetInformer.GetIndexer().Add(summary); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -2741,6 +2751,79 @@ func TestPodEventsQueueTheirRobot(t *testing.T) {
 	}
 	if key, _ := ctrl.workqueue.Get(); key != cache.MetaObjectToName(robot) {
 		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(robot))
+	}
+}
+
+// A ReplicaSet's change queues the Robot whose Deployment controls it, by
+// the Deployment's UID: a new ReplicaSet may be the current one the sync
+// did not find yet. A ReplicaSet of another Deployment of the same name,
+// or of no cached Deployment, queues nothing.
+func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
+	ctrl := f.newController(t.Context())
+	drainQueue(ctrl.workqueue)
+
+	summary := func(rs *appsv1.ReplicaSet) *status.ReplicaSetSummary {
+		s, err := status.Summarize(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.(*status.ReplicaSetSummary)
+	}
+	revised := robottest.ReplicaSet(deployment, "2")
+	earlier := robottest.ReplicaSet(deployment, "2")
+	earlier.Name, earlier.UID, earlier.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
+	elsewhere := robottest.ReplicaSet(deployment, "1")
+	elsewhere.Name, elsewhere.OwnerReferences[0].Name = "other-5d9c7b8f1", "other"
+	for _, tt := range []struct {
+		name string
+		obj  interface{}
+		want []cache.ObjectName
+	}{
+		{"the Deployment's new ReplicaSet", summary(revised), []cache.ObjectName{cache.MetaObjectToName(robot)}},
+		{"the Deployment's ReplicaSet deleted", cache.DeletedFinalStateUnknown{Key: "default/" + revised.Name, Obj: summary(revised)}, []cache.ObjectName{cache.MetaObjectToName(robot)}},
+		{"a ReplicaSet of an earlier Deployment of the same name", summary(earlier), nil},
+		{"a ReplicaSet of a Deployment not in the cache", summary(elsewhere), nil},
+	} {
+		ctrl.handleReplicaSet(tt.obj)
+		if got := drainQueue(ctrl.workqueue); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
+		}
+	}
+
+	// A status change (a new resourceVersion) says nothing the pods do
+	// not; a new revision (a rollback) does.
+	rolled := revised.DeepCopy()
+	rolled.ResourceVersion = "4"
+	if !summary(revised).SameAs(summary(rolled)) {
+		t.Errorf("a new resourceVersion alone makes another summary")
+	}
+	rolled.Annotations[status.RevisionAnnotation] = "3"
+	if summary(revised).SameAs(summary(rolled)) {
+		t.Errorf("a new revision makes the same summary")
+	}
+}
+
+// The pods without their ReplicaSets cannot tell a current pod from an old
+// one: NewController takes both informers or neither.
+func TestPodInformerNeedsReplicaSetInformer(t *testing.T) {
+	kubeInformers := kubeinformers.NewSharedInformerFactory(k8sfake.NewClientset(), 0)
+	robotInformers := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	_, err := NewController(t.Context(), Options{
+		KubeClient:         k8sfake.NewClientset(),
+		RobotClient:        fake.NewClientset(),
+		DeploymentInformer: kubeInformers.Apps().V1().Deployments(),
+		ServiceInformer:    kubeInformers.Core().V1().Services(),
+		RobotInformer:      robotInformers.Robot().V1alpha1().Robots(),
+		PodInformer:        kubeInformers.Core().V1().Pods().Informer(),
+	})
+	if err == nil {
+		t.Errorf("NewController took a pod informer without a ReplicaSet informer")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -133,7 +134,7 @@ func TestDiagnosedStatus(t *testing.T) {
 		// pod still fails to pull.
 		name: "a pod of an earlier template is ignored",
 		deployment: func(d *appsv1.Deployment) {
-			d.Annotations[revisionAnnotationKey] = "2"
+			d.Annotations[RevisionAnnotation] = "2"
 		},
 		replicaSets: func(d *appsv1.Deployment) []*appsv1.ReplicaSet {
 			return []*appsv1.ReplicaSet{robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")}
@@ -217,7 +218,11 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			want := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
-			got, recheck := Diagnosed(robot, deployment, nil, summaries(t, failing...), nil, metav1.NewTime(robottest.FixtureNow))
+			var replicaSets []*ReplicaSetSummary
+			if deployment != nil {
+				replicaSets = firstReplicaSet(t, deployment)
+			}
+			got, recheck := Diagnosed(robot, deployment, nil, replicaSets, summaries(t, failing...), nil, metav1.NewTime(robottest.FixtureNow))
 			if fmt.Sprint(got) != fmt.Sprint(want) || recheck != 0 {
 				t.Errorf("got %v (recheck %v), want %v", got, recheck, want)
 			}
@@ -226,7 +231,7 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	t.Run("spec change not applied", func(t *testing.T) {
 		deployment := unavailable(t, robot)
 		deployment.Annotations[workload.AnnotationSpecHash] = "an-older-spec"
-		got, _ := Diagnosed(robot, deployment, nil, summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(robottest.FixtureNow))
+		got, _ := Diagnosed(robot, deployment, nil, firstReplicaSet(t, deployment), summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(robottest.FixtureNow))
 		// Ready says why the sync failed: the pods run an older spec.
 		if ready := meta.FindStatusCondition(got.Conditions, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
 			t.Errorf("Ready: got %s, want %s", ready.Reason, robotv1alpha1.ReasonSyncFailed)
@@ -296,7 +301,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 		revision: "3",
 		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
 			again, replaced := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
-			again.Annotations[revisionAnnotationKey] = "3"
+			again.Annotations[RevisionAnnotation] = "3"
 			return []*appsv1.ReplicaSet{again, replaced}, []*corev1.Pod{crashing(replaced, "test-a-replaced"), starting(again, "test-b-again")}
 		},
 		reason: robotv1alpha1.ReasonRolloutInProgress,
@@ -319,6 +324,24 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 		},
 		reason: robotv1alpha1.ReasonRolloutInProgress,
 	}, {
+		name:     "the predecessor's ReplicaSet gone, its pods left, the current one of the same name",
+		revision: "1",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			before := earlier(d, "1")
+			before.Name = robottest.ReplicaSet(d, "1").Name
+			return []*appsv1.ReplicaSet{robottest.ReplicaSet(d, "1")},
+				[]*corev1.Pod{robottest.OwnedBy(robottest.Pod(robot, "test-x", robottest.Waiting("ErrImagePull", "not found")), before)}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "a Deployment with no revision yet: no ReplicaSet is current",
+		revision: "",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			rs := robottest.ReplicaSet(d, "1")
+			return []*appsv1.ReplicaSet{rs}, []*corev1.Pod{crashing(rs, "test-a")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
 		name:     "the current ReplicaSet's pod crashes, the old one's runs: the cause is the current one's",
 		revision: "2",
 		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
@@ -330,7 +353,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			deployment := unavailable(t, robot)
-			deployment.Annotations[revisionAnnotationKey] = tt.revision
+			deployment.Annotations[RevisionAnnotation] = tt.revision
 			replicaSets, pods := tt.pods(deployment)
 			status, _ := diagnosed(t, robot, deployment, replicaSets, pods...)
 			if ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
@@ -340,15 +363,30 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 	}
 }
 
-// revisionAnnotationKey is the Deployment controller's revision of a
-// Deployment and of its ReplicaSets.
-const revisionAnnotationKey = "deployment.kubernetes.io/revision"
-
 // diagnosed is Diagnosed at robottest.FixtureNow after a successful sync,
 // with replicaSets and pods in the operator's caches.
 func diagnosed(t testing.TB, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, pods ...*corev1.Pod) (robotv1alpha1.RobotStatus, time.Duration) {
 	t.Helper()
-	return Diagnosed(robot, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
+	return Diagnosed(robot, deployment, nil, replicaSetSummaries(t, replicaSets...), summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
+}
+
+// firstReplicaSet is what the ReplicaSet cache holds for deployment's
+// ReplicaSet of revision 1, whose pods robottest.Pod makes.
+func firstReplicaSet(t testing.TB, deployment *appsv1.Deployment) []*ReplicaSetSummary {
+	return replicaSetSummaries(t, robottest.ReplicaSet(deployment, "1"))
+}
+
+func replicaSetSummaries(t testing.TB, replicaSets ...*appsv1.ReplicaSet) []*ReplicaSetSummary {
+	t.Helper()
+	out := make([]*ReplicaSetSummary, 0, len(replicaSets))
+	for _, rs := range replicaSets {
+		summary, err := Summarize(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, summary.(*ReplicaSetSummary))
+	}
+	return out
 }
 
 func summaries(t testing.TB, pods ...*corev1.Pod) []*PodSummary {
@@ -378,12 +416,124 @@ func TestSummarizePodKeepsOnlyWhatDiagnoseReads(t *testing.T) {
 			t.Errorf("%s: the full pod's summary %+v differs from the minimal pod's %+v", pod.Name, full, minimal)
 		}
 		if full.Robot != robot.Name || full.GetLabels() != nil || full.GetOwnerReferences() != nil || full.GetManagedFields() != nil || full.GetUID() != "" {
-			t.Errorf("%s: the summary keeps more than it should: %+v", pod.Name, full.podMeta)
+			t.Errorf("%s: the summary keeps more than it should: %+v", pod.Name, full.cachedMeta)
 		}
 		if copied := full.DeepCopyObject().(*PodSummary); !copied.SameAs(full) || (copied.container != nil && copied.container == full.container) {
 			t.Errorf("%s: DeepCopyObject is not a deep copy", pod.Name)
 		}
 	}
+}
+
+// A ReplicaSet as the API server sends it and the same ReplicaSet with only
+// what the diagnosis reads make the same summary; the summary keeps the
+// Deployment's name without a string of its own.
+func TestSummarizeReplicaSetKeepsOnlyWhatDiagnoseReads(t *testing.T) {
+	robot := robottest.NewRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	minimal := robottest.ReplicaSet(deployment, "2")
+	full := replicaSetSummaries(t, fullReplicaSet(deployment, minimal))[0]
+	summary := replicaSetSummaries(t, minimal)[0]
+	if !full.SameAs(summary) || full.ResourceVersion != summary.ResourceVersion {
+		t.Errorf("the full ReplicaSet's summary %+v differs from the minimal one's %+v", full, summary)
+	}
+	if full.UID != minimal.UID || full.Deployment != deployment.Name || !full.OwnedBy(deployment.UID) || full.revision != "2" {
+		t.Errorf("summary %+v: want UID %s, Deployment %s (%s), revision 2", full, minimal.UID, deployment.Name, deployment.UID)
+	}
+	if unsafe.StringData(summary.Deployment) != unsafe.StringData(summary.Name) {
+		t.Errorf("the Deployment's name %q has a string of its own, not a prefix of the ReplicaSet's %q", summary.Deployment, summary.Name)
+	}
+	if full.GetLabels() != nil || full.GetAnnotations() != nil || full.GetOwnerReferences() != nil || full.GetManagedFields() != nil {
+		t.Errorf("the summary keeps more than it should: %+v", full.cachedMeta)
+	}
+	if copied := full.DeepCopyObject().(*ReplicaSetSummary); !copied.SameAs(full) {
+		t.Errorf("DeepCopyObject differs")
+	}
+	if revised := replicaSetSummaries(t, robottest.ReplicaSet(deployment, "3"))[0]; revised.SameAs(summary) {
+		t.Errorf("another revision makes the same summary")
+	}
+	// The pod informer's objects go through the same transform, and
+	// name their ReplicaSet without a string of its own.
+	pod := robottest.Pod(robot, "test-5d9c7b8f1-x7k2p", robottest.RunningSince(time.Minute))
+	obj, _ := Summarize(pod)
+	if p := obj.(*PodSummary); p.ReplicaSetKey() != "default/test-5d9c7b8f1" || p.replicaSetUID != pod.OwnerReferences[0].UID ||
+		unsafe.StringData(p.replicaSet) != unsafe.StringData(p.Name) {
+		t.Errorf("the pod's summary names ReplicaSet %q (%s), want default/test-5d9c7b8f1 (%s), a prefix of its name", p.ReplicaSetKey(), p.replicaSetUID, pod.OwnerReferences[0].UID)
+	}
+}
+
+// fullReplicaSet is rs, a ReplicaSet of deployment, as the API server sends
+// it.
+func fullReplicaSet(deployment *appsv1.Deployment, rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	full := rs.DeepCopy()
+	full.Generation = 1
+	full.CreationTimestamp = metav1.NewTime(robottest.FixtureNow)
+	for k, v := range deployment.Spec.Template.Labels {
+		full.Labels[k] = v
+	}
+	full.Annotations["deployment.kubernetes.io/desired-replicas"] = "1"
+	full.Annotations["deployment.kubernetes.io/max-replicas"] = "2"
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:spec":{"f:template":{}}}`, 40))}}}
+	full.Spec.Replicas = deployment.Spec.Replicas
+	full.Spec.Selector = deployment.Spec.Selector.DeepCopy()
+	full.Spec.Template = *deployment.Spec.Template.DeepCopy()
+	full.Spec.Template.Labels["pod-template-hash"] = rs.Labels["pod-template-hash"]
+	full.Status = appsv1.ReplicaSetStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1}
+	return full
+}
+
+// BenchmarkReplicaSetCache fills a ReplicaSet informer's store, through
+// Summarize or not, and reports the live heap each cached ReplicaSet costs
+// (bytes/rs).
+func BenchmarkReplicaSetCache(b *testing.B) {
+	robot := robottest.NewRobot("test", 1)
+	desired, err := workload.NewDeployment(robot)
+	deployment := robottest.LiveDeploymentOf(b, desired, err)
+	template := fullReplicaSet(deployment, robottest.ReplicaSet(deployment, "1"))
+	const n = 5000
+	for _, tt := range []struct {
+		name      string
+		transform cache.TransformFunc
+	}{{"full", nil}, {"summarized", Summarize}} {
+		b.Run(tt.name, func(b *testing.B) {
+			var perRS float64
+			for range b.N {
+				before := robottest.LiveHeap()
+				indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+				for i := range n {
+					// Each decoded on its own, as from a watch; one
+					// Deployment each, as with N Robots.
+					rs := roundTripReplicaSet(b, template)
+					rs.Name = fmt.Sprintf("test-%05d-5d9c7b8f6", i)
+					rs.UID = types.UID(fmt.Sprintf("3f0c2a9e-5b7d-4c1a-9e8f-%012d", i))
+					rs.OwnerReferences[0].Name = fmt.Sprintf("test-%05d", i)
+					rs.OwnerReferences[0].UID = types.UID(fmt.Sprintf("8a1b2c3d-4e5f-4a6b-8c7d-%012d", i))
+					var obj interface{} = rs
+					if tt.transform != nil {
+						obj, _ = tt.transform(rs)
+					}
+					if err := indexer.Add(obj); err != nil {
+						b.Fatal(err)
+					}
+				}
+				perRS = float64(robottest.LiveHeap()-before) / n
+				runtime.KeepAlive(indexer)
+			}
+			b.ReportMetric(perRS, "bytes/rs")
+		})
+	}
+}
+
+func roundTripReplicaSet(b *testing.B, rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	data, err := rs.Marshal()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out appsv1.ReplicaSet
+	if err := out.Unmarshal(data); err != nil {
+		b.Fatal(err)
+	}
+	return &out
 }
 
 // fullPod is pod as the API server sends it: with the fields a real pod of
@@ -453,6 +603,10 @@ func BenchmarkPodCache(b *testing.B) {
 					// A Robot of its own, as with N Robots of one
 					// replica: one entry of the Robot index each.
 					pod.Labels[workload.LabelRobot] = fmt.Sprintf("test-%05d", i)
+					// Its ReplicaSet, whose name starts the pod's, with
+					// a UID as the API server makes them.
+					pod.OwnerReferences[0].Name = "test-5d9c7b8f6"
+					pod.OwnerReferences[0].UID = types.UID(fmt.Sprintf("3f0c2a9e-5b7d-4c1a-9e8f-%012d", i))
 					var obj interface{} = pod
 					if tt.transform != nil {
 						obj, _ = tt.transform(pod)
@@ -501,7 +655,8 @@ func TestSingleExitIsNoCrashLoop(t *testing.T) {
 		"terminated, no back-off yet":  exitedOnce(terminated),
 	} {
 		t.Run(name, func(t *testing.T) {
-			status, _ := Diagnosed(robot, unavailable(t, robot), nil, summaries(t, pod), nil, metav1.NewTime(robottest.FixtureNow))
+			deployment := unavailable(t, robot)
+			status, _ := diagnosed(t, robot, deployment, []*appsv1.ReplicaSet{robottest.ReplicaSet(deployment, "1")}, pod)
 			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 			if ready.Reason == robotv1alpha1.ReasonCrashLoop || strings.Contains(ready.Message, "CrashLoopBackOff") {
 				t.Errorf("Ready: %s (%s); a single exit is no crash loop", ready.Reason, ready.Message)
@@ -512,10 +667,10 @@ func TestSingleExitIsNoCrashLoop(t *testing.T) {
 		looping := robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container"))
 		looping.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
 		deployment := unavailable(t, robot)
-		before, _ := Diagnosed(robot, deployment, nil, summaries(t, looping), nil, metav1.NewTime(robottest.FixtureNow))
+		before, _ := Diagnosed(robot, deployment, nil, firstReplicaSet(t, deployment), summaries(t, looping), nil, metav1.NewTime(robottest.FixtureNow))
 		reported := robot.DeepCopy()
 		reported.Status = before
-		after, _ := Diagnosed(reported, deployment, nil, summaries(t, exitedOnce(robottest.RunningSince(time.Second))), nil, metav1.NewTime(robottest.FixtureNow))
+		after, _ := Diagnosed(reported, deployment, nil, firstReplicaSet(t, deployment), summaries(t, exitedOnce(robottest.RunningSince(time.Second))), nil, metav1.NewTime(robottest.FixtureNow))
 		was := meta.FindStatusCondition(before.Conditions, robotv1alpha1.ConditionReady)
 		is := meta.FindStatusCondition(after.Conditions, robotv1alpha1.ConditionReady)
 		if was.Reason != robotv1alpha1.ReasonCrashLoop || is.Reason != was.Reason || is.Message != was.Message {
