@@ -77,10 +77,13 @@ type Options struct {
 	DeploymentInformer appsinformers.DeploymentInformer
 	ServiceInformer    coreinformers.ServiceInformer
 	RobotInformer      informers.RobotInformer
-	// PodInformer, when set, holds the pod summaries of the managed pods
-	// (status.SummarizePod), and the Ready condition says why the pods do
-	// not run. Without it the status says only what the Deployment says.
-	PodInformer cache.SharedIndexInformer
+	// PodInformer and ReplicaSetInformer, when set (both or neither),
+	// hold the summaries of the managed pods and ReplicaSets
+	// (status.Summarize), and the Ready condition says why the pods of
+	// each Deployment's current ReplicaSet do not run. Without them the
+	// status says only what the Deployment says.
+	PodInformer        cache.SharedIndexInformer
+	ReplicaSetInformer cache.SharedIndexInformer
 	// SyncTimeout bounds one sync, all its API requests included: the
 	// sync's context ends then, and so does whatever request is in flight.
 	// Zero means defaultSyncTimeout.
@@ -117,10 +120,12 @@ type Controller struct {
 	servicesSynced    cache.InformerSynced
 	robotsLister      listers.RobotLister
 	robotsSynced      cache.InformerSynced
-	// pods is nil without Options.PodInformer; then the Ready condition
-	// does not say why the pods do not run.
-	pods       cache.Indexer
-	podsSynced cache.InformerSynced
+	// pods and replicaSets are nil without Options.PodInformer; then the
+	// Ready condition does not say why the pods do not run.
+	pods              cache.Indexer
+	replicaSets       cache.Indexer
+	podsSynced        cache.InformerSynced
+	replicaSetsSynced cache.InformerSynced
 
 	// workqueue holds the Robots to sync. A Robot is in it at most once,
 	// and never synced by two workers at the same time.
@@ -194,6 +199,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
+		replicaSetsSynced: func() bool { return true },
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
 		events:             events,
@@ -235,8 +241,13 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	if err := controller.addServiceEventHandler(opts.ServiceInformer); err != nil {
 		return nil, fmt.Errorf("adding the Service event handler: %w", err)
 	}
-	if opts.PodInformer != nil {
-		if err := controller.watchPods(opts.PodInformer); err != nil {
+	switch {
+	case (opts.PodInformer == nil) != (opts.ReplicaSetInformer == nil):
+		// Pods without their ReplicaSets tell no current pod from an old
+		// one; ReplicaSets without pods tell nothing.
+		return nil, errors.New("the pod and ReplicaSet informers go together: set both or neither")
+	case opts.PodInformer != nil:
+		if err := controller.watchPods(opts.PodInformer, opts.ReplicaSetInformer); err != nil {
 			return nil, err
 		}
 	}
@@ -255,7 +266,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Robot controller", "workers", workers)
 	logger.V(2).Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.robotsSynced, c.podsSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
 		if ctx.Err() != nil {
 			// A signal before the caches synced: nothing was started, so
 			// this is a clean stop, not a failure.
@@ -295,7 +306,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 // HasSynced reports whether the informer caches have synced.
 func (c *Controller) HasSynced() bool {
-	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.podsSynced()
+	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.podsSynced() && c.replicaSetsSynced()
 }
 
 // LongestSync returns the Robot whose sync has been running the longest, and
@@ -728,7 +739,8 @@ func (c *Controller) ownService(robot *robotv1alpha1.Robot) *corev1.Service {
 // person's attention.
 func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error) error {
 	now := c.clock.Now()
-	robotStatus, recheck := status.Diagnosed(robot, deployment, service, c.robotPods(ctx, robot), syncErr, metav1.NewTime(now))
+	pods := c.robotPods(ctx, robot)
+	robotStatus, recheck := status.Diagnosed(robot, deployment, service, c.podReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
 		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)
@@ -786,6 +798,33 @@ func (c *Controller) robotPods(ctx context.Context, robot *robotv1alpha1.Robot) 
 		}
 	}
 	return pods
+}
+
+// podReplicaSets returns the cached ReplicaSets that control pods, looked
+// up by the names the pods give: the ReplicaSet cache needs no index, and
+// the current ReplicaSet, when it has no pod yet, has nothing to diagnose.
+func (c *Controller) podReplicaSets(ctx context.Context, pods []*status.PodSummary) []*status.ReplicaSetSummary {
+	if c.replicaSets == nil {
+		return nil
+	}
+	var replicaSets []*status.ReplicaSetSummary
+	seen := make(map[string]bool, 2)
+	for _, pod := range pods {
+		key := pod.ReplicaSetKey()
+		if key == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		obj, exists, err := c.replicaSets.GetByKey(key)
+		if err != nil {
+			klog.FromContext(ctx).V(4).Info("Reading a ReplicaSet from the cache failed", "replicaSet", key, "err", err)
+			continue
+		}
+		if rs, ok := obj.(*status.ReplicaSetSummary); exists && ok {
+			replicaSets = append(replicaSets, rs)
+		}
+	}
+	return replicaSets
 }
 
 // addRobot queues a Robot the informer has just seen.
@@ -960,11 +999,12 @@ func (c *Controller) deleteService(obj interface{}) {
 	}
 }
 
-// watchPods makes the controller read the pods that podInformer caches,
-// which should be only those of the Deployments the operator manages, with
-// status.SummarizePod as its transform; and queue a Robot when one of its pods
-// changes in a way the diagnosis may read.
-func (c *Controller) watchPods(podInformer cache.SharedIndexInformer) error {
+// watchPods makes the controller read the pods and ReplicaSets that
+// podInformer and replicaSetInformer cache, which should be only those of
+// the Deployments the operator manages, with status.Summarize as their
+// transform; and queue a Robot when one of its pods or ReplicaSets changes
+// in a way the diagnosis may read.
+func (c *Controller) watchPods(podInformer, replicaSetInformer cache.SharedIndexInformer) error {
 	if err := podInformer.AddIndexers(cache.Indexers{status.PodsByRobot: status.RobotIndex}); err != nil {
 		return fmt.Errorf("adding the Pod index: %w", err)
 	}
@@ -984,6 +1024,27 @@ func (c *Controller) watchPods(podInformer cache.SharedIndexInformer) error {
 	}); err != nil {
 		return fmt.Errorf("adding the Pod event handler: %w", err)
 	}
+
+	c.replicaSets = replicaSetInformer.GetIndexer()
+	c.replicaSetsSynced = replicaSetInformer.HasSynced
+	if _, err := replicaSetInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		// A new ReplicaSet may be the current one of a Deployment whose
+		// revision the sync saw first; a deleted one may have been.
+		AddFunc: c.handleReplicaSet,
+		UpdateFunc: func(old, new interface{}) {
+			// A ReplicaSet's status changes with each of its pods, whose
+			// own events say more; only a new revision (a rollback makes
+			// an old ReplicaSet current again) or owner changes which
+			// pods are current.
+			if oldRS, ok := old.(*status.ReplicaSetSummary); ok && oldRS.SameAs(new) {
+				return
+			}
+			c.handleReplicaSet(new)
+		},
+		DeleteFunc: c.handleReplicaSet,
+	}); err != nil {
+		return fmt.Errorf("adding the ReplicaSet event handler: %w", err)
+	}
 	return nil
 }
 
@@ -1001,6 +1062,25 @@ func (c *Controller) handlePod(obj interface{}) {
 		return
 	}
 	c.workqueue.Add(cache.ObjectName{Namespace: pod.Namespace, Name: pod.Robot})
+}
+
+// handleReplicaSet queues the Robot of the Deployment that controls the
+// ReplicaSet, if that Deployment is the one in the cache (by UID: an
+// earlier Deployment of the same name is another Robot's) and its Robot
+// exists.
+func (c *Controller) handleReplicaSet(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	rs, ok := obj.(*status.ReplicaSetSummary)
+	if !ok || rs.Deployment == "" {
+		return
+	}
+	deployment, err := c.deploymentsLister.Deployments(rs.Namespace).Get(rs.Deployment)
+	if err != nil || !rs.OwnedBy(deployment.UID) {
+		return
+	}
+	c.handleObject(deployment)
 }
 
 // RegisterMetrics registers the controller's metrics, and a gauge of the

@@ -81,6 +81,10 @@ type fixture struct {
 	robotLister      []*robotv1alpha1.Robot
 	deploymentLister []*appsv1.Deployment
 	serviceLister    []*corev1.Service
+	// The managed pods and ReplicaSets, in the caches as the operator
+	// summarizes them; with neither, the Controller watches no pods.
+	podLister        []*corev1.Pod
+	replicaSetLister []*appsv1.ReplicaSet
 	// The informer caches, for a test that changes them between syncs.
 	robotIndexer      cache.Indexer
 	deploymentIndexer cache.Indexer
@@ -134,6 +138,11 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		Recorder:           f.recorder,
 		Clock:              clocktesting.NewFakePassiveClock(robottest.FixtureNow),
 	}
+	podInformer := kubeInformers.Core().V1().Pods().Informer()
+	replicaSetInformer := kubeInformers.Apps().V1().ReplicaSets().Informer()
+	if len(f.podLister) > 0 || len(f.replicaSetLister) > 0 {
+		opts.PodInformer, opts.ReplicaSetInformer = podInformer, replicaSetInformer
+	}
 	if f.options != nil {
 		f.options(&opts)
 	}
@@ -146,6 +155,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	c.robotsSynced = alwaysReady
 	c.deploymentsSynced = alwaysReady
 	c.servicesSynced = alwaysReady
+	if opts.PodInformer != nil {
+		c.podsSynced, c.replicaSetsSynced = alwaysReady, alwaysReady
+	}
 
 	f.robotIndexer = robotInformers.Robot().V1alpha1().Robots().Informer().GetIndexer()
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
@@ -162,6 +174,20 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	for _, service := range f.serviceLister {
 		if err := f.serviceIndexer.Add(service); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	for _, pod := range summaries(f.t, f.podLister...) {
+		if err := podInformer.GetIndexer().Add(pod); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	for _, rs := range f.replicaSetLister {
+		summary, err := status.Summarize(rs)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if err := replicaSetInformer.GetIndexer().Add(summary); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -342,6 +368,17 @@ func (f *fixture) addRobot(robot *robotv1alpha1.Robot) {
 func (f *fixture) addDeployment(deployment *appsv1.Deployment) {
 	f.deploymentLister = append(f.deploymentLister, deployment)
 	f.kubeObjects = append(f.kubeObjects, deployment)
+}
+
+// addPod puts pod's summary in the pod cache. The operator never reads a
+// pod from the API server.
+func (f *fixture) addPod(pod *corev1.Pod) {
+	f.podLister = append(f.podLister, pod)
+}
+
+// addReplicaSet puts rs in the ReplicaSet cache.
+func (f *fixture) addReplicaSet(rs *appsv1.ReplicaSet) {
+	f.replicaSetLister = append(f.replicaSetLister, rs)
 }
 
 func TestCreatesDeployment(t *testing.T) {
@@ -2735,14 +2772,10 @@ func TestSyncSaysWhyPodsDoNotRun(t *testing.T) {
 	converged(robot, deployment)
 	f.addRobot(robot)
 	f.addDeployment(deployment)
+	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
+	f.addPod(robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")))
+	f.addPod(robottest.Pod(robottest.NewRobot("other", 1), "other-a", robottest.Waiting("CrashLoopBackOff", "")))
 	ctrl := f.newController(t.Context())
-	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{status.PodsByRobot: status.RobotIndex})
-	for _, pod := range summaries(t, robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")), robottest.Pod(robottest.NewRobot("other", 1), "other-a", robottest.Waiting("CrashLoopBackOff", ""))) {
-		if err := pods.Add(pod); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctrl.pods = pods
 	if _, err := ctrl.syncHandler(t.Context(), cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
 	}
@@ -2752,6 +2785,37 @@ func TestSyncSaysWhyPodsDoNotRun(t *testing.T) {
 	}
 	f.expectEvents(fmt.Sprintf("Warning %s %s", robotv1alpha1.ReasonImagePullFailed,
 		`cannot pull image "registry.example/robot:1.0" (ErrImagePull): not found`))
+}
+
+// A Robot deleted and recreated under the same name is another Robot: the
+// pods its predecessor left behind carry the same name label and image,
+// but they are no cause of the new Robot's, whose own ReplicaSet has no
+// pod yet.
+func TestSyncIgnoresTheEarlierRobotsPods(t *testing.T) {
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	deployment := unavailable(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
+	earlier := robottest.ReplicaSet(liveDeployment(t, robot), "1")
+	earlier.Name, earlier.UID, earlier.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
+	f.addReplicaSet(earlier)
+	f.addPod(robottest.OwnedBy(robottest.Pod(robot, "test-6b8d9f7c5-x", robottest.Waiting("ErrImagePull", "not found")), earlier))
+	ctrl := f.newController(t.Context())
+	if _, err := ctrl.syncHandler(t.Context(), cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	if actions := filterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
+		var applied robotv1alpha1.Robot
+		if patch, ok := actions[0].(core.PatchAction); ok {
+			_ = json.Unmarshal(patch.GetPatch(), &applied)
+		}
+		t.Errorf("the sync wrote the status %v; want no write: the Robot's own pods show no cause",
+			meta.FindStatusCondition(applied.Status.Conditions, robotv1alpha1.ConditionReady))
+	}
+	f.expectEvents()
 }
 
 // A pod's change queues its Robot only when what the cache keeps of it
@@ -2788,6 +2852,79 @@ func TestPodEventsQueueTheirRobot(t *testing.T) {
 	}
 	if key, _ := ctrl.workqueue.Get(); key != cache.MetaObjectToName(robot) {
 		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(robot))
+	}
+}
+
+// A ReplicaSet's change queues the Robot whose Deployment controls it, by
+// the Deployment's UID: a new ReplicaSet may be the current one the sync
+// did not find yet. A ReplicaSet of another Deployment of the same name,
+// or of no cached Deployment, queues nothing.
+func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
+	ctrl := f.newController(t.Context())
+	drainQueue(ctrl.workqueue)
+
+	summary := func(rs *appsv1.ReplicaSet) *status.ReplicaSetSummary {
+		s, err := status.Summarize(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.(*status.ReplicaSetSummary)
+	}
+	revised := robottest.ReplicaSet(deployment, "2")
+	earlier := robottest.ReplicaSet(deployment, "2")
+	earlier.Name, earlier.UID, earlier.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
+	elsewhere := robottest.ReplicaSet(deployment, "1")
+	elsewhere.Name, elsewhere.OwnerReferences[0].Name = "other-5d9c7b8f1", "other"
+	for _, tt := range []struct {
+		name string
+		obj  interface{}
+		want []cache.ObjectName
+	}{
+		{"the Deployment's new ReplicaSet", summary(revised), []cache.ObjectName{cache.MetaObjectToName(robot)}},
+		{"the Deployment's ReplicaSet deleted", cache.DeletedFinalStateUnknown{Key: "default/" + revised.Name, Obj: summary(revised)}, []cache.ObjectName{cache.MetaObjectToName(robot)}},
+		{"a ReplicaSet of an earlier Deployment of the same name", summary(earlier), nil},
+		{"a ReplicaSet of a Deployment not in the cache", summary(elsewhere), nil},
+	} {
+		ctrl.handleReplicaSet(tt.obj)
+		if got := drainQueue(ctrl.workqueue); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
+		}
+	}
+
+	// A status change (a new resourceVersion) says nothing the pods do
+	// not; a new revision (a rollback) does.
+	rolled := revised.DeepCopy()
+	rolled.ResourceVersion = "4"
+	if !summary(revised).SameAs(summary(rolled)) {
+		t.Errorf("a new resourceVersion alone makes another summary")
+	}
+	rolled.Annotations[status.RevisionAnnotation] = "3"
+	if summary(revised).SameAs(summary(rolled)) {
+		t.Errorf("a new revision makes the same summary")
+	}
+}
+
+// The pods without their ReplicaSets cannot tell a current pod from an old
+// one: NewController takes both informers or neither.
+func TestPodInformerNeedsReplicaSetInformer(t *testing.T) {
+	kubeInformers := kubeinformers.NewSharedInformerFactory(k8sfake.NewClientset(), 0)
+	robotInformers := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	_, err := NewController(t.Context(), Options{
+		KubeClient:         k8sfake.NewClientset(),
+		RobotClient:        fake.NewClientset(),
+		DeploymentInformer: kubeInformers.Apps().V1().Deployments(),
+		ServiceInformer:    kubeInformers.Core().V1().Services(),
+		RobotInformer:      robotInformers.Robot().V1alpha1().Robots(),
+		PodInformer:        kubeInformers.Core().V1().Pods().Informer(),
+	})
+	if err == nil {
+		t.Errorf("NewController took a pod informer without a ReplicaSet informer")
 	}
 }
 

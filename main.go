@@ -269,15 +269,16 @@ func runOperator(ctx context.Context, opts *options) error {
 			o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 		}),
 		kubeinformers.WithTransform(transform.TrimManagedFields))
-	// The pods of those Deployments, by the same label, summarized to what
-	// says why they do not run (internal/status). No resync: the Robots' own
-	// resync rechecks them.
+	// The pods and ReplicaSets of those Deployments, by the same label (a
+	// ReplicaSet has its pod template's labels), summarized to what says
+	// why the pods of each Deployment's current ReplicaSet do not run
+	// (internal/status). No resync: the Robots' own resync rechecks them.
 	podInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
 		kubeinformers.WithNamespace(opts.namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 		}),
-		kubeinformers.WithTransform(status.SummarizePod))
+		kubeinformers.WithTransform(status.Summarize))
 	robotInformerFactory := informers.NewSharedInformerFactoryWithOptions(robotClient, opts.resyncPeriod,
 		informers.WithNamespace(opts.namespace),
 		informers.WithTransform(transform.StripManagedFields))
@@ -292,6 +293,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		ServiceInformer:    kubeInformerFactory.Core().V1().Services(),
 		RobotInformer:      robotInformerFactory.Robot().V1alpha1().Robots(),
 		PodInformer:        podInformerFactory.Core().V1().Pods().Informer(),
+		ReplicaSetInformer: podInformerFactory.Apps().V1().ReplicaSets().Informer(),
 		SyncTimeout:        opts.syncTimeout,
 		ShutdownTimeout:    opts.shutdownTimeout,
 		MayWrite:           fence.Check,

@@ -64,9 +64,15 @@ func LiveDeploymentOf(t testing.TB, desired any, err error) *appsv1.Deployment {
 	if err := jsonRoundTrip(desired, &d); err != nil {
 		t.Fatal(err)
 	}
-	d.UID = types.UID(d.Name + "-deployment-uid")
+	d.UID = deploymentUID(d.Name)
 	d.ResourceVersion = "7"
 	d.Generation = 1
+	// The Deployment controller gives the Deployment the revision of its
+	// newest ReplicaSet.
+	if d.Annotations == nil {
+		d.Annotations = map[string]string{}
+	}
+	d.Annotations[revisionAnnotation] = "1"
 	d.Spec.Template.Spec.Containers[0].TerminationMessagePath = corev1.TerminationMessagePathDefault
 	d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	replicas := *d.Spec.Replicas
@@ -195,10 +201,50 @@ var (
 	UpdatedByOthers = ManagedFieldsEntry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, "")
 )
 
+// revisionAnnotation is the Deployment controller's revision of a
+// Deployment and of its ReplicaSets.
+const revisionAnnotation = "deployment.kubernetes.io/revision"
+
+// deploymentUID is the UID LiveDeploymentOf gives the Deployment name.
+func deploymentUID(name string) types.UID { return types.UID(name + "-deployment-uid") }
+
+// ReplicaSet is the ReplicaSet of the given revision that the Deployment
+// controller makes for d, a live Deployment.
+func ReplicaSet(d *appsv1.Deployment, revision string) *appsv1.ReplicaSet {
+	return replicaSet(d.Namespace, d.Name, d.UID, revision)
+}
+
+func replicaSet(namespace, deployment string, uid types.UID, revision string) *appsv1.ReplicaSet {
+	hash := "5d9c7b8f" + revision
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: deployment + "-" + hash, Namespace: namespace,
+			UID:             types.UID(string(uid) + "-rs-" + revision),
+			ResourceVersion: "3",
+			Labels:          map[string]string{"app.kubernetes.io/managed-by": "robot-operator", "pod-template-hash": hash},
+			Annotations:     map[string]string{revisionAnnotation: revision},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: deployment, UID: uid,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+	}
+}
+
+// OwnedBy makes pod one of rs's pods, and returns it.
+func OwnedBy(pod *corev1.Pod, rs *appsv1.ReplicaSet) *corev1.Pod {
+	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	return pod
+}
+
 // Pod is a pod of robot's Deployment as the kubelet reports it, with
-// the Robot container in state.
+// the Robot container in state: a pod of the ReplicaSet of revision 1 of
+// the Deployment LiveDeploymentOf returns for robot.
 func Pod(robot *robotv1alpha1.Robot, name string, state corev1.ContainerState) *corev1.Pod {
-	return &corev1.Pod{
+	deployment := robot.Spec.DeploymentName
+	if deployment == "" {
+		deployment = robot.Name
+	}
+	return OwnedBy(&corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: robot.Namespace, Labels: podLabels(robot)},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: containerName, Image: robot.Spec.Image}}},
 		Status: corev1.PodStatus{
@@ -209,7 +255,7 @@ func Pod(robot *robotv1alpha1.Robot, name string, state corev1.ContainerState) *
 			},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, State: state}},
 		},
-	}
+	}, replicaSet(robot.Namespace, deployment, deploymentUID(deployment), "1"))
 }
 
 func Waiting(reason, message string) corev1.ContainerState {

@@ -17,19 +17,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
 
 // This file says, on the Robot, why its pods do not run. The operator caches
-// the pods of the Deployments it manages (selected by label on the server,
-// so other pods cost nothing), stripped down to what the diagnosis reads, and
-// a pod's change queues its Robot. The diagnosis is a pure function of the
-// Deployment, its pods and the time; it is consulted only while the Robot is
-// not Ready because replicas are missing or unavailable, and it gives a cause
-// only from hard signals, so that a rollout that is merely slow reads as
-// RolloutInProgress and costs no write more than before.
+// the pods and ReplicaSets of the Deployments it manages (selected by label
+// on the server, so other pods cost nothing), stripped down to what the
+// diagnosis reads, and a change to either queues its Robot. The diagnosis is
+// a pure function of the Deployment, its ReplicaSets, its pods and the time;
+// it is consulted only while the Robot is not Ready because replicas are
+// missing or unavailable, and it gives a cause only from hard signals, so
+// that a rollout that is merely slow reads as RolloutInProgress and costs no
+// write more than before.
 
 // readinessGrace is how long a started container may stay not ready before
 // the Robot says that its readiness probe keeps failing: an application
@@ -44,17 +46,22 @@ type podCause struct {
 
 // Diagnosed is Compute with the Ready condition saying why the
 // pods do not run, when the Robot is not Ready for want of available
-// replicas and pods (or the Deployment) show a cause. The second result, when
-// positive, is when to look again: a cause that only time may reveal
-// (a readiness probe failing for long enough) has no event of its own.
-func Diagnosed(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1alpha1.RobotStatus, time.Duration) {
+// replicas and pods (or the Deployment) show a cause. deployment must be
+// controlled by robot; pods are the cached pods that carry robot's name, and
+// replicaSets the cached ReplicaSets that control them (others may be there
+// too). Only the pods of deployment's current ReplicaSet are read. The
+// second result, when positive, is when to look again: a cause that only
+// time may reveal (a readiness probe failing for long enough) has no event
+// of its own.
+func Diagnosed(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
+	replicaSets []*ReplicaSetSummary, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1alpha1.RobotStatus, time.Duration) {
 	status := Compute(robot, deployment, service, syncErr, now)
 	ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionFalse || deployment == nil ||
 		(ready.Reason != robotv1alpha1.ReasonRolloutInProgress && ready.Reason != robotv1alpha1.ReasonProgressDeadlineExceeded) {
 		return status, 0
 	}
-	cause, recheck := diagnose(deployment, pods, now.Time)
+	cause, recheck := diagnose(deployment, replicaSets, pods, now.Time)
 	if cause != nil && cause.reason == betweenCrashes {
 		// A container runs again after an exit with an error. Only a
 		// crash loop the kubelet reported before goes on: the Robot
@@ -81,16 +88,23 @@ func Diagnosed(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, servic
 // says they will not (they may be merely slow). The Deployment's
 // ReplicaFailure condition comes first: when the pods cannot even be
 // created, none of them can tell. Then, among the pods of the Deployment's
-// current template (by the container's image: the pods of an earlier
-// template are on their way out), the first in name order with the most
-// telling cause. A positive duration is when a cause may appear with no
-// change to any object.
-func diagnose(deployment *appsv1.Deployment, pods []*PodSummary, now time.Time) (*podCause, time.Duration) {
+// current ReplicaSet (the pods of earlier ones are on their way out, and
+// pods that only carry the Robot's name may be a predecessor's), the first
+// in name order with the most telling cause. A positive duration is when a
+// cause may appear with no change to any object.
+func diagnose(deployment *appsv1.Deployment, replicaSets []*ReplicaSetSummary, pods []*PodSummary, now time.Time) (*podCause, time.Duration) {
 	if !observed(deployment) {
 		return nil, 0
 	}
 	if failure := deploymentCondition(deployment, appsv1.DeploymentReplicaFailure); failure != nil && failure.Status == corev1.ConditionTrue {
 		return replicaFailureCause(failure), 0
+	}
+	current := currentReplicaSet(deployment, replicaSets)
+	if current == nil {
+		// The cache has yet to see the ReplicaSet the Deployment
+		// controller made: no pod is known to be of the current template.
+		// Its add event queues the Robot.
+		return nil, 0
 	}
 	image := templateImage(deployment)
 	sorted := slices.Clone(pods)
@@ -102,10 +116,10 @@ func diagnose(deployment *appsv1.Deployment, pods []*PodSummary, now time.Time) 
 		restarts bool
 	)
 	for _, pod := range sorted {
-		if pod.DeletionTimestamp != nil || pod.image != image {
+		if pod.DeletionTimestamp != nil || pod.replicaSetUID != current.UID {
 			continue
 		}
-		cause, after := pod.diagnosis(now)
+		cause, after := pod.diagnosis(image, now)
 		if after > 0 && (recheck == 0 || after < recheck) {
 			recheck = after
 		}
@@ -166,12 +180,16 @@ func replicaFailureCause(failure *appsv1.DeploymentCondition) *podCause {
 type PodSummary struct {
 	// Name, Namespace, ResourceVersion and DeletionTimestamp only: the
 	// informer keys and versions its objects by them.
-	podMeta
+	cachedMeta
 	// Robot is the value of the pod's selector label: its Robot's name.
 	Robot string
-	// image is the image the pod's spec gives the Robot container, which
-	// tells the pods of the Deployment's current template.
-	image string
+	// replicaSet and replicaSetUID name the pod's controller, its
+	// ReplicaSet: the name finds it in the cache, the UID tells the pods of
+	// the Deployment's current ReplicaSet. The image could not: a new
+	// template may keep it, and a predecessor Robot of the same name may
+	// have run it (its ReplicaSet may even have had the same name).
+	replicaSet    string
+	replicaSetUID types.UID
 	// unschedulable is the scheduler's message when it finds no node.
 	unschedulable string
 	// readySince is when the pod's Ready condition last changed.
@@ -223,7 +241,7 @@ func SummarizePod(obj interface{}) (interface{}, error) {
 		return obj, nil
 	}
 	summary := &PodSummary{
-		podMeta: podMeta{
+		cachedMeta: cachedMeta{
 			Name:              pod.Name,
 			Namespace:         pod.Namespace,
 			ResourceVersion:   pod.ResourceVersion,
@@ -231,10 +249,8 @@ func SummarizePod(obj interface{}) (interface{}, error) {
 		},
 		Robot: pod.Labels[workload.LabelRobot],
 	}
-	for _, c := range pod.Spec.Containers {
-		if c.Name == workload.ContainerName {
-			summary.image = c.Image
-		}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		summary.replicaSet, summary.replicaSetUID = prefixOf(pod.Name, ref.Name), ref.UID
 	}
 	for _, c := range pod.Status.Conditions {
 		switch {
@@ -267,8 +283,9 @@ func SummarizePod(obj interface{}) (interface{}, error) {
 
 // diagnosis returns the hard signal that the pod will not run as it is, or
 // nil; and, for a started container not ready yet, how long until it has
-// been not ready for readinessGrace.
-func (p *PodSummary) diagnosis(now time.Time) (*podCause, time.Duration) {
+// been not ready for readinessGrace. image is the Robot container's in the
+// pod's template: the pods of the current ReplicaSet run the Deployment's.
+func (p *PodSummary) diagnosis(image string, now time.Time) (*podCause, time.Duration) {
 	if p.unschedulable != "" {
 		return &podCause{robotv1alpha1.ReasonUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, p.unschedulable)}, 0
 	}
@@ -279,7 +296,7 @@ func (p *PodSummary) diagnosis(now time.Time) (*podCause, time.Duration) {
 	switch c.waitingReason {
 	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
 		return &podCause{robotv1alpha1.ReasonImagePullFailed,
-			fmt.Sprintf("cannot pull image %q (%s): %s", p.image, c.waitingReason, c.waitingMessage)}, 0
+			fmt.Sprintf("cannot pull image %q (%s): %s", image, c.waitingReason, c.waitingMessage)}, 0
 	case "CreateContainerConfigError":
 		return &podCause{robotv1alpha1.ReasonConfigMissing,
 			fmt.Sprintf("pod %s cannot start its container: %s", p.Name, c.waitingMessage)}, 0
@@ -336,6 +353,26 @@ func templateImage(deployment *appsv1.Deployment) string {
 	return ""
 }
 
+// ReplicaSetKey is the cache key of the pod's ReplicaSet, or "" for a pod
+// no ReplicaSet controls.
+func (p *PodSummary) ReplicaSetKey() string {
+	if p.replicaSet == "" {
+		return ""
+	}
+	return p.Namespace + "/" + p.replicaSet
+}
+
+// prefixOf returns prefix, sharing the bytes of s when s starts with it: the
+// name of an object's controller is often the start of its own (a pod's
+// generateName is its ReplicaSet's name, a ReplicaSet's name its
+// Deployment's), and then the cache keeps no string of its own for it.
+func prefixOf(s, prefix string) string {
+	if strings.HasPrefix(s, prefix) {
+		return s[:len(prefix)]
+	}
+	return prefix
+}
+
 // PodsByRobot indexes the pod cache by namespace/Robot name.
 const PodsByRobot = "robot"
 
@@ -354,7 +391,7 @@ func (p *PodSummary) SameAs(obj interface{}) bool {
 	}
 	a, b := *p, *other
 	return a.Name == b.Name && a.Namespace == b.Namespace && a.DeletionTimestamp.Equal(b.DeletionTimestamp) &&
-		a.Robot == b.Robot && a.image == b.image &&
+		a.Robot == b.Robot && a.replicaSet == b.replicaSet && a.replicaSetUID == b.replicaSetUID &&
 		a.unschedulable == b.unschedulable && a.readySince.Equal(&b.readySince) && reflect.DeepEqual(a.container, b.container)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -40,11 +41,14 @@ func TestDiagnosedStatus(t *testing.T) {
 	tests := []struct {
 		name       string
 		deployment func(*appsv1.Deployment)
-		pods       []*corev1.Pod
-		edit       func(*corev1.Pod)
-		reason     string
-		message    string // a substring of the Ready message
-		recheck    time.Duration
+		// replicaSets are the Deployment's in the cache; nil: its
+		// ReplicaSet of revision 1, whose pods robottest.Pod makes.
+		replicaSets func(*appsv1.Deployment) []*appsv1.ReplicaSet
+		pods        []*corev1.Pod
+		edit        func(*corev1.Pod)
+		reason      string
+		message     string // a substring of the Ready message
+		recheck     time.Duration
 	}{{
 		name:   "slow: pods still creating",
 		pods:   []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ContainerCreating", ""))},
@@ -126,7 +130,15 @@ func TestDiagnosedStatus(t *testing.T) {
 		reason:  robotv1alpha1.ReasonReplicaFailure,
 		message: "denied the request",
 	}, {
+		// The image typo fixed: revision 2 has no pod yet, revision 1's
+		// pod still fails to pull.
 		name: "a pod of an earlier template is ignored",
+		deployment: func(d *appsv1.Deployment) {
+			d.Annotations[RevisionAnnotation] = "2"
+		},
+		replicaSets: func(d *appsv1.Deployment) []*appsv1.ReplicaSet {
+			return []*appsv1.ReplicaSet{robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")}
+		},
 		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
 		edit: func(p *corev1.Pod) {
 			p.Spec.Containers[0].Image = "registry.example/robot:typo"
@@ -173,7 +185,11 @@ func TestDiagnosedStatus(t *testing.T) {
 					tt.edit(p)
 				}
 			}
-			status, recheck := Diagnosed(robot, deployment, nil, summaries(t, tt.pods...), nil, metav1.NewTime(robottest.FixtureNow))
+			replicaSets := []*appsv1.ReplicaSet{robottest.ReplicaSet(deployment, "1")}
+			if tt.replicaSets != nil {
+				replicaSets = tt.replicaSets(deployment)
+			}
+			status, recheck := diagnosed(t, robot, deployment, replicaSets, tt.pods...)
 			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 			if ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
 				t.Fatalf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
@@ -202,7 +218,11 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			want := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
-			got, recheck := Diagnosed(robot, deployment, nil, summaries(t, failing...), nil, metav1.NewTime(robottest.FixtureNow))
+			var replicaSets []*ReplicaSetSummary
+			if deployment != nil {
+				replicaSets = firstReplicaSet(t, deployment)
+			}
+			got, recheck := Diagnosed(robot, deployment, nil, replicaSets, summaries(t, failing...), nil, metav1.NewTime(robottest.FixtureNow))
 			if fmt.Sprint(got) != fmt.Sprint(want) || recheck != 0 {
 				t.Errorf("got %v (recheck %v), want %v", got, recheck, want)
 			}
@@ -211,12 +231,162 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	t.Run("spec change not applied", func(t *testing.T) {
 		deployment := unavailable(t, robot)
 		deployment.Annotations[workload.AnnotationSpecHash] = "an-older-spec"
-		got, _ := Diagnosed(robot, deployment, nil, summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(robottest.FixtureNow))
+		got, _ := Diagnosed(robot, deployment, nil, firstReplicaSet(t, deployment), summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(robottest.FixtureNow))
 		// Ready says why the sync failed: the pods run an older spec.
 		if ready := meta.FindStatusCondition(got.Conditions, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
 			t.Errorf("Ready: got %s, want %s", ready.Reason, robotv1alpha1.ReasonSyncFailed)
 		}
 	})
+}
+
+// TestDiagnosedReadsOnlyTheCurrentReplicaSet: the diagnosis reads the pods
+// of the Deployment's current ReplicaSet only (controlled by that
+// Deployment, of its revision), whatever image they run. A fix that keeps
+// the image (args, env, labels) is not reported as still broken while the
+// pods of the earlier template wind down, and a Robot recreated under the
+// same name does not take the pods its predecessor left for its own.
+func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
+	robot := robottest.NewRobot("test", 1)
+	crashing := func(rs *appsv1.ReplicaSet, name string) *corev1.Pod {
+		p := robottest.OwnedBy(robottest.Pod(robot, name, robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container")), rs)
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
+		return p
+	}
+	starting := func(rs *appsv1.ReplicaSet, name string) *corev1.Pod {
+		p := robottest.OwnedBy(robottest.Pod(robot, name, robottest.RunningSince(5*time.Second)), rs)
+		p.Status.Phase = corev1.PodRunning
+		p.Status.ContainerStatuses[0].Started = ptr.To(true)
+		return p
+	}
+	// earlier is the ReplicaSet of the Deployment of the Robot of the same
+	// name before this one, which the garbage collector has yet to delete.
+	earlier := func(d *appsv1.Deployment, revision string) *appsv1.ReplicaSet {
+		rs := robottest.ReplicaSet(d, revision)
+		rs.Name, rs.UID, rs.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
+		return rs
+	}
+	tests := []struct {
+		name string
+		// revision is the Deployment's.
+		revision string
+		// pods are made from the Deployment's ReplicaSets.
+		pods   func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod)
+		reason string
+	}{{
+		name:     "the fix keeps the image: the new ReplicaSet has no pod yet, the old one's still crashes",
+		revision: "2",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
+			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{crashing(old, "test-old")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the fix keeps the image: the new ReplicaSet's pod starts, the old one's still crashes",
+		revision: "2",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
+			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{crashing(old, "test-a-old"), starting(current, "test-b-new")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the current ReplicaSet not in the cache yet: no pod is known to be current",
+		revision: "2",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			old := robottest.ReplicaSet(d, "1")
+			return []*appsv1.ReplicaSet{old}, []*corev1.Pod{crashing(old, "test-old")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "a rollback: an earlier ReplicaSet is current again, the one it replaces still crashes",
+		revision: "3",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			again, replaced := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
+			again.Annotations[RevisionAnnotation] = "3"
+			return []*appsv1.ReplicaSet{again, replaced}, []*corev1.Pod{crashing(replaced, "test-a-replaced"), starting(again, "test-b-again")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the predecessor's pods, of a ReplicaSet of another Deployment of the same name",
+		revision: "1",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			before := earlier(d, "1")
+			return []*appsv1.ReplicaSet{before, robottest.ReplicaSet(d, "1")},
+				[]*corev1.Pod{robottest.OwnedBy(robottest.Pod(robot, "test-6b8d9f7c5-x", robottest.Waiting("ErrImagePull", "not found")), before)}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the predecessor's pods, its ReplicaSet of the same revision as the current one",
+		revision: "1",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			before := earlier(d, "1")
+			return []*appsv1.ReplicaSet{before, robottest.ReplicaSet(d, "1")},
+				[]*corev1.Pod{crashing(before, "test-6b8d9f7c5-x"), starting(robottest.ReplicaSet(d, "1"), "test-y")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the predecessor's ReplicaSet gone, its pods left, the current one of the same name",
+		revision: "1",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			before := earlier(d, "1")
+			before.Name = robottest.ReplicaSet(d, "1").Name
+			return []*appsv1.ReplicaSet{robottest.ReplicaSet(d, "1")},
+				[]*corev1.Pod{robottest.OwnedBy(robottest.Pod(robot, "test-x", robottest.Waiting("ErrImagePull", "not found")), before)}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "a Deployment with no revision yet: no ReplicaSet is current",
+		revision: "",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			rs := robottest.ReplicaSet(d, "1")
+			return []*appsv1.ReplicaSet{rs}, []*corev1.Pod{crashing(rs, "test-a")}
+		},
+		reason: robotv1alpha1.ReasonRolloutInProgress,
+	}, {
+		name:     "the current ReplicaSet's pod crashes, the old one's runs: the cause is the current one's",
+		revision: "2",
+		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
+			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
+			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{starting(old, "test-a-old"), crashing(current, "test-b-new")}
+		},
+		reason: robotv1alpha1.ReasonCrashLoop,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			deployment := unavailable(t, robot)
+			deployment.Annotations[RevisionAnnotation] = tt.revision
+			replicaSets, pods := tt.pods(deployment)
+			status, _ := diagnosed(t, robot, deployment, replicaSets, pods...)
+			if ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
+				t.Errorf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
+			}
+		})
+	}
+}
+
+// diagnosed is Diagnosed at robottest.FixtureNow after a successful sync,
+// with replicaSets and pods in the operator's caches.
+func diagnosed(t testing.TB, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, pods ...*corev1.Pod) (robotv1alpha1.RobotStatus, time.Duration) {
+	t.Helper()
+	return Diagnosed(robot, deployment, nil, replicaSetSummaries(t, replicaSets...), summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
+}
+
+// firstReplicaSet is what the ReplicaSet cache holds for deployment's
+// ReplicaSet of revision 1, whose pods robottest.Pod makes.
+func firstReplicaSet(t testing.TB, deployment *appsv1.Deployment) []*ReplicaSetSummary {
+	return replicaSetSummaries(t, robottest.ReplicaSet(deployment, "1"))
+}
+
+func replicaSetSummaries(t testing.TB, replicaSets ...*appsv1.ReplicaSet) []*ReplicaSetSummary {
+	t.Helper()
+	out := make([]*ReplicaSetSummary, 0, len(replicaSets))
+	for _, rs := range replicaSets {
+		summary, err := Summarize(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, summary.(*ReplicaSetSummary))
+	}
+	return out
 }
 
 func summaries(t testing.TB, pods ...*corev1.Pod) []*PodSummary {
@@ -246,12 +416,124 @@ func TestSummarizePodKeepsOnlyWhatDiagnoseReads(t *testing.T) {
 			t.Errorf("%s: the full pod's summary %+v differs from the minimal pod's %+v", pod.Name, full, minimal)
 		}
 		if full.Robot != robot.Name || full.GetLabels() != nil || full.GetOwnerReferences() != nil || full.GetManagedFields() != nil || full.GetUID() != "" {
-			t.Errorf("%s: the summary keeps more than it should: %+v", pod.Name, full.podMeta)
+			t.Errorf("%s: the summary keeps more than it should: %+v", pod.Name, full.cachedMeta)
 		}
 		if copied := full.DeepCopyObject().(*PodSummary); !copied.SameAs(full) || (copied.container != nil && copied.container == full.container) {
 			t.Errorf("%s: DeepCopyObject is not a deep copy", pod.Name)
 		}
 	}
+}
+
+// A ReplicaSet as the API server sends it and the same ReplicaSet with only
+// what the diagnosis reads make the same summary; the summary keeps the
+// Deployment's name without a string of its own.
+func TestSummarizeReplicaSetKeepsOnlyWhatDiagnoseReads(t *testing.T) {
+	robot := robottest.NewRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	minimal := robottest.ReplicaSet(deployment, "2")
+	full := replicaSetSummaries(t, fullReplicaSet(deployment, minimal))[0]
+	summary := replicaSetSummaries(t, minimal)[0]
+	if !full.SameAs(summary) || full.ResourceVersion != summary.ResourceVersion {
+		t.Errorf("the full ReplicaSet's summary %+v differs from the minimal one's %+v", full, summary)
+	}
+	if full.UID != minimal.UID || full.Deployment != deployment.Name || !full.OwnedBy(deployment.UID) || full.revision != "2" {
+		t.Errorf("summary %+v: want UID %s, Deployment %s (%s), revision 2", full, minimal.UID, deployment.Name, deployment.UID)
+	}
+	if unsafe.StringData(summary.Deployment) != unsafe.StringData(summary.Name) {
+		t.Errorf("the Deployment's name %q has a string of its own, not a prefix of the ReplicaSet's %q", summary.Deployment, summary.Name)
+	}
+	if full.GetLabels() != nil || full.GetAnnotations() != nil || full.GetOwnerReferences() != nil || full.GetManagedFields() != nil {
+		t.Errorf("the summary keeps more than it should: %+v", full.cachedMeta)
+	}
+	if copied := full.DeepCopyObject().(*ReplicaSetSummary); !copied.SameAs(full) {
+		t.Errorf("DeepCopyObject differs")
+	}
+	if revised := replicaSetSummaries(t, robottest.ReplicaSet(deployment, "3"))[0]; revised.SameAs(summary) {
+		t.Errorf("another revision makes the same summary")
+	}
+	// The pod informer's objects go through the same transform, and
+	// name their ReplicaSet without a string of its own.
+	pod := robottest.Pod(robot, "test-5d9c7b8f1-x7k2p", robottest.RunningSince(time.Minute))
+	obj, _ := Summarize(pod)
+	if p := obj.(*PodSummary); p.ReplicaSetKey() != "default/test-5d9c7b8f1" || p.replicaSetUID != pod.OwnerReferences[0].UID ||
+		unsafe.StringData(p.replicaSet) != unsafe.StringData(p.Name) {
+		t.Errorf("the pod's summary names ReplicaSet %q (%s), want default/test-5d9c7b8f1 (%s), a prefix of its name", p.ReplicaSetKey(), p.replicaSetUID, pod.OwnerReferences[0].UID)
+	}
+}
+
+// fullReplicaSet is rs, a ReplicaSet of deployment, as the API server sends
+// it.
+func fullReplicaSet(deployment *appsv1.Deployment, rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	full := rs.DeepCopy()
+	full.Generation = 1
+	full.CreationTimestamp = metav1.NewTime(robottest.FixtureNow)
+	for k, v := range deployment.Spec.Template.Labels {
+		full.Labels[k] = v
+	}
+	full.Annotations["deployment.kubernetes.io/desired-replicas"] = "1"
+	full.Annotations["deployment.kubernetes.io/max-replicas"] = "2"
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:spec":{"f:template":{}}}`, 40))}}}
+	full.Spec.Replicas = deployment.Spec.Replicas
+	full.Spec.Selector = deployment.Spec.Selector.DeepCopy()
+	full.Spec.Template = *deployment.Spec.Template.DeepCopy()
+	full.Spec.Template.Labels["pod-template-hash"] = rs.Labels["pod-template-hash"]
+	full.Status = appsv1.ReplicaSetStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1}
+	return full
+}
+
+// BenchmarkReplicaSetCache fills a ReplicaSet informer's store, through
+// Summarize or not, and reports the live heap each cached ReplicaSet costs
+// (bytes/rs).
+func BenchmarkReplicaSetCache(b *testing.B) {
+	robot := robottest.NewRobot("test", 1)
+	desired, err := workload.NewDeployment(robot)
+	deployment := robottest.LiveDeploymentOf(b, desired, err)
+	template := fullReplicaSet(deployment, robottest.ReplicaSet(deployment, "1"))
+	const n = 5000
+	for _, tt := range []struct {
+		name      string
+		transform cache.TransformFunc
+	}{{"full", nil}, {"summarized", Summarize}} {
+		b.Run(tt.name, func(b *testing.B) {
+			var perRS float64
+			for range b.N {
+				before := robottest.LiveHeap()
+				indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+				for i := range n {
+					// Each decoded on its own, as from a watch; one
+					// Deployment each, as with N Robots.
+					rs := roundTripReplicaSet(b, template)
+					rs.Name = fmt.Sprintf("test-%05d-5d9c7b8f6", i)
+					rs.UID = types.UID(fmt.Sprintf("3f0c2a9e-5b7d-4c1a-9e8f-%012d", i))
+					rs.OwnerReferences[0].Name = fmt.Sprintf("test-%05d", i)
+					rs.OwnerReferences[0].UID = types.UID(fmt.Sprintf("8a1b2c3d-4e5f-4a6b-8c7d-%012d", i))
+					var obj interface{} = rs
+					if tt.transform != nil {
+						obj, _ = tt.transform(rs)
+					}
+					if err := indexer.Add(obj); err != nil {
+						b.Fatal(err)
+					}
+				}
+				perRS = float64(robottest.LiveHeap()-before) / n
+				runtime.KeepAlive(indexer)
+			}
+			b.ReportMetric(perRS, "bytes/rs")
+		})
+	}
+}
+
+func roundTripReplicaSet(b *testing.B, rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	data, err := rs.Marshal()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out appsv1.ReplicaSet
+	if err := out.Unmarshal(data); err != nil {
+		b.Fatal(err)
+	}
+	return &out
 }
 
 // fullPod is pod as the API server sends it: with the fields a real pod of
@@ -262,7 +544,6 @@ func fullPod(pod *corev1.Pod) *corev1.Pod {
 	full.ResourceVersion = "123456"
 	full.GenerateName = "test-5d9c7b8f6-"
 	full.Labels["pod-template-hash"] = "5d9c7b8f6"
-	full.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "test-5d9c7b8f6", UID: "rs-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	full.ManagedFields = []metav1.ManagedFieldsEntry{
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
 			FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:metadata":{"f:labels":{}}}`, 30))}},
@@ -322,6 +603,10 @@ func BenchmarkPodCache(b *testing.B) {
 					// A Robot of its own, as with N Robots of one
 					// replica: one entry of the Robot index each.
 					pod.Labels[workload.LabelRobot] = fmt.Sprintf("test-%05d", i)
+					// Its ReplicaSet, whose name starts the pod's, with
+					// a UID as the API server makes them.
+					pod.OwnerReferences[0].Name = "test-5d9c7b8f6"
+					pod.OwnerReferences[0].UID = types.UID(fmt.Sprintf("3f0c2a9e-5b7d-4c1a-9e8f-%012d", i))
 					var obj interface{} = pod
 					if tt.transform != nil {
 						obj, _ = tt.transform(pod)
@@ -370,7 +655,8 @@ func TestSingleExitIsNoCrashLoop(t *testing.T) {
 		"terminated, no back-off yet":  exitedOnce(terminated),
 	} {
 		t.Run(name, func(t *testing.T) {
-			status, _ := Diagnosed(robot, unavailable(t, robot), nil, summaries(t, pod), nil, metav1.NewTime(robottest.FixtureNow))
+			deployment := unavailable(t, robot)
+			status, _ := diagnosed(t, robot, deployment, []*appsv1.ReplicaSet{robottest.ReplicaSet(deployment, "1")}, pod)
 			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
 			if ready.Reason == robotv1alpha1.ReasonCrashLoop || strings.Contains(ready.Message, "CrashLoopBackOff") {
 				t.Errorf("Ready: %s (%s); a single exit is no crash loop", ready.Reason, ready.Message)
@@ -381,10 +667,10 @@ func TestSingleExitIsNoCrashLoop(t *testing.T) {
 		looping := robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container"))
 		looping.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
 		deployment := unavailable(t, robot)
-		before, _ := Diagnosed(robot, deployment, nil, summaries(t, looping), nil, metav1.NewTime(robottest.FixtureNow))
+		before, _ := Diagnosed(robot, deployment, nil, firstReplicaSet(t, deployment), summaries(t, looping), nil, metav1.NewTime(robottest.FixtureNow))
 		reported := robot.DeepCopy()
 		reported.Status = before
-		after, _ := Diagnosed(reported, deployment, nil, summaries(t, exitedOnce(robottest.RunningSince(time.Second))), nil, metav1.NewTime(robottest.FixtureNow))
+		after, _ := Diagnosed(reported, deployment, nil, firstReplicaSet(t, deployment), summaries(t, exitedOnce(robottest.RunningSince(time.Second))), nil, metav1.NewTime(robottest.FixtureNow))
 		was := meta.FindStatusCondition(before.Conditions, robotv1alpha1.ConditionReady)
 		is := meta.FindStatusCondition(after.Conditions, robotv1alpha1.ConditionReady)
 		if was.Reason != robotv1alpha1.ReasonCrashLoop || is.Reason != was.Reason || is.Message != was.Message {

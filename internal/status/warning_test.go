@@ -19,7 +19,7 @@ func TestNewWarningOncePerCause(t *testing.T) {
 	at := func(status robotv1alpha1.RobotStatus, pods ...*corev1.Pod) robotv1alpha1.RobotStatus {
 		r := robot.DeepCopy()
 		r.Status = status
-		s, _ := Diagnosed(r, deployment, nil, summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
+		s, _ := Diagnosed(r, deployment, nil, firstReplicaSet(t, deployment), summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
 		return s
 	}
 	slow := at(robotv1alpha1.RobotStatus{})
