@@ -24,6 +24,11 @@ const (
 	// retries, and is far below what a loop writing each Robot again and
 	// again would cost.
 	maxWritesPerGeneration = 8
+	// maxInformersBack bounds how long after the API server answers again
+	// (scenarios 3 and 4) the operator's informers may take to list or
+	// watch again: the back-off client-go's reflectors build up over an
+	// outage took 40-60 s, the outage gate a second or two.
+	maxInformersBack = 10 * time.Second
 	// maxOutageRequestRate bounds the operator's requests per second while
 	// the API server (or etcd) is down: the reflectors back off and the
 	// workers' rate limiter spaces the retries of the Robots in error, so

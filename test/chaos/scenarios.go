@@ -430,7 +430,50 @@ func outage(ctx context.Context, s *scenarioRun, name string) error {
 	s.faultEnd = time.Now()
 	logf("%s is back after %.1f s", name, s.faultEnd.Sub(s.faultStart).Seconds())
 	s.notes = append(s.notes, fmt.Sprintf("down %.1f s", s.faultEnd.Sub(s.faultStart).Seconds()))
+	s.finish = func(_ context.Context, audit []auditEvent, _, _ time.Time) error {
+		back, detail := informersBack(audit, s.faultEnd)
+		s.checks = append(s.checks, checkf("informers back", back <= maxInformersBack,
+			"the operator listed or watched every kind again %.1f s after the API server answered (bound %.0f s): %s",
+			back.Seconds(), maxInformersBack.Seconds(), detail))
+		return nil
+	}
 	return stop()
+}
+
+// informedResources are the resources the operator's informers list and
+// watch.
+var informedResources = []string{"robots", "deployments", "services", "pods", "replicasets"}
+
+// informersBack returns how long after since the operator's last informer
+// had listed or watched its resource again, successfully, and each
+// resource's delay; an informer that never came back counts as an hour.
+func informersBack(audit []auditEvent, since time.Time) (time.Duration, string) {
+	first := map[string]time.Time{}
+	for i := range audit {
+		e := &audit[i]
+		if e.RequestReceived.Before(since) || (e.Verb != "list" && e.Verb != "watch") || e.ResponseStatus.Code != 200 {
+			continue
+		}
+		if _, seen := first[e.ObjectRef.Resource]; !seen {
+			first[e.ObjectRef.Resource] = e.RequestReceived
+		}
+	}
+	var last time.Duration
+	var parts []string
+	for _, resource := range informedResources {
+		at, ok := first[resource]
+		took := time.Hour
+		if ok {
+			took = at.Sub(since)
+		}
+		last = max(last, took)
+		if ok {
+			parts = append(parts, fmt.Sprintf("%s %.1f s", resource, took.Seconds()))
+		} else {
+			parts = append(parts, resource+" never")
+		}
+	}
+	return last, strings.Join(parts, ", ")
 }
 
 // foughtRobots is how many Robots' Deployments the other writer of
