@@ -59,36 +59,40 @@ func TestCheckStoppedInTime(t *testing.T) {
 	}
 }
 
-// TestInformersBack: the informers count as back when every resource was
-// listed or watched with success after the fault, and a resource listed
-// only before it, or refused after it, keeps them out.
+// TestInformersBack: the informers count as back when every resource the
+// operator listed or watched before the fault was listed or watched with
+// success after the component started again; a resource seen only before,
+// or refused after, keeps them out.
 func TestInformersBack(t *testing.T) {
-	end := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	at := func(s float64) time.Time { return end.Add(time.Duration(s * float64(time.Second))) }
+	answered := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return answered.Add(time.Duration(s * float64(time.Second))) }
+	faultStart, restarted := at(-30), at(-6)
 	read := func(verb, resource string, code int, when time.Time) auditEvent {
 		e := auditEvent{Verb: verb, RequestReceived: when}
 		e.ObjectRef.Resource = resource
 		e.ResponseStatus.Code = code
 		return e
 	}
-	all := []auditEvent{
-		read("watch", "robots", 200, at(-5)),
-		read("watch", "robots", 403, at(0.2)),
-		read("watch", "robots", 200, at(1.5)),
-		read("list", "deployments", 200, at(0.8)),
-		read("watch", "services", 200, at(0.9)),
-		read("watch", "pods", 200, at(1.1)),
-		read("watch", "replicasets", 200, at(2.5)),
+	before := []auditEvent{
+		read("list", "robots", 200, at(-60)),
+		read("list", "deployments", 200, at(-60)),
+		read("watch", "pods", 200, at(-59)),
+		read("watch", "robots", 200, at(-20)), // during the fault, not a return
 	}
-	if back, detail := informersBack(all, end); back != 2500*time.Millisecond {
+	after := []auditEvent{
+		read("watch", "robots", 403, at(-1)),
+		read("watch", "robots", 200, at(1.5)),
+		read("list", "deployments", 200, at(-0.5)),
+		read("watch", "pods", 200, at(2.5)),
+	}
+	if back, detail := informersBack(append(before, after...), faultStart, restarted, answered); back != 2500*time.Millisecond {
 		t.Errorf("every informer back: got %v (%s), want 2.5s, the last of them", back, detail)
 	}
-	if back, detail := informersBack(all[:6], end); back <= maxInformersBack {
-		t.Errorf("ReplicaSets never listed again: got %v (%s), want beyond the bound", back, detail)
+	if back, detail := informersBack(append(before, after[:3]...), faultStart, restarted, answered); back <= maxInformersBack {
+		t.Errorf("pods never watched again: got %v (%s), want beyond the bound", back, detail)
 	}
-	late := append(all[1:], read("watch", "robots", 200, at(45)))
-	late = slices.DeleteFunc(late, func(e auditEvent) bool { return e.ObjectRef.Resource == "robots" && e.RequestReceived.Before(at(40)) && e.ResponseStatus.Code == 200 })
-	if back, detail := informersBack(late, end); back <= maxInformersBack {
+	late := append(slices.Clone(before), after[0], read("watch", "robots", 200, at(45)), after[2], after[3])
+	if back, detail := informersBack(late, faultStart, restarted, answered); back <= maxInformersBack {
 		t.Errorf("Robots watched again 45 s after: got %v (%s), want beyond the bound", back, detail)
 	}
 }

@@ -414,6 +414,7 @@ func outage(ctx context.Context, s *scenarioRun, name string) error {
 	if err := component.restart(); err != nil {
 		return err
 	}
+	restarted := time.Now()
 	if err := s.c.waitReady(ctx, 2*time.Minute); err != nil {
 		return err
 	}
@@ -431,47 +432,57 @@ func outage(ctx context.Context, s *scenarioRun, name string) error {
 	logf("%s is back after %.1f s", name, s.faultEnd.Sub(s.faultStart).Seconds())
 	s.notes = append(s.notes, fmt.Sprintf("down %.1f s", s.faultEnd.Sub(s.faultStart).Seconds()))
 	s.finish = func(_ context.Context, audit []auditEvent, _, _ time.Time) error {
-		back, detail := informersBack(audit, s.faultEnd)
+		back, detail := informersBack(audit, s.faultStart, restarted, s.faultEnd)
 		s.checks = append(s.checks, checkf("informers back", back <= maxInformersBack,
-			"the operator listed or watched every kind again %.1f s after the API server answered (bound %.0f s): %s",
+			"the operator listed or watched every kind it had before the fault again %.1f s after the API server answered (bound %.0f s; negative: before the suite saw /readyz answer): %s",
 			back.Seconds(), maxInformersBack.Seconds(), detail))
 		return nil
 	}
 	return stop()
 }
 
-// informedResources are the resources the operator's informers list and
-// watch.
-var informedResources = []string{"robots", "deployments", "services", "pods", "replicasets"}
-
-// informersBack returns how long after since the operator's last informer
-// had listed or watched its resource again, successfully, and each
-// resource's delay; an informer that never came back counts as an hour.
-func informersBack(audit []auditEvent, since time.Time) (time.Duration, string) {
+// informersBack returns when, relative to answered (the API server
+// answering again), the last of the operator's informers had listed or
+// watched its resource with success after restarted (the failed component
+// started again), and each resource's time. The resources are those the
+// operator had listed or watched before faultStart; one that never came
+// back counts as an hour.
+func informersBack(audit []auditEvent, faultStart, restarted, answered time.Time) (time.Duration, string) {
+	var resources []string
 	first := map[string]time.Time{}
 	for i := range audit {
 		e := &audit[i]
-		if e.RequestReceived.Before(since) || (e.Verb != "list" && e.Verb != "watch") || e.ResponseStatus.Code != 200 {
+		if (e.Verb != "list" && e.Verb != "watch") || e.ResponseStatus.Code != 200 {
 			continue
 		}
-		if _, seen := first[e.ObjectRef.Resource]; !seen {
-			first[e.ObjectRef.Resource] = e.RequestReceived
+		resource := e.ObjectRef.Resource
+		switch {
+		case e.RequestReceived.Before(faultStart):
+			if !slices.Contains(resources, resource) {
+				resources = append(resources, resource)
+			}
+		case !e.RequestReceived.Before(restarted):
+			if _, seen := first[resource]; !seen {
+				first[resource] = e.RequestReceived
+			}
 		}
 	}
-	var last time.Duration
+	slices.Sort(resources)
+	last := time.Duration(math.MinInt64)
 	var parts []string
-	for _, resource := range informedResources {
+	for _, resource := range resources {
 		at, ok := first[resource]
 		took := time.Hour
 		if ok {
-			took = at.Sub(since)
-		}
-		last = max(last, took)
-		if ok {
+			took = at.Sub(answered)
 			parts = append(parts, fmt.Sprintf("%s %.1f s", resource, took.Seconds()))
 		} else {
 			parts = append(parts, resource+" never")
 		}
+		last = max(last, took)
+	}
+	if len(resources) == 0 {
+		return time.Hour, "no list or watch of the operator's before the fault"
 	}
 	return last, strings.Join(parts, ", ")
 }
