@@ -444,12 +444,29 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	}
 	robot = c.writtenRobots.Freshest(robot)
 
-	deployment, syncErr := c.syncDeployment(ctx, robot)
-	var service *corev1.Service
-	if syncErr == nil {
-		service, syncErr = c.syncService(ctx, robot)
+	var (
+		deployment *appsv1.Deployment
+		service    *corev1.Service
+		syncErr    error
+	)
+	if workload.Paused(robot) {
+		// A person holds the Deployment and the Service as they are:
+		// nothing is written to them, whatever drifted or went missing.
+		// The status still reports them as the caches hold them, and is
+		// written only when that changes, so a paused Robot costs no
+		// request per sync.
+		deployment, service = c.ownDeployment(robot), c.ownService(robot)
+		syncErr = &outcome.PausedError{Deployment: workload.DeploymentName(robot)}
 	} else {
-		service = c.ownService(robot)
+		if value, ignored := workload.PauseIgnored(robot); ignored {
+			logger.V(2).Info("Ignoring the pause annotation: only \"true\" pauses", "annotation", workload.AnnotationPaused, "value", value)
+		}
+		deployment, syncErr = c.syncDeployment(ctx, robot)
+		if syncErr == nil {
+			service, syncErr = c.syncService(ctx, robot)
+		} else {
+			service = c.ownService(robot)
+		}
 	}
 	if errors.Is(syncErr, outcome.ErrRobotGone) {
 		// Its delete event is on its way, and the garbage collector
@@ -721,6 +738,17 @@ func (c *Controller) cachedService(namespace, name string) (*corev1.Service, err
 	return c.writtenServices.Freshest(service), nil
 }
 
+// ownDeployment returns robot's Deployment from the cache when the Robot
+// controls it, or nil: what the status reports when the Deployment was not
+// synced.
+func (c *Controller) ownDeployment(robot *robotv1alpha1.Robot) *appsv1.Deployment {
+	deployment, err := c.cachedDeployment(robot.Namespace, workload.DeploymentName(robot))
+	if err != nil || deployment == nil || !metav1.IsControlledBy(deployment, robot) {
+		return nil
+	}
+	return deployment
+}
+
 // ownService returns robot's Service from the cache when the Robot controls
 // it, or nil: what the status reports when the Service was not synced.
 func (c *Controller) ownService(robot *robotv1alpha1.Robot) *corev1.Service {
@@ -837,9 +865,13 @@ func (c *Controller) addRobot(obj interface{}) {
 // for a converged one.
 func (c *Controller) updateRobot(_, new interface{}) {
 	// The status this process just wrote tells a sync nothing new, unless
-	// it carries a spec change that landed before the write: then its
-	// generation is not the one the written status reports.
-	if robot, ok := new.(*robotv1alpha1.Robot); ok && robot.Generation == robot.Status.ObservedGeneration && c.writtenRobots.IsOwnWrite(robot) {
+	// it carries a change that landed before the write: a spec change (its
+	// generation is not the one the written status reports), or the pause
+	// annotation set or removed (the written status says the other). Any
+	// other change of the Robot comes with a resourceVersion of its own,
+	// and is never taken for the echo.
+	if robot, ok := new.(*robotv1alpha1.Robot); ok && robot.Generation == robot.Status.ObservedGeneration &&
+		workload.Paused(robot) == status.ReportsPaused(robot.Status) && c.writtenRobots.IsOwnWrite(robot) {
 		return
 	}
 	c.handleRobot(new)

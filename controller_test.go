@@ -3300,3 +3300,262 @@ func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
 		t.Errorf("no write for the Robot's new generation")
 	}
 }
+
+// paused returns robot with the annotation robot.dev/paused set to value.
+func paused(robot *robotv1alpha1.Robot, value string) *robotv1alpha1.Robot {
+	robot = robot.DeepCopy()
+	if robot.Annotations == nil {
+		robot.Annotations = map[string]string{}
+	}
+	robot.Annotations[workload.AnnotationPaused] = value
+	return robot
+}
+
+// pausedStatus is the status the operator writes for a paused robot whose
+// Deployment and Service, as the caches hold them, are deployment and
+// service.
+func pausedStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, now time.Time) robotv1alpha1.RobotStatus {
+	return status.Compute(robot, deployment, service, &outcome.PausedError{Deployment: workload.DeploymentName(robot)}, metav1.NewTime(now))
+}
+
+// TestPausedNewRobotCreatesNothing: a new Robot created paused gets no
+// Deployment and no Service; it says Synced=False with the reason Paused,
+// and Ready=False for the same reason, since nothing runs. It is not
+// retried: unpausing it queues it.
+func TestPausedNewRobotCreatesNothing(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := paused(robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP), "true")
+	f.addRobot(robot)
+
+	// No kube request at all: only the status write.
+	f.expectApplyStatus(robot, pausedStatus(robot, nil, nil, robottest.FixtureNow))
+	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
+		t.Errorf("requeue after %v, want none", requeueAfter)
+	}
+	written := f.onlyStatusWrite()
+	synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced)
+	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1alpha1.ReasonPaused ||
+		!strings.Contains(synced.Message, workload.AnnotationPaused) || !strings.Contains(synced.Message, `Deployment "test"`) {
+		t.Errorf("Synced %s %s %q, want False %s naming the annotation and the Deployment", synced.Status, synced.Reason, synced.Message, robotv1alpha1.ReasonPaused)
+	}
+	if ready := robottest.FindCondition(written.Status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1alpha1.ReasonPaused {
+		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1alpha1.ReasonPaused)
+	}
+	if written.Status.ObservedGeneration != robot.Generation {
+		t.Errorf("observedGeneration %d, want the generation %d", written.Status.ObservedGeneration, robot.Generation)
+	}
+	// A person asked for it: nothing to warn about.
+	f.expectEvents()
+}
+
+// TestPausedRobotIsNotReverted: whatever happened to a paused Robot's
+// Deployment or Service, and whatever the Robot asks for since, the operator
+// writes neither: no apply, no create (not even the read that precedes the
+// recreation of a deleted Deployment), no delete. The status reports the
+// Deployment as it is.
+func TestPausedRobotIsNotReverted(t *testing.T) {
+	for name, change := range map[string]func(t *testing.T, robot *robotv1alpha1.Robot, deployment **appsv1.Deployment, service **corev1.Service){
+		"Deployment scaled": func(_ *testing.T, _ *robotv1alpha1.Robot, d **appsv1.Deployment, _ **corev1.Service) {
+			(*d).Spec.Replicas = ptr.To[int32](5)
+		},
+		"Deployment image changed": func(_ *testing.T, _ *robotv1alpha1.Robot, d **appsv1.Deployment, _ **corev1.Service) {
+			(*d).Spec.Template.Spec.Containers[0].Image = "nginx:latest"
+		},
+		"Deployment deleted": func(_ *testing.T, _ *robotv1alpha1.Robot, d **appsv1.Deployment, _ **corev1.Service) { *d = nil },
+		"Service deleted":    func(_ *testing.T, _ *robotv1alpha1.Robot, _ **appsv1.Deployment, s **corev1.Service) { *s = nil },
+		"Service type changed": func(_ *testing.T, _ *robotv1alpha1.Robot, _ **appsv1.Deployment, s **corev1.Service) {
+			(*s).Spec.Type = corev1.ServiceTypeNodePort
+		},
+		"Robot scaled": func(_ *testing.T, r *robotv1alpha1.Robot, _ **appsv1.Deployment, _ **corev1.Service) {
+			r.Spec.Replicas, r.Generation = ptr.To[int32](3), 2
+		},
+		"Robot's port removed": func(_ *testing.T, r *robotv1alpha1.Robot, _ **appsv1.Deployment, _ **corev1.Service) {
+			r.Spec.Port, r.Generation = nil, 2
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			deployment, service := liveDeployment(t, robot), liveService(t, robot)
+			convergedWithService(robot, deployment, service)
+			robot = paused(robot, "true")
+			change(t, robot, &deployment, &service)
+			f.addRobot(robot)
+			if deployment != nil {
+				f.addDeployment(deployment)
+			}
+			if service != nil {
+				f.addService(service)
+			}
+			if !workload.WantsService(robot) {
+				service = nil // not the Robot's to report any more
+			}
+
+			f.expectApplyStatus(robot, pausedStatus(robot, deployment, service, robottest.FixtureNow))
+			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
+				t.Errorf("requeue after %v, want none", requeueAfter)
+			}
+			f.expectEvents()
+		})
+	}
+}
+
+// TestPausedRobotIsWrittenOnce: the status of a paused Robot is written
+// once; the next sync, with the cache holding that status, writes nothing,
+// so a paused Robot costs no request however often its Deployment's events
+// queue it.
+func TestPausedRobotIsWrittenOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	robot = paused(robot, "true")
+	deployment.Spec.Replicas = ptr.To[int32](5) // someone scaled it
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	key := cache.MetaObjectToName(robot)
+
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	written := f.onlyStatusWrite()
+	if synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonPaused {
+		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonPaused)
+	}
+	// The cache catches up with the write.
+	stored, err := f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.robotIndexer.Update(stored); err != nil {
+		t.Fatal(err)
+	}
+	f.robotClient.ClearActions()
+	f.kubeClient.ClearActions()
+
+	for range 2 {
+		if requeueAfter, err := c.syncHandler(ctx, key); err != nil || requeueAfter != 0 {
+			t.Fatalf("sync: requeue after %v, error %v; want neither", requeueAfter, err)
+		}
+	}
+	f.checkActions("robot", nil, filterInformerActions(f.robotClient.Actions()))
+	f.checkActions("kube", nil, filterInformerActions(f.kubeClient.Actions()))
+	f.expectEvents()
+}
+
+// TestUnpauseIsQueuedAndSynced: removing the annotation, or setting it to
+// another value, is a change of the Robot's metadata only (its generation
+// stays), yet its update event queues the Robot, even when it arrives in one
+// event with the operator's own status write; and the sync that follows
+// puts the Robot's spec back on the Deployment. Pausing is queued the same
+// way, while the echo of a status write that saw the pause is not.
+func TestUnpauseIsQueuedAndSynced(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	deployment.Spec.Replicas = ptr.To[int32](5) // scaled by hand while paused
+	robot = paused(robot, "true")
+	robot.Status = pausedStatus(robot, deployment, nil, robottest.FixtureNow.Add(-time.Hour))
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	key := cache.MetaObjectToName(robot)
+	drainQueue(c.workqueue)
+
+	at := func(r *robotv1alpha1.Robot, resourceVersion string) *robotv1alpha1.Robot {
+		r = r.DeepCopy()
+		r.ResourceVersion = resourceVersion
+		return r
+	}
+	unpaused := at(robot, "11")
+	delete(unpaused.Annotations, workload.AnnotationPaused)
+	notTrue := at(paused(robot, "false"), "11")
+	// Paused again just before a status write that saw it unpaused.
+	pausedAgain := at(paused(unpaused, "true"), "12")
+	pausedAgain.Status = status.Compute(unpaused, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
+
+	for _, tt := range []struct {
+		name   string
+		event  func()
+		queued bool
+	}{{
+		name:   "annotation removed",
+		event:  func() { c.updateRobot(robot, unpaused.DeepCopy()) },
+		queued: true,
+	}, {
+		name:   "annotation set to false",
+		event:  func() { c.updateRobot(robot, notTrue.DeepCopy()) },
+		queued: true,
+	}, {
+		name: "annotation removed, in one event with the operator's status write",
+		event: func() {
+			c.writtenRobots.Remember(unpaused.DeepCopy())
+			c.updateRobot(robot, unpaused.DeepCopy())
+		},
+		queued: true,
+	}, {
+		name: "annotation set, in one event with the operator's status write",
+		event: func() {
+			c.writtenRobots.Remember(pausedAgain.DeepCopy())
+			c.updateRobot(unpaused, pausedAgain.DeepCopy())
+		},
+		queued: true,
+	}, {
+		name: "the echo of a status write that saw the pause",
+		event: func() {
+			echo := at(robot, "13")
+			c.writtenRobots.Remember(echo.DeepCopy())
+			c.updateRobot(robot, echo)
+		},
+	}} {
+		tt.event()
+		if keys := drainQueue(c.workqueue); tt.queued != (len(keys) == 1 && keys[0] == key) || len(keys) > 1 {
+			t.Errorf("%s: queued %v, want queued: %v", tt.name, keys, tt.queued)
+		}
+		c.writtenRobots.Forget(robot.UID)
+	}
+
+	// The cache has the unpaused Robot: its spec goes back on the
+	// Deployment.
+	if err := f.robotIndexer.Update(unpaused); err != nil {
+		t.Fatal(err)
+	}
+	f.expectApplyDeployment(unpaused, deployment.UID)
+	if _, err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
+	written := f.onlyStatusWrite()
+	if synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced); synced.Status != metav1.ConditionTrue {
+		t.Errorf("Synced %s %s after unpausing, want True", synced.Status, synced.Reason)
+	}
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+		t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
+	}
+}
+
+// TestPauseNeedsTrue: a value of the annotation other than "true" pauses
+// nothing: the Robot's Deployment is created as for any Robot.
+func TestPauseNeedsTrue(t *testing.T) {
+	for _, value := range []string{"false", "True", "yes", "1", ""} {
+		t.Run(strconv.Quote(value), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := paused(robottest.NewRobot("test", 2), value)
+			f.addRobot(robot)
+
+			f.expectCreateDeployment(robot)
+			created := liveDeployment(t, robot)
+			created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
+			f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
+
+			f.run(ctx, cache.MetaObjectToName(robot))
+			f.expectEvents(corev1.EventTypeNormal + " " + writer.EventDeploymentCreated + ` Created Deployment "test"`)
+		})
+	}
+}

@@ -60,8 +60,13 @@ func Classify(err error) Failure {
 		invalid   *InvalidSpecError
 		conflict  *FieldConflictError
 		contested *ContestedError
+		paused    *PausedError
 	)
 	switch {
+	case errors.As(err, &paused):
+		// The person who paused the Robot unpauses it; that change
+		// queues it.
+		return Failure{Reason: robotv1alpha1.ReasonPaused, Retry: RetryOnChange}
 	case errors.As(err, &invalid):
 		return Failure{Reason: robotv1alpha1.ReasonInvalidSpec, Retry: RetryOnChange}
 	case errors.As(err, &nameTaken):
@@ -229,6 +234,19 @@ func (e *ContestedError) Error() string {
 	return fmt.Sprintf("%s keeps changing Deployment %q (%s); the operator puts back what the Robot asks for, "+
 		"waiting longer each time, up to %v, and stops waiting once the Deployment is left alone",
 		writer, e.Deployment, e.Drift, e.MaxWait)
+}
+
+// PausedError is a Robot whose annotation robot.dev/paused is "true": the
+// operator writes nothing to its Deployment or its Service. It is no failure
+// a person must be warned of (a person asked for it), but the Synced
+// condition must say that the Deployment is not kept as the Robot asks.
+type PausedError struct {
+	Deployment string
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("reconciliation is paused by the robot.dev/paused annotation: the operator writes nothing to Deployment %q "+
+		"or its Service until the annotation is removed or set to another value than \"true\"", e.Deployment)
 }
 
 // ErrRobotGone is a Robot the cache holds but the API server no longer does.

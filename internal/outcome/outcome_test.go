@@ -26,6 +26,7 @@ func TestClassify(t *testing.T) {
 		{&EarlierRobotError{Name: "x"}, robotv1alpha1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1alpha1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&FieldConflictError{Deployment: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1alpha1.ReasonFieldConflict, RetryWithBackoff, true},
+		{&PausedError{Deployment: "x"}, robotv1alpha1.ReasonPaused, RetryOnChange, false},
 	}
 	for _, tt := range tests {
 		f := Classify(tt.err)

@@ -118,6 +118,15 @@ func syncedCondition(syncErr error) metav1.Condition {
 	return metav1.Condition{Type: robotv1alpha1.ConditionSynced, Status: metav1.ConditionFalse, Reason: f.Reason, Message: failureMessage(syncErr, f)}
 }
 
+// ReportsPaused reports whether status says the Robot is paused: its Synced
+// condition has the reason Paused. Whether a status write saw the Robot
+// paused is told from it, as whether it saw the spec is told from
+// observedGeneration.
+func ReportsPaused(status robotv1alpha1.RobotStatus) bool {
+	synced := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionSynced)
+	return synced != nil && synced.Reason == robotv1alpha1.ReasonPaused
+}
+
 // readyCondition summarizes, for a person, whether the Robot runs as asked.
 // It is about the workload: a failed sync makes it False only while the
 // Deployment does not hold the Robot's current spec (applied is false), so

@@ -230,3 +230,43 @@ func TestStatusApplyConfigurationHoldsOnlyOwnConditions(t *testing.T) {
 		t.Errorf("apply configuration status %+v does not carry the counts", ac.Status)
 	}
 }
+
+// TestPausedStatus: a paused Robot reports Synced=False with the reason
+// Paused, and the generation it saw; Ready stays about a Deployment that
+// holds the Robot's spec, and says Paused for one that does not.
+func TestPausedStatus(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	paused := &outcome.PausedError{Deployment: "test"}
+	robot := robottest.NewRobot("test", 2)
+	robot.Generation = 3
+	desired, err := workload.NewDeployment(robot)
+	deployment := robottest.LiveDeploymentOf(t, desired, err)
+
+	status := Compute(robot, deployment, nil, paused, now)
+	if status.ObservedGeneration != 3 {
+		t.Errorf("observedGeneration %d, want 3", status.ObservedGeneration)
+	}
+	synced := robottest.FindCondition(status, robotv1alpha1.ConditionSynced)
+	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1alpha1.ReasonPaused || synced.Message != paused.Error() {
+		t.Errorf("Synced: %s %s %q", synced.Status, synced.Reason, synced.Message)
+	}
+	if !ReportsPaused(status) {
+		t.Error("ReportsPaused is false for a paused status")
+	}
+	if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
+		t.Errorf("Ready %s %s, want True: the Deployment runs the Robot's spec", ready.Status, ready.Reason)
+	}
+
+	// The Robot changed while paused: its Deployment does not run what
+	// it asks for.
+	changed := robot.DeepCopy()
+	changed.Spec.Replicas = ptr.To[int32](5)
+	status = Compute(changed, deployment, nil, paused, now)
+	if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1alpha1.ReasonPaused {
+		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1alpha1.ReasonPaused)
+	}
+
+	if ReportsPaused(Compute(robot, deployment, nil, nil, now)) {
+		t.Error("ReportsPaused is true for a synced status")
+	}
+}

@@ -40,6 +40,12 @@ const (
 	// does.
 	AnnotationSpecHash = "robot.dev/spec-hash"
 
+	// AnnotationPaused on a Robot, with the value "true", stops every write
+	// of the operator to the Robot's Deployment and Service, so that a
+	// person can change them by hand (during an incident, a migration)
+	// without the operator putting them back.
+	AnnotationPaused = "robot.dev/paused"
+
 	// ContainerName is the name of the Robot's container in the pod.
 	ContainerName = "robot"
 	// PortName is the name of the container port given by spec.port.
@@ -52,6 +58,20 @@ func DeploymentName(robot *robotv1alpha1.Robot) string {
 		return robot.Spec.DeploymentName
 	}
 	return robot.Name
+}
+
+// Paused reports whether robot's annotation robot.dev/paused is exactly
+// "true". Any other value is ignored: "false" or "no" must not pause, and
+// one exact spelling leaves no doubt about which values do.
+func Paused(robot *robotv1alpha1.Robot) bool {
+	return robot.Annotations[AnnotationPaused] == "true"
+}
+
+// PauseIgnored returns the value of robot's annotation robot.dev/paused
+// when it is set to something other than "true", and so pauses nothing.
+func PauseIgnored(robot *robotv1alpha1.Robot) (string, bool) {
+	value, ok := robot.Annotations[AnnotationPaused]
+	return value, ok && value != "true"
 }
 
 // selectorLabels select robot's pods.

@@ -182,3 +182,28 @@ func TestSpecHash(t *testing.T) {
 		t.Error("status or resourceVersion changes the hash: every status write would reapply")
 	}
 }
+
+// TestPaused: only the exact value "true" pauses a Robot; any other value is
+// reported as ignored, and no annotation is neither.
+func TestPaused(t *testing.T) {
+	for _, tt := range []struct {
+		annotations map[string]string
+		paused      bool
+		ignored     bool
+	}{
+		{nil, false, false},
+		{map[string]string{AnnotationPaused: "true"}, true, false},
+		{map[string]string{AnnotationPaused: "True"}, false, true},
+		{map[string]string{AnnotationPaused: "yes"}, false, true},
+		{map[string]string{AnnotationPaused: "false"}, false, true},
+		{map[string]string{AnnotationPaused: ""}, false, true},
+		{map[string]string{"example.com/paused": "true"}, false, false},
+	} {
+		robot := robottest.NewRobot("test", 1)
+		robot.Annotations = tt.annotations
+		_, ignored := PauseIgnored(robot)
+		if Paused(robot) != tt.paused || ignored != tt.ignored {
+			t.Errorf("%v: paused %v, ignored %v; want %v, %v", tt.annotations, Paused(robot), ignored, tt.paused, tt.ignored)
+		}
+	}
+}

@@ -449,6 +449,11 @@ const (
 	// Robot sets on its Deployment. The operator keeps putting it back, but
 	// waits longer each time; the message names the writer's field manager.
 	ReasonDeploymentContested = "DeploymentContested"
+	// ReasonPaused: the Robot carries the annotation robot.dev/paused:
+	// "true", and the operator writes nothing to its Deployment or its
+	// Service until it is removed. The status still reports the
+	// Deployment as it is.
+	ReasonPaused = "Paused"
 	// ReasonDeploymentNotObserved: the Deployment controller has not yet
 	// observed the Deployment's latest spec, so its conditions are not
 	// trusted.
