@@ -61,8 +61,8 @@ func TestCheckStoppedInTime(t *testing.T) {
 
 // TestInformersBack: the informers count as back when every resource the
 // operator listed or watched before the fault was listed or watched with
-// success after the component started again; a resource seen only before,
-// or refused after, keeps them out.
+// success after the component started again, or kept its watch (asked
+// nothing since the fault began); a resource refused after keeps them out.
 func TestInformersBack(t *testing.T) {
 	answered := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return answered.Add(time.Duration(s * float64(time.Second))) }
@@ -88,8 +88,14 @@ func TestInformersBack(t *testing.T) {
 	if back, detail := informersBack(append(before, after...), faultStart, restarted, answered); back != 2500*time.Millisecond {
 		t.Errorf("every informer back: got %v (%s), want 2.5s, the last of them", back, detail)
 	}
-	if back, detail := informersBack(append(before, after[:3]...), faultStart, restarted, answered); back <= maxInformersBack {
-		t.Errorf("pods never watched again: got %v (%s), want beyond the bound", back, detail)
+	refused := append(slices.Clone(before), after[0], after[1], after[2], read("watch", "pods", 500, at(1)))
+	if back, detail := informersBack(refused, faultStart, restarted, answered); back <= maxInformersBack {
+		t.Errorf("pods refused and never watched again: got %v (%s), want beyond the bound", back, detail)
+	}
+	// The API server stayed up and kept the pods' watch open: nothing to
+	// come back from.
+	if back, detail := informersBack(append(before, after[:3]...), faultStart, restarted, answered); back != 1500*time.Millisecond {
+		t.Errorf("pods kept their watch: got %v (%s), want 1.5s, the Robots'", back, detail)
 	}
 	late := append(slices.Clone(before), after[0], read("watch", "robots", 200, at(45)), after[2], after[3])
 	if back, detail := informersBack(late, faultStart, restarted, answered); back <= maxInformersBack {

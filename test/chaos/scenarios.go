@@ -445,17 +445,27 @@ func outage(ctx context.Context, s *scenarioRun, name string) error {
 // answering again), the last of the operator's informers had listed or
 // watched its resource with success after restarted (the failed component
 // started again), and each resource's time. The resources are those the
-// operator had listed or watched before faultStart; one that never came
-// back counts as an hour.
+// operator had listed or watched before faultStart. One whose informer
+// asked nothing from faultStart on kept its watch through the fault (an
+// API server that stayed up, serving its watch cache while etcd was down)
+// and counts as back at once; one that asked and never succeeded again
+// counts as an hour.
 func informersBack(audit []auditEvent, faultStart, restarted, answered time.Time) (time.Duration, string) {
 	var resources []string
 	first := map[string]time.Time{}
+	asked := map[string]bool{}
 	for i := range audit {
 		e := &audit[i]
-		if (e.Verb != "list" && e.Verb != "watch") || e.ResponseStatus.Code != 200 {
+		if e.Verb != "list" && e.Verb != "watch" {
 			continue
 		}
 		resource := e.ObjectRef.Resource
+		if !e.RequestReceived.Before(faultStart) {
+			asked[resource] = true
+		}
+		if e.ResponseStatus.Code != 200 {
+			continue
+		}
 		switch {
 		case e.RequestReceived.Before(faultStart):
 			if !slices.Contains(resources, resource) {
@@ -473,10 +483,14 @@ func informersBack(audit []auditEvent, faultStart, restarted, answered time.Time
 	for _, resource := range resources {
 		at, ok := first[resource]
 		took := time.Hour
-		if ok {
+		switch {
+		case !asked[resource]:
+			took = 0
+			parts = append(parts, resource+" kept its watch")
+		case ok:
 			took = at.Sub(answered)
 			parts = append(parts, fmt.Sprintf("%s %.1f s", resource, took.Seconds()))
-		} else {
+		default:
 			parts = append(parts, resource+" never")
 		}
 		last = max(last, took)
