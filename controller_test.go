@@ -1217,21 +1217,7 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 func TestProcessNextWorkItemWaitsOutAnOutage(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	gate, bringBack := downGate(t, ctx)
-	f := newFixture(t)
-	f.options = func(o *Options) { o.Outage = gate }
-	robot := robottest.NewRobot("test", 1)
-	f.addRobot(robot)
-	c := f.newController(ctx)
-	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
-		return true, nil, fmt.Errorf("Post \"https://apiserver/apis/apps/v1/namespaces/default/deployments\": %w", outage.ErrDown)
-	})
-	key := cache.MetaObjectToName(robot)
-	c.workqueue.Add(key)
-	queue := recordQueue(c)
-
-	if !c.processNextWorkItem(ctx) {
-		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
-	}
+	c, queue, key := failOneSync(t, ctx, gate, fmt.Errorf("Post \"https://apiserver/apis/apps/v1/namespaces/default/deployments\": %w", outage.ErrDown))
 	if got := queue.recorded(); got != "[]" {
 		t.Errorf("queue calls %s while the API server is down, want none: the Robot waits for it", got)
 	}
@@ -1255,18 +1241,20 @@ func TestProcessNextWorkItemWaitsOutAnOutage(t *testing.T) {
 	}
 }
 
-// TestProcessNextWorkItemOutsideAnOutageBacksOff: with the gate up, a
-// failure backs the Robot off as any other.
-func TestProcessNextWorkItemOutsideAnOutageBacksOff(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	gate := outage.New(ctx, func(context.Context) error { return nil }, time.Hour)
+// failOneSync makes a controller, with gate when it is not nil, whose
+// creates of Deployments fail with err, queues one Robot, records the queue
+// from then on, and runs one sync of it.
+func failOneSync(t *testing.T, ctx context.Context, gate *outage.Gate, err error) (*Controller, *recordingQueue, cache.ObjectName) {
+	t.Helper()
 	f := newFixture(t)
-	f.options = func(o *Options) { o.Outage = gate }
+	if gate != nil {
+		f.options = func(o *Options) { o.Outage = gate }
+	}
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
 	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewInternalError(errors.New("etcd leader changed"))
+		return true, nil, err
 	})
 	key := cache.MetaObjectToName(robot)
 	c.workqueue.Add(key)
@@ -1274,45 +1262,43 @@ func TestProcessNextWorkItemOutsideAnOutageBacksOff(t *testing.T) {
 	if !c.processNextWorkItem(ctx) {
 		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
 	}
-	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "AddRateLimited", key: key}}); got != want {
-		t.Errorf("queue calls %s, want %s", got, want)
-	}
-	if n := c.parkedLen(); n != 0 {
-		t.Errorf("%d Robots wait for the API server while it answers, want none", n)
-	}
+	return c, queue, key
 }
 
 // TestProcessNextWorkItemErrorBacksOff: a sync that fails puts the Robot
-// back in the queue with backoff, and counts an error.
+// back in the queue with backoff, and counts an error; so it does with an
+// outage gate whose API server answers.
 func TestProcessNextWorkItemErrorBacksOff(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
-	f.addRobot(robot)
-	c := f.newController(ctx)
-	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewInternalError(errors.New("etcd leader changed"))
-	})
-	key := cache.MetaObjectToName(robot)
-	c.workqueue.Add(key)
-	queue := recordQueue(c)
-
-	if !c.processNextWorkItem(ctx) {
-		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
-	}
-	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "AddRateLimited", key: key}}); got != want {
-		t.Errorf("queue calls %s, want %s: a retry with backoff, and the backoff kept", got, want)
-	}
-	if n := c.workqueue.NumRequeues(key); n != 1 {
-		t.Errorf("NumRequeues = %d after one failed sync, want 1", n)
-	}
-	if success, failed := syncCounts(c); success != 0 || failed != 1 {
-		t.Errorf("syncs_total success=%v error=%v, want 0 and 1", success, failed)
-	}
-	// The first backoff is a few milliseconds: then the Robot is back.
-	waitFor(t, fmt.Sprintf("%v to come back after its backoff", key), func() bool { return c.workqueue.Len() > 0 })
-	if keys := drainQueue(c.workqueue); len(keys) != 1 || keys[0] != key {
-		t.Errorf("queued %v after the backoff, want [%v]", keys, key)
+	for _, tc := range []struct {
+		name string
+		gate func(ctx context.Context) *outage.Gate
+	}{
+		{"no outage gate", func(context.Context) *outage.Gate { return nil }},
+		{"an outage gate, the API server up", func(ctx context.Context) *outage.Gate {
+			return outage.New(ctx, func(context.Context) error { return nil }, time.Hour)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			c, queue, key := failOneSync(t, ctx, tc.gate(ctx), apierrors.NewInternalError(errors.New("etcd leader changed")))
+			if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "AddRateLimited", key: key}}); got != want {
+				t.Errorf("queue calls %s, want %s: a retry with backoff, and the backoff kept", got, want)
+			}
+			if n := c.workqueue.NumRequeues(key); n != 1 {
+				t.Errorf("NumRequeues = %d after one failed sync, want 1", n)
+			}
+			if n := c.parkedLen(); n != 0 {
+				t.Errorf("%d Robots wait for the API server while it answers, want none", n)
+			}
+			if success, failed := syncCounts(c); success != 0 || failed != 1 {
+				t.Errorf("syncs_total success=%v error=%v, want 0 and 1", success, failed)
+			}
+			// The first backoff is a few milliseconds: then the Robot is back.
+			waitFor(t, fmt.Sprintf("%v to come back after its backoff", key), func() bool { return c.workqueue.Len() > 0 })
+			if keys := drainQueue(c.workqueue); len(keys) != 1 || keys[0] != key {
+				t.Errorf("queued %v after the backoff, want [%v]", keys, key)
+			}
+		})
 	}
 }
 

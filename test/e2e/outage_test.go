@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // outageRecovery is how soon after the API server answers again the
@@ -62,7 +62,7 @@ func TestOutageRecovery(t *testing.T) {
 			if err != nil {
 				return false, "", err
 			}
-			if replicas(d) == 2 {
+			if ptr.Deref(d.Spec.Replicas, 1) == 2 {
 				scaled = time.Now()
 			}
 		}
@@ -77,12 +77,4 @@ func TestOutageRecovery(t *testing.T) {
 	}
 	waitForRobotReady(t, ns, "during")
 	waitForRobotReady(t, ns, "before")
-}
-
-// replicas returns a Deployment's spec.replicas, 1 when unset.
-func replicas(d *appsv1.Deployment) int32 {
-	if d.Spec.Replicas == nil {
-		return 1
-	}
-	return *d.Spec.Replicas
 }
