@@ -112,6 +112,29 @@ for i in "${!pids[@]}"; do
 	log "${group} tests on ${cluster}: ${status} ($(grep -c '^--- PASS' "${logs[i]}" || true) passed, $(grep -c '^--- FAIL' "${logs[i]}" || true) failed, $(grep -c '^--- SKIP' "${logs[i]}" || true) skipped)"
 done
 
+# Each failed test with the last lines it logged, found by the === NAME line
+# that go test -v prints whenever the output switches from one test to
+# another: the parallel tests' lines are interleaved, and a failure's cause
+# is otherwise far from the end of the output.
+why_failed() {
+	awk -v group="$1" '
+		/^=== (RUN|CONT|NAME|PAUSE) / { current = $3; sub(/\/.*/, "", current); next }
+		/^ +[^ -][^ ]*\.go:[0-9]+: / { n[current]++; line[current, n[current] % 4] = $0; next }
+		/^--- FAIL: / { failed[++f] = $3 }
+		END {
+			for (i = 1; i <= f; i++) {
+				test = failed[i]
+				print "e2e: " group " test failed: " test
+				start = n[test] > 4 ? n[test] - 3 : 1
+				for (k = start; k <= n[test]; k++) print "e2e:   " substr(line[test, k % 4], 1, 400)
+			}
+		}' "$2"
+}
+for i in "${!logs[@]}"; do
+	read -r group _ <<<"${runs[i]}"
+	why_failed "${group}" "${logs[i]}" >&2
+done
+
 # Every test that started ran to an end in one group at least: none was
 # skipped by both.
 missing=()

@@ -144,6 +144,12 @@ for part in "${failed[@]}"; do
 	tail -n 60 "${OUT}/${part}.log"
 done
 if [[ ${#failed[@]} -gt 0 ]]; then
+	# What failed, last, where a reader of only the end of the output sees
+	# it: the failed tests and their last messages.
+	echo
+	for part in "${failed[@]}"; do
+		grep -h -E '^e2e: .*test failed: |^e2e:   |^--- FAIL: |^FAIL	' "${OUT}/${part}.log" | head -n 24 | sed "s/^/${part}: /" || true
+	done
 	echo
 	log "FAILED: ${failed[*]}; their clusters are left up for a look (make cluster-down removes them)"
 	exit 1
