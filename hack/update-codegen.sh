@@ -42,10 +42,12 @@ kube::codegen::gen_client \
 	--boilerplate "${BOILERPLATE}" \
 	"${ROOT}/pkg/apis"
 
+# v1beta1 joins the CRD with the conversion webhook that serves it: until
+# then the CRD serves and stores v1alpha1 alone.
 echo "Generating the CRD into artifacts/crd"
 go tool controller-gen \
 	crd:crdVersions=v1 \
-	paths=./pkg/apis/... \
+	paths=./pkg/apis/robot/v1alpha1/... \
 	output:crd:dir="${ROOT}/artifacts/crd"
 
 # The chart carries a copy of the CRD.

@@ -20,8 +20,10 @@ package applyconfiguration
 
 import (
 	v1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	v1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	internal "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/internal"
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1beta1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -42,6 +44,26 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &robotv1alpha1.RobotStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotVolume"):
 		return &robotv1alpha1.RobotVolumeApplyConfiguration{}
+
+		// Group=robot.dev, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithKind("Robot"):
+		return &robotv1beta1.RobotApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotPlacement"):
+		return &robotv1beta1.RobotPlacementApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotPort"):
+		return &robotv1beta1.RobotPortApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotService"):
+		return &robotv1beta1.RobotServiceApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotSpec"):
+		return &robotv1beta1.RobotSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotStatus"):
+		return &robotv1beta1.RobotStatusApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotStrategy"):
+		return &robotv1beta1.RobotStrategyApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotVolume"):
+		return &robotv1beta1.RobotVolumeApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RollingUpdate"):
+		return &robotv1beta1.RollingUpdateApplyConfiguration{}
 
 	}
 	return nil

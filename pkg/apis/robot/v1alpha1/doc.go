@@ -15,6 +15,7 @@ limitations under the License.
 */
 
 // +k8s:deepcopy-gen=package
+// +k8s:conversion-gen=github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1
 // +groupName=robot.dev
 // +kubebuilder:object:generate=false
 

@@ -40,8 +40,11 @@ func Resource(resource string) schema.GroupResource {
 var (
 	// SchemeBuilder collects the functions that add this package's types to a scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
-	// AddToScheme adds this package's types to a scheme.
-	AddToScheme = SchemeBuilder.AddToScheme
+	// localSchemeBuilder is what the generated conversions register with.
+	localSchemeBuilder = &SchemeBuilder
+	// AddToScheme adds this package's types, and their conversions to and
+	// from v1beta1, to a scheme.
+	AddToScheme = localSchemeBuilder.AddToScheme
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {

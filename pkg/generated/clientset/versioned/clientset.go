@@ -23,6 +23,7 @@ import (
 	http "net/http"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/typed/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/typed/robot/v1beta1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -31,17 +32,24 @@ import (
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	RobotV1alpha1() robotv1alpha1.RobotV1alpha1Interface
+	RobotV1beta1() robotv1beta1.RobotV1beta1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
 	robotV1alpha1 *robotv1alpha1.RobotV1alpha1Client
+	robotV1beta1  *robotv1beta1.RobotV1beta1Client
 }
 
 // RobotV1alpha1 retrieves the RobotV1alpha1Client
 func (c *Clientset) RobotV1alpha1() robotv1alpha1.RobotV1alpha1Interface {
 	return c.robotV1alpha1
+}
+
+// RobotV1beta1 retrieves the RobotV1beta1Client
+func (c *Clientset) RobotV1beta1() robotv1beta1.RobotV1beta1Interface {
+	return c.robotV1beta1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -92,6 +100,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.robotV1beta1, err = robotv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -114,6 +126,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.robotV1alpha1 = robotv1alpha1.New(c)
+	cs.robotV1beta1 = robotv1beta1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

@@ -22,6 +22,7 @@ import (
 	fmt "fmt"
 
 	v1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	v1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -55,6 +56,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=robot.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("robots"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Robot().V1alpha1().Robots().Informer()}, nil
+
+		// Group=robot.dev, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithResource("robots"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Robot().V1beta1().Robots().Informer()}, nil
 
 	}
 

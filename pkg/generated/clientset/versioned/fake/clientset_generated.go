@@ -23,6 +23,8 @@ import (
 	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/typed/robot/v1alpha1"
 	fakerobotv1alpha1 "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/typed/robot/v1alpha1/fake"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/typed/robot/v1beta1"
+	fakerobotv1beta1 "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/typed/robot/v1beta1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -139,4 +141,9 @@ var (
 // RobotV1alpha1 retrieves the RobotV1alpha1Client
 func (c *Clientset) RobotV1alpha1() robotv1alpha1.RobotV1alpha1Interface {
 	return &fakerobotv1alpha1.FakeRobotV1alpha1{Fake: &c.Fake}
+}
+
+// RobotV1beta1 retrieves the RobotV1beta1Client
+func (c *Clientset) RobotV1beta1() robotv1beta1.RobotV1beta1Interface {
+	return &fakerobotv1beta1.FakeRobotV1beta1{Fake: &c.Fake}
 }

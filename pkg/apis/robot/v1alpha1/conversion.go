@@ -1,0 +1,171 @@
+/*
+Copyright The robot-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/conversion"
+
+	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// The conversions by hand, for what differs between the versions; the rest
+// is generated (zz_generated.conversion.go).
+//
+// v1beta1 can hold everything v1alpha1 can. The other way round, what
+// v1alpha1 has no field for (a second port, a port named other than "http"
+// or not TCP, a rollout strategy, minReadySeconds) is kept in the annotation
+// ConversionDataAnnotation, so that a read-modify-write through v1alpha1
+// (kubectl edit, an older client) loses none of it.
+
+// ConversionDataAnnotation holds, on a Robot read as v1alpha1, the v1beta1
+// fields that v1alpha1 cannot express, as JSON. It is the conversion's own:
+// converting to v1beta1 reads it and removes it.
+const ConversionDataAnnotation = "robot.dev/conversion-data"
+
+// PortName is the name v1alpha1 gives its one port, on the container and on
+// the Service.
+const PortName = "http"
+
+// conversionData is what ConversionDataAnnotation holds.
+type conversionData struct {
+	Ports           []v1beta1.RobotPort    `json:"ports,omitempty"`
+	Strategy        *v1beta1.RobotStrategy `json:"strategy,omitempty"`
+	MinReadySeconds int32                  `json:"minReadySeconds,omitempty"`
+}
+
+// Convert_v1alpha1_Robot_To_v1beta1_Robot converts a Robot, taking back what
+// an earlier conversion to v1alpha1 kept in ConversionDataAnnotation.
+func Convert_v1alpha1_Robot_To_v1beta1_Robot(in *Robot, out *v1beta1.Robot, s conversion.Scope) error {
+	if err := autoConvert_v1alpha1_Robot_To_v1beta1_Robot(in, out, s); err != nil {
+		return err
+	}
+	raw, ok := in.Annotations[ConversionDataAnnotation]
+	if !ok {
+		return nil
+	}
+	out.Annotations = withoutAnnotation(in.Annotations, ConversionDataAnnotation)
+	var data conversionData
+	if err := json.Unmarshal([]byte(raw), &data); err != nil {
+		return fmt.Errorf("robot %s/%s: annotation %s is not what the conversion wrote (%w); remove it, and set the fields it held through robot.dev/v1beta1", in.Namespace, in.Name, ConversionDataAnnotation, err)
+	}
+	// Through v1alpha1, port is the first port. Removing it removes them
+	// all, as a Robot without port has no Service; changing it changes the
+	// first port's number and keeps the others.
+	if in.Spec.Port != nil && len(data.Ports) > 0 {
+		out.Spec.Ports = data.Ports
+		out.Spec.Ports[0].ContainerPort = *in.Spec.Port
+	}
+	out.Spec.Strategy = data.Strategy
+	out.Spec.MinReadySeconds = data.MinReadySeconds
+	return nil
+}
+
+// Convert_v1beta1_Robot_To_v1alpha1_Robot converts a Robot, keeping in
+// ConversionDataAnnotation what v1alpha1 has no field for.
+func Convert_v1beta1_Robot_To_v1alpha1_Robot(in *v1beta1.Robot, out *Robot, s conversion.Scope) error {
+	if err := autoConvert_v1beta1_Robot_To_v1alpha1_Robot(in, out, s); err != nil {
+		return err
+	}
+	var data conversionData
+	if !onePlainPort(in.Spec.Ports) {
+		data.Ports = in.Spec.Ports
+	}
+	data.Strategy = in.Spec.Strategy
+	data.MinReadySeconds = in.Spec.MinReadySeconds
+	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("robot %s/%s: keeping the fields v1alpha1 cannot hold: %w", in.Namespace, in.Name, err)
+	}
+	// The generated conversion shares the annotations' map with in.
+	out.Annotations = maps.Clone(in.Annotations)
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[ConversionDataAnnotation] = string(raw)
+	return nil
+}
+
+// onePlainPort reports whether ports are exactly what v1alpha1's port means:
+// none, or one TCP port named PortName.
+func onePlainPort(ports []v1beta1.RobotPort) bool {
+	switch len(ports) {
+	case 0:
+		return true
+	case 1:
+		return ports[0].Name == PortName && ports[0].Protocol == corev1.ProtocolTCP
+	}
+	return false
+}
+
+// withoutAnnotation returns annotations without key, nil when none is left.
+func withoutAnnotation(annotations map[string]string, key string) map[string]string {
+	rest := maps.Clone(annotations)
+	delete(rest, key)
+	if len(rest) == 0 {
+		return nil
+	}
+	return rest
+}
+
+// Convert_v1alpha1_RobotSpec_To_v1beta1_RobotSpec converts port to one TCP
+// port named PortName, and gathers the scheduling fields into placement.
+func Convert_v1alpha1_RobotSpec_To_v1beta1_RobotSpec(in *RobotSpec, out *v1beta1.RobotSpec, s conversion.Scope) error {
+	if err := autoConvert_v1alpha1_RobotSpec_To_v1beta1_RobotSpec(in, out, s); err != nil {
+		return err
+	}
+	out.Ports = nil
+	if in.Port != nil {
+		out.Ports = []v1beta1.RobotPort{{Name: PortName, ContainerPort: *in.Port, Protocol: corev1.ProtocolTCP}}
+	}
+	out.Placement = v1beta1.RobotPlacement{
+		NodeSelector:              in.NodeSelector,
+		Tolerations:               in.Tolerations,
+		Affinity:                  in.Affinity,
+		TopologySpreadConstraints: in.TopologySpreadConstraints,
+		PriorityClassName:         in.PriorityClassName,
+	}
+	return nil
+}
+
+// Convert_v1beta1_RobotSpec_To_v1alpha1_RobotSpec converts the first port to
+// port, and spreads placement back over the spec. What v1alpha1 cannot hold
+// is kept by Convert_v1beta1_Robot_To_v1alpha1_Robot, which sees the
+// annotations.
+func Convert_v1beta1_RobotSpec_To_v1alpha1_RobotSpec(in *v1beta1.RobotSpec, out *RobotSpec, s conversion.Scope) error {
+	if err := autoConvert_v1beta1_RobotSpec_To_v1alpha1_RobotSpec(in, out, s); err != nil {
+		return err
+	}
+	out.Port = nil
+	if len(in.Ports) > 0 {
+		port := in.Ports[0].ContainerPort
+		out.Port = &port
+	}
+	out.NodeSelector = in.Placement.NodeSelector
+	out.Tolerations = in.Placement.Tolerations
+	out.Affinity = in.Placement.Affinity
+	out.TopologySpreadConstraints = in.Placement.TopologySpreadConstraints
+	out.PriorityClassName = in.Placement.PriorityClassName
+	return nil
+}

@@ -1,0 +1,261 @@
+/*
+Copyright The robot-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1_test
+
+import (
+	"encoding/json"
+	"math/rand"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/randfill"
+
+	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// roundTrips is how many random Robots each direction converts: enough to
+// reach every combination of the fields the conversion treats apart (no,
+// one or several ports; each protocol; a strategy or none) many times over.
+const roundTrips = 5000
+
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{v1alpha1.AddToScheme, v1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return scheme
+}
+
+// robotFuzzer fills Robots at random, as the API server could hold them: the
+// conversion's own annotation left out (it is not the user's to set), and
+// the fields the conversion treats apart drawn from their valid values.
+func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
+	funcs := fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, func(serializer.CodecFactory) []any {
+		return []any{
+			func(meta *metav1.ObjectMeta, c randfill.Continue) {
+				c.FillNoCustom(meta)
+				delete(meta.Annotations, v1alpha1.ConversionDataAnnotation)
+			},
+			func(port *v1beta1.RobotPort, c randfill.Continue) {
+				c.FillNoCustom(port)
+				port.Name = []string{"http", "metrics", "grpc", "admin"}[c.Intn(4)]
+				port.Protocol = []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP, ""}[c.Intn(4)]
+			},
+			func(strategy *v1beta1.RobotStrategy, c randfill.Continue) {
+				c.FillNoCustom(strategy)
+				strategy.Type = []v1beta1.StrategyType{v1beta1.StrategyRollingUpdate, v1beta1.StrategyRecreate, ""}[c.Intn(3)]
+			},
+			func(value *intstr.IntOrString, c randfill.Continue) {
+				if c.Bool() {
+					*value = intstr.FromInt32(c.Int31n(10))
+				} else {
+					*value = intstr.FromString([]string{"0%", "25%", "100%"}[c.Intn(3)])
+				}
+			},
+		}
+	})
+	return fuzzer.FuzzerFor(funcs, rand.NewSource(seed), serializer.NewCodecFactory(scheme)).
+		NilChance(0.3).NumElements(0, 3)
+}
+
+// convert converts in to out through the scheme, as the webhook does.
+func convert(t *testing.T, scheme *runtime.Scheme, in, out any) {
+	t.Helper()
+	if err := scheme.Convert(in, out, nil); err != nil {
+		t.Fatalf("converting %T to %T: %v", in, out, err)
+	}
+}
+
+func TestRoundTripFromV1alpha1(t *testing.T) {
+	scheme := newScheme(t)
+	filler := robotFuzzer(scheme, 1)
+	for i := range roundTrips {
+		var original v1alpha1.Robot
+		filler.Fill(&original)
+		var beta v1beta1.Robot
+		convert(t, scheme, original.DeepCopy(), &beta)
+		var back v1alpha1.Robot
+		convert(t, scheme, &beta, &back)
+		if !apiequality.Semantic.DeepEqual(&original, &back) {
+			t.Fatalf("round trip %d lost something, v1alpha1 → v1beta1 → v1alpha1 (- original, + back):\n%s", i, diff.Diff(&original, &back))
+		}
+	}
+}
+
+func TestRoundTripFromV1beta1(t *testing.T) {
+	scheme := newScheme(t)
+	filler := robotFuzzer(scheme, 2)
+	for i := range roundTrips {
+		var original v1beta1.Robot
+		filler.Fill(&original)
+		var alpha v1alpha1.Robot
+		convert(t, scheme, original.DeepCopy(), &alpha)
+		var back v1beta1.Robot
+		convert(t, scheme, &alpha, &back)
+		if !apiequality.Semantic.DeepEqual(&original, &back) {
+			t.Fatalf("round trip %d lost something, v1beta1 → v1alpha1 → v1beta1 (- original, + back):\n%s", i, diff.Diff(&original, &back))
+		}
+	}
+}
+
+// TestConversionLeavesItsInputAlone: the conversion writes its annotation on
+// a copy of the annotations, never on the object it was given (an informer's
+// cached object, say).
+func TestConversionLeavesItsInputAlone(t *testing.T) {
+	scheme := newScheme(t)
+	robot := twoPortRobot()
+	before := robot.DeepCopy()
+	var alpha v1alpha1.Robot
+	convert(t, scheme, robot, &alpha)
+	if !apiequality.Semantic.DeepEqual(before, robot) {
+		t.Fatalf("converting to v1alpha1 changed its input:\n%s", diff.Diff(before, robot))
+	}
+	if _, ok := alpha.Annotations[v1alpha1.ConversionDataAnnotation]; !ok {
+		t.Fatalf("a two-port Robot read as v1alpha1 has no %s annotation: %v", v1alpha1.ConversionDataAnnotation, alpha.Annotations)
+	}
+	alphaBefore := alpha.DeepCopy()
+	var beta v1beta1.Robot
+	convert(t, scheme, &alpha, &beta)
+	if !apiequality.Semantic.DeepEqual(alphaBefore, &alpha) {
+		t.Fatalf("converting to v1beta1 changed its input:\n%s", diff.Diff(alphaBefore, &alpha))
+	}
+}
+
+func twoPortRobot() *v1beta1.Robot {
+	return &v1beta1.Robot{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Annotations: map[string]string{"owner": "team-a"}},
+		Spec: v1beta1.RobotSpec{
+			Image: "registry.example.com/web:1.0",
+			Ports: []v1beta1.RobotPort{
+				{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
+				{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+			},
+			Strategy: &v1beta1.RobotStrategy{
+				Type:          v1beta1.StrategyRollingUpdate,
+				RollingUpdate: &v1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromString("0%"))},
+			},
+			MinReadySeconds: 10,
+			Placement:       v1beta1.RobotPlacement{NodeSelector: map[string]string{"disk": "ssd"}, PriorityClassName: "high"},
+		},
+	}
+}
+
+// TestEditThroughV1alpha1 is kubectl edit through v1alpha1 of a Robot
+// written as v1beta1: read as v1alpha1 (JSON, as a client gets it), change
+// what v1alpha1 shows, write it back. The v1beta1 fields it could not show
+// are all still there, and the edits apply.
+func TestEditThroughV1alpha1(t *testing.T) {
+	scheme := newScheme(t)
+	tests := []struct {
+		name string
+		edit func(*v1alpha1.Robot)
+		want func(*v1beta1.Robot)
+	}{{
+		name: "image changed",
+		edit: func(r *v1alpha1.Robot) { r.Spec.Image = "registry.example.com/web:2.0" },
+		want: func(r *v1beta1.Robot) { r.Spec.Image = "registry.example.com/web:2.0" },
+	}, {
+		name: "port changed: the first port's number, the second kept",
+		edit: func(r *v1alpha1.Robot) { r.Spec.Port = ptr.To[int32](8081) },
+		want: func(r *v1beta1.Robot) { r.Spec.Ports[0].ContainerPort = 8081 },
+	}, {
+		name: "port removed: no ports, so no Service",
+		edit: func(r *v1alpha1.Robot) { r.Spec.Port = nil },
+		want: func(r *v1beta1.Robot) { r.Spec.Ports = nil },
+	}, {
+		name: "placement changed through its v1alpha1 fields",
+		edit: func(r *v1alpha1.Robot) { r.Spec.PriorityClassName = "low" },
+		want: func(r *v1beta1.Robot) { r.Spec.Placement.PriorityClassName = "low" },
+	}, {
+		name: "an annotation added",
+		edit: func(r *v1alpha1.Robot) { r.Annotations["note"] = "edited" },
+		want: func(r *v1beta1.Robot) { r.Annotations["note"] = "edited" },
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var alpha v1alpha1.Robot
+			convert(t, scheme, twoPortRobot(), &alpha)
+			body, err := json.Marshal(&alpha)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var read v1alpha1.Robot
+			if err := json.Unmarshal(body, &read); err != nil {
+				t.Fatal(err)
+			}
+			tt.edit(&read)
+			var got v1beta1.Robot
+			convert(t, scheme, &read, &got)
+			want := twoPortRobot()
+			tt.want(want)
+			if !apiequality.Semantic.DeepEqual(want, &got) {
+				t.Fatalf("after the edit through v1alpha1 (- want, + got):\n%s", diff.Diff(want, &got))
+			}
+		})
+	}
+}
+
+func TestPlainRobotNeedsNoAnnotation(t *testing.T) {
+	scheme := newScheme(t)
+	robot := &v1beta1.Robot{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+		Spec: v1beta1.RobotSpec{
+			Image: "registry.example.com/hello:1.0",
+			Ports: []v1beta1.RobotPort{{Name: v1alpha1.PortName, ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+		},
+	}
+	var alpha v1alpha1.Robot
+	convert(t, scheme, robot, &alpha)
+	if alpha.Annotations != nil {
+		t.Errorf("a Robot that v1alpha1 can hold whole got annotations %v", alpha.Annotations)
+	}
+	if alpha.Spec.Port == nil || *alpha.Spec.Port != 8080 {
+		t.Errorf("port = %v, want 8080", alpha.Spec.Port)
+	}
+}
+
+func TestBrokenConversionDataIsRefused(t *testing.T) {
+	scheme := newScheme(t)
+	alpha := &v1alpha1.Robot{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Annotations: map[string]string{v1alpha1.ConversionDataAnnotation: "{not json"}},
+		Spec:       v1alpha1.RobotSpec{Image: "registry.example.com/web:1.0", Port: ptr.To[int32](8080)},
+	}
+	var beta v1beta1.Robot
+	err := scheme.Convert(alpha, &beta, nil)
+	if err == nil {
+		t.Fatal("a Robot with an annotation the conversion cannot read was converted; want an error")
+	}
+	for _, want := range []string{"team/web", v1alpha1.ConversionDataAnnotation, "remove it"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
