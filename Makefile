@@ -43,8 +43,9 @@ test: ## Run the unit tests, the monitoring tests, the image and chart tests (th
 	hack/test.sh $(TEST_PARTS)
 
 .PHONY: unit
-unit: ## Run the unit tests (no cluster needed).
+unit: ## Run the unit tests (no cluster needed), and the conversions' round trips at full count, which the race detector would slow tenfold.
 	go test -race -count=1 $(GO_TEST_FLAGS) ./...
+	go test -count=1 -run RoundTrip $(GO_TEST_FLAGS) ./pkg/apis/...
 
 .PHONY: monitoring-test
 monitoring-test: ## Check the alerts with promtool and its rule unit tests, and the dashboard's queries (builds promtool once).

@@ -38,11 +38,6 @@ import (
 	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
-// roundTrips is how many random Robots each direction converts: enough to
-// reach every combination of the fields the conversion treats apart (no,
-// one or several ports; each protocol; a strategy or none) many times over.
-const roundTrips = 5000
-
 func newScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	scheme := runtime.NewScheme()
