@@ -1,0 +1,48 @@
+package webhookcert
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// Source holds the certificate the webhook serves with, for
+// tls.Config.GetCertificate. Every replica keeps one, updated from the
+// Secret whenever the Secret changes, so a renewed certificate is served at
+// the next handshake, with no restart.
+type Source struct {
+	cert atomic.Pointer[tls.Certificate]
+}
+
+// errNoCertificate is what a handshake gets before the Secret holds a
+// certificate: the API server retries, and the message says why.
+var errNoCertificate = errors.New("the webhook has no serving certificate yet: the operator's leader writes one into its Secret")
+
+// Update takes the serving certificate and key from a Secret's data. When
+// they do not load (a Secret the manifests ship empty, a half-written one),
+// it keeps serving what it has and says why.
+func (s *Source) Update(data map[string][]byte) error {
+	if len(data[CertKey]) == 0 || len(data[KeyKey]) == 0 {
+		return errNoCertificate
+	}
+	cert, err := tls.X509KeyPair(data[CertKey], data[KeyKey])
+	if err != nil {
+		return fmt.Errorf("the webhook's certificate and key do not load, so it keeps the ones it has: %w", err)
+	}
+	s.cert.Store(&cert)
+	return nil
+}
+
+// GetCertificate returns the certificate to serve with.
+func (s *Source) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if cert := s.cert.Load(); cert != nil {
+		return cert, nil
+	}
+	return nil, errNoCertificate
+}
+
+// TLSConfig returns the webhook server's TLS configuration.
+func (s *Source) TLSConfig() *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.GetCertificate}
+}
