@@ -42,13 +42,35 @@ kube::codegen::gen_client \
 	--boilerplate "${BOILERPLATE}" \
 	"${ROOT}/pkg/apis"
 
-# v1beta1 joins the CRD with the conversion webhook that serves it: until
-# then the CRD serves and stores v1alpha1 alone.
 echo "Generating the CRD into artifacts/crd"
 go tool controller-gen \
 	crd:crdVersions=v1 \
-	paths=./pkg/apis/robot/v1alpha1/... \
+	paths=./pkg/apis/... \
 	output:crd:dir="${ROOT}/artifacts/crd"
+
+# controller-gen writes no conversion: the versions are converted by the
+# operator's webhook, behind the Service the manifests ship in the
+# robot-operator namespace. The operator points it at its own namespace and
+# adds the CA when it runs elsewhere; a local cluster, where the operator
+# runs on the host, gets a url instead (hack/cluster.sh).
+crd="${ROOT}/artifacts/crd/robot.dev_robots.yaml"
+awk '
+	{ print }
+	/^spec:$/ && !done {
+		print "  conversion:"
+		print "    strategy: Webhook"
+		print "    webhook:"
+		print "      clientConfig:"
+		print "        service:"
+		print "          name: robot-operator-webhook"
+		print "          namespace: robot-operator"
+		print "          path: /convert"
+		print "          port: 443"
+		print "      conversionReviewVersions:"
+		print "      - v1"
+		done = 1
+	}' "${crd}" >"${crd}.tmp"
+mv "${crd}.tmp" "${crd}"
 
 # The chart carries a copy of the CRD.
 "${ROOT}/hack/update-chart.sh" >/dev/null
