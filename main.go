@@ -18,9 +18,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/conversion"
 	"github.com/robot-operator/robot-operator/internal/leader"
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
@@ -28,10 +30,12 @@ import (
 	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/transform"
+	"github.com/robot-operator/robot-operator/internal/webhookcert"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +49,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
+	"github.com/robot-operator/robot-operator/pkg/apis/robot"
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 )
@@ -73,7 +78,25 @@ type options struct {
 	loggingFormat   string
 	serviceTypes    []robotv1alpha1.ServiceType
 	verbosity       int
+	webhook         webhookOptions
 }
+
+// webhookOptions say where the conversion webhook listens, how the API
+// server reaches it, and who keeps its certificates.
+type webhookOptions struct {
+	addr      string
+	namespace string
+	secret    string
+	service   string
+	url       string
+	certs     string
+}
+
+// The values of -webhook-certs.
+const (
+	webhookCertsSelf     = "self"
+	webhookCertsExternal = "external"
+)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -159,6 +182,13 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.StringVar(&opts.healthAddr, "health-probe-bind-address", ":8081", "Address to serve /healthz and /readyz on (\"0\" turns it off).")
 	fs.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Address to serve Go profiles on, at /debug/pprof/ (off unless set; keep it on loopback).")
 	fs.StringVar(&opts.loggingFormat, "logging-format", "text", "Log format: text or json.")
+	wh := &opts.webhook
+	fs.StringVar(&wh.addr, "webhook-bind-address", ":9443", "Address to serve the CRD's conversion webhook on, over HTTPS at "+conversion.Path+", on every replica (\"0\" turns it off, and with it the certificates' upkeep).")
+	fs.StringVar(&wh.namespace, "webhook-namespace", "", "Namespace of the webhook's Secret and Service (default: the pod's namespace in a cluster, \"default\" outside one).")
+	fs.StringVar(&wh.secret, "webhook-secret", "robot-operator-webhook-cert", "The Secret that holds the webhook's certificate (tls.crt, tls.key) and CA (ca.crt); the manifests ship it empty.")
+	fs.StringVar(&wh.service, "webhook-service", "robot-operator-webhook", "The Service, port 443, through which the API server reaches the webhook.")
+	fs.StringVar(&wh.url, "webhook-url", "", "The https:// URL at which the API server reaches the webhook, instead of -webhook-service: for an operator run outside the cluster, e.g. https://127.0.0.1:9443/convert. The CRD must be installed with the same url.")
+	fs.StringVar(&wh.certs, "webhook-certs", webhookCertsSelf, "Who keeps the webhook's certificates: self (the leader makes a CA and a serving certificate into -webhook-secret, renews them, and sets the CRD's caBundle), or external (cert-manager or another writer fills the Secret; the leader only copies its ca.crt into the CRD's caBundle).")
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
 	// The flag package prints the usage on every parse error; print it only
 	// when asked for, so that a mistake gives one line.
@@ -171,6 +201,9 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 			fs.PrintDefaults()
 		}
 		return nil, err
+	}
+	if wh.namespace == "" {
+		wh.namespace = leader.DefaultLeaseNamespace()
 	}
 	if le.Namespace == "" {
 		le.Namespace = leader.DefaultLeaseNamespace()
@@ -204,6 +237,8 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-metrics-cert-dir needs -metrics-secure")
 	case opts.loggingFormat != "text" && opts.loggingFormat != "json":
 		return nil, fmt.Errorf("-logging-format must be text or json, not %q", opts.loggingFormat)
+	case wh.certs != webhookCertsSelf && wh.certs != webhookCertsExternal:
+		return nil, fmt.Errorf("-webhook-certs must be self or external, not %q", wh.certs)
 	case le.Enabled && le.RenewDeadline >= le.LeaseDuration:
 		return nil, fmt.Errorf("-leader-elect-renew-deadline (%v) must be less than -leader-elect-lease-duration (%v)", le.RenewDeadline, le.LeaseDuration)
 	case le.Enabled && le.RetryPeriod >= le.RenewDeadline:
@@ -317,6 +352,10 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return fmt.Errorf("building the metrics review client: %w", err)
 	}
+	webhook, err := newWebhook(opts.webhook, kubeClient, syncCfg, registry)
+	if err != nil {
+		return err
+	}
 	metricsHandler, metricsTLS, err := serving.MetricsEndpoint(ctx, opts.metricsSecure, opts.metricsCertDir, registry, reviewClient)
 	if err != nil {
 		return err
@@ -335,6 +374,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		{"metrics", opts.metricsAddr, metricsHandler, metricsTLS},
 		{"health probes", opts.healthAddr, serving.HealthHandler(controller, opts.syncTimeout), nil},
 		{"pprof", opts.pprofAddr, pprofMux, nil},
+		{"conversion webhook", opts.webhook.addr, webhook.handler, webhook.tls},
 	} {
 		if s.addr == "" || s.addr == "0" {
 			continue
@@ -360,10 +400,20 @@ func runOperator(ctx context.Context, opts *options) error {
 	kubeInformerFactory.Start(informersCtx.Done())
 	podInformerFactory.Start(informersCtx.Done())
 	robotInformerFactory.Start(informersCtx.Done())
+	var watches sync.WaitGroup
+	defer watches.Wait()
+	if webhook.watch != nil {
+		watches.Go(func() {
+			if err := webhook.watch.Run(informersCtx); err != nil {
+				logger.Error(err, "Watching the webhook's Secret")
+			}
+		})
+	}
 
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
 		"workers", opts.workers, "leaderElection", opts.leaderElection.Enabled)
 	if !opts.leaderElection.Enabled {
+		webhook.keepCertificates(ctx)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	}
 	// The Lease gets a client of its own, so that a burst of syncs waiting
@@ -377,6 +427,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	}
 	return leader.Run(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
 		fence.Arm(mayWrite)
+		webhook.keepCertificates(ctx)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})
 }
@@ -472,4 +523,69 @@ func namespaceOrAll(namespace string) string {
 		return "(all)"
 	}
 	return namespace
+}
+
+// webhook is the conversion webhook as runOperator runs it.
+type webhook struct {
+	handler http.Handler
+	tls     *tls.Config
+	// watch keeps the served certificate up to date, on every replica;
+	// manager keeps the certificates (unless -webhook-certs=external) and
+	// the CRD's caBundle, on the leader only. Both nil when the webhook is
+	// off.
+	watch   *webhookcert.SecretWatch
+	manager *webhookcert.Manager
+}
+
+// newWebhook builds the conversion webhook: its handler, its TLS
+// configuration fed by the Secret, and the upkeep of its certificates.
+func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.Config, registry prometheus.Registerer) (*webhook, error) {
+	if opts.addr == "" || opts.addr == "0" {
+		return &webhook{}, nil
+	}
+	conversionMetrics, err := metrics.NewConversionMetrics(registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering the conversion metrics: %w", err)
+	}
+	handler, err := conversion.NewHandler(conversionMetrics.Observe)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(conversion.Path, handler)
+	source := &webhookcert.Source{}
+	w := &webhook{
+		handler: mux,
+		tls:     source.TLSConfig(),
+		watch:   webhookcert.NewSecretWatch(kubeClient, opts.namespace, opts.secret, source),
+	}
+	endpoint := webhookcert.Endpoint{ServiceNamespace: opts.namespace, ServiceName: opts.service, ServicePort: 443, Path: conversion.Path, URL: opts.url}
+	if _, err := endpoint.Hosts(); err != nil {
+		return nil, fmt.Errorf("-webhook-url: %w", err)
+	}
+	crdClient, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the CRD client: %w", err)
+	}
+	w.manager = &webhookcert.Manager{
+		Secrets:    kubeClient.CoreV1().Secrets(opts.namespace),
+		SecretName: opts.secret,
+		CRDs:       crdClient.ApiextensionsV1().CustomResourceDefinitions(),
+		CRDName:    robotsCRD,
+		Endpoint:   endpoint,
+		Now:        time.Now,
+		External:   opts.certs == webhookCertsExternal,
+	}
+	return w, nil
+}
+
+// robotsCRD is the name of the Robot CRD.
+const robotsCRD = "robots." + robot.GroupName
+
+// keepCertificates runs the upkeep of the webhook's certificates until ctx
+// ends, when this replica keeps them.
+func (w *webhook) keepCertificates(ctx context.Context) {
+	if w.manager != nil {
+		go w.manager.Run(ctx, w.watch.Changed())
+	}
 }

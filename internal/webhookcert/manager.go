@@ -53,7 +53,8 @@ func (e Endpoint) Hosts() ([]string, error) {
 }
 
 // Manager keeps the Secret's certificates good and the CRD's conversion
-// pointed at the webhook with the Secret's CA. Only the leader runs it, so
+// pointed at the webhook with the Secret's CA. With External, it leaves the
+// certificates to their writer and keeps only the CRD. Only the leader runs it, so
 // two replicas never make two CAs.
 type Manager struct {
 	Secrets    corev1client.SecretInterface // in the Secret's namespace
@@ -62,6 +63,9 @@ type Manager struct {
 	CRDName    string
 	Endpoint   Endpoint
 	Now        func() time.Time
+	// External: another writer (cert-manager) fills the Secret; the
+	// Manager only copies its CA (ca.crt) into the CRD.
+	External bool
 }
 
 // Sync makes one pass: it renews what Check says to renew, writing the
@@ -75,6 +79,12 @@ func (m *Manager) Sync(ctx context.Context) (time.Duration, error) {
 	}
 	if err != nil {
 		return 0, fmt.Errorf("reading the webhook's Secret %s: %w", m.SecretName, err)
+	}
+	if m.External {
+		if len(secret.Data[CABundleKey]) == 0 {
+			return 0, fmt.Errorf("the webhook's Secret %s has no %s yet: it is filled by another writer (-webhook-certs=external), such as cert-manager", m.SecretName, CABundleKey)
+		}
+		return recheck, m.applyConversion(ctx, secret.Data[CABundleKey])
 	}
 	hosts, err := m.Endpoint.Hosts()
 	if err != nil {

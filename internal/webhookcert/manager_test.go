@@ -122,7 +122,10 @@ func writes(actions ...[]k8stesting.Action) []string {
 	return out
 }
 
-var inCluster = Endpoint{ServiceNamespace: "team-ops", ServiceName: "robot-operator-webhook", ServicePort: 443, Path: "/convert"}
+var (
+	inCluster      = Endpoint{ServiceNamespace: "team-ops", ServiceName: "robot-operator-webhook", ServicePort: 443, Path: "/convert"}
+	inClusterHosts = []string{"robot-operator-webhook.team-ops.svc", "robot-operator-webhook.team-ops.svc.cluster.local"}
+)
 
 func TestManagerFillsTheShippedSecretAndPointsTheCRD(t *testing.T) {
 	c := newCluster(t, inCluster, shippedSecret())
@@ -138,7 +141,7 @@ func TestManagerFillsTheShippedSecretAndPointsTheCRD(t *testing.T) {
 		t.Errorf("next look in %v, want %v", wait, recheck)
 	}
 	secret := c.secret(t)
-	verify(t, secret.Data, []string{"robot-operator-webhook.team-ops.svc", "robot-operator-webhook.team-ops.svc.cluster.local"}, c.now)
+	verify(t, secret.Data, inClusterHosts, c.now)
 	config := c.crd(t).Spec.Conversion.Webhook.ClientConfig
 	if !bytes.Equal(config.CABundle, secret.Data[CABundleKey]) {
 		t.Errorf("the CRD's caBundle is not the Secret's ca.crt")
@@ -216,6 +219,35 @@ func TestManagerURLEndpoint(t *testing.T) {
 	config := c.crd(t).Spec.Conversion.Webhook.ClientConfig
 	if config.URL == nil || *config.URL != "https://127.0.0.1:9443/convert" || config.Service != nil {
 		t.Errorf("the CRD's client config is url %v, service %+v; want the URL alone", config.URL, config.Service)
+	}
+}
+
+// TestManagerExternal: with cert-manager filling the Secret, the Manager
+// writes no certificate, and copies the Secret's CA into the CRD.
+func TestManagerExternal(t *testing.T) {
+	filled := shippedSecret()
+	filled.Data = mustCheck(t, nil, inClusterHosts, start).Data
+	delete(filled.Data, CAKeyKey)
+	c := newCluster(t, inCluster, filled)
+	c.manager.External = true
+	_, ctx := ktesting.NewTestContext(t)
+	if _, err := c.manager.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(c.kube.Actions(), c.crds.Actions()); strings.Join(got, ",") != "patch customresourcedefinitions" {
+		t.Errorf("writes %v, want only the CRD applied", got)
+	}
+	if got := c.crd(t).Spec.Conversion.Webhook.ClientConfig.CABundle; !bytes.Equal(got, filled.Data[CABundleKey]) {
+		t.Error("the CRD's caBundle is not the Secret's ca.crt")
+	}
+
+	empty := newCluster(t, inCluster, shippedSecret())
+	empty.manager.External = true
+	if _, err := empty.manager.Sync(ctx); err == nil || !strings.Contains(err.Error(), "cert-manager") {
+		t.Errorf("an empty Secret with External: error %v, want one that says another writer fills it", err)
+	}
+	if got := writes(empty.kube.Actions()); len(got) != 0 {
+		t.Errorf("writes %v to the Secret with External, want none", got)
 	}
 }
 

@@ -1,0 +1,47 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robot-operator/robot-operator/internal/conversion"
+)
+
+// ConversionMetrics count the conversion webhook's reviews, on every
+// replica. A failure is a request of a client that got an error instead of
+// its Robots; the alert RobotOperatorConversionFailing watches for them.
+type ConversionMetrics struct {
+	reviews  *prometheus.CounterVec
+	duration prometheus.Histogram
+}
+
+// NewConversionMetrics returns the webhook's metrics, registered with
+// registry.
+func NewConversionMetrics(registry prometheus.Registerer) (*ConversionMetrics, error) {
+	m := &ConversionMetrics{
+		reviews: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "conversion_reviews_total",
+			Help:      "ConversionReviews the webhook answered, by the version converted to and result: success, failure (a Robot could not be converted; the request that needed it failed) or invalid (not a ConversionReview).",
+		}, []string{"to_version", "result"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: metricsNamespace,
+			Name:      "conversion_review_duration_seconds",
+			Help:      "How long the webhook takes to answer a ConversionReview.",
+			Buckets:   prometheus.ExponentialBuckets(0.0001, 4, 10), // 0.1ms .. 26s
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.reviews, m.duration} {
+		if err := registry.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Observe is a conversion.Observer.
+func (m *ConversionMetrics) Observe(_, to string, result conversion.Result, took time.Duration) {
+	m.reviews.WithLabelValues(to, string(result)).Inc()
+	m.duration.Observe(took.Seconds())
+}
