@@ -51,14 +51,19 @@ for _ in $(seq 30); do
 done
 "${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s
 
+step "Pointing the CRD's conversion at the operator on this host"
+read -r -a webhook_flags <<<"$(hack/local-webhook.sh 9443)"
+
 step "Building and starting the operator (log: _output/operator.log)"
 make --no-print-directory build
 stop_operator
 mkdir -p "${OUT}"
 # One replica, so no leader election; probes and metrics on loopback only,
-# metrics over plain HTTP so that curl needs no token.
+# metrics over plain HTTP so that curl needs no token; the conversion
+# webhook on 127.0.0.1:9443, where the CRD now sends the API server.
 nohup bin/robot-operator -kubeconfig "${KUBECONFIG}" -v=2 -leader-elect=false \
-	-metrics-bind-address=127.0.0.1:8080 -metrics-secure=false -health-probe-bind-address=127.0.0.1:8081 >"${LOG}" 2>&1 &
+	-metrics-bind-address=127.0.0.1:8080 -metrics-secure=false -health-probe-bind-address=127.0.0.1:8081 \
+	"${webhook_flags[@]}" >"${LOG}" 2>&1 &
 echo $! >"${PIDFILE}"
 for _ in $(seq 150); do
 	grep -q '"Started workers"' "${LOG}" && break

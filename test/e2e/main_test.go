@@ -9,9 +9,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +120,11 @@ func setUp() (*environment, error) {
 	if err := installDeployManifests(ctx); err != nil {
 		return nil, err
 	}
+	// The CRD's conversion goes to the operator under test, on this host.
+	webhookArgs, err := pointWebhookHere(ctx)
+	if err != nil {
+		return nil, err
+	}
 	e.audit = openAuditLog(e.kubeconfig)
 	if err := checkNoOtherOperator(ctx); err != nil {
 		return nil, err
@@ -153,6 +160,7 @@ func setUp() (*environment, error) {
 	if err != nil {
 		return e, err
 	}
+	args = append(args, webhookArgs...)
 	e.operator = &operator{bin: bin, args: args, logPath: logPath}
 	if err := e.operator.start(); err != nil {
 		return e, err
@@ -228,6 +236,29 @@ func installCRD(ctx context.Context) error {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// pointWebhookHere points the CRD's conversion at a free loopback port, and
+// returns the flags that make the operator serve the webhook there
+// (hack/local-webhook.sh).
+func pointWebhookHere(ctx context.Context) ([]string, error) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := listener.Addr().(*net.TCPAddr).Port
+	listener.Close()
+	script := exec.CommandContext(ctx, filepath.Join(env.root, "hack", "local-webhook.sh"), strconv.Itoa(port))
+	script.Env = append(os.Environ(), "KUBECTL="+env.kubectlBin, "KUBECONFIG="+env.kubeconfig)
+	out, err := script.Output()
+	if err != nil {
+		var stderr []byte
+		if exit, ok := err.(*exec.ExitError); ok {
+			stderr = exit.Stderr
+		}
+		return nil, fmt.Errorf("hack/local-webhook.sh: %v\n%s", err, stderr)
+	}
+	return strings.Fields(string(out)), nil
 }
 
 // checkNoOtherOperator fails when some robot-operator other than the one

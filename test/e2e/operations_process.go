@@ -79,9 +79,10 @@ func extraOperator(t *testing.T, name string, args []string) *operator {
 
 // sharedArgs returns the shared operator's command line followed by extra:
 // the same cluster and credentials, metrics and health probes on free
-// loopback ports.
+// loopback ports, and no conversion webhook.
 func sharedArgs(extra ...string) []string {
-	return append(slices.Clone(env.operator.args), extra...)
+	// Only the shared operator serves the webhook: the port is its.
+	return append(append(slices.Clone(env.operator.args), "-webhook-bind-address=0"), extra...)
 }
 
 // leaderElectArgs are the flags that make an operator compete for the Lease
