@@ -708,7 +708,7 @@ func TestHealthProbes(t *testing.T) {
 	// 200 only once both informers had listed everything.
 	mustLog(t, slow, off, `"Started workers"`, operatorStartTimeout)
 	log := logSince(slow, off)
-	for _, kind := range []string{"*v1alpha1.Robot", "*v1.Deployment"} {
+	for _, kind := range []string{"*v1beta1.Robot", "*v1.Deployment"} {
 		populated, ok := klogTime(log, fmt.Sprintf(`"Caches populated" type=%q`, kind))
 		if !ok {
 			t.Errorf("operator %s did not log that its %s cache was populated", slow.logPath, kind)
