@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 	"github.com/robot-operator/robot-operator/test/internal/task"
 )
@@ -55,10 +55,10 @@ type point struct{ at, latency time.Duration }
 
 func robotName(i int) string { return fmt.Sprintf("robot-%05d", i) }
 
-func newBenchRobot(i int) *robotv1alpha1.Robot {
-	return &robotv1alpha1.Robot{
+func newBenchRobot(i int) *robotv1beta1.Robot {
+	return &robotv1beta1.Robot{
 		ObjectMeta: metav1.ObjectMeta{Name: robotName(i), Namespace: benchNamespace},
-		Spec:       robotv1alpha1.RobotSpec{Image: benchImage, Replicas: ptr.To[int32](1)},
+		Spec:       robotv1beta1.RobotSpec{Image: benchImage, Replicas: ptr.To[int32](1)},
 	}
 }
 
@@ -119,7 +119,7 @@ const warmUpNamespace = "warm-up"
 
 // warmUp creates the warm-up Robot with create and waits until converged
 // says it has converged.
-func (c *cluster) warmUp(ctx context.Context, create func(ctx context.Context, robot *robotv1alpha1.Robot) error,
+func (c *cluster) warmUp(ctx context.Context, create func(ctx context.Context, robot *robotv1beta1.Robot) error,
 	converged func(ctx context.Context, name string) (bool, error)) error {
 	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmUpNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
@@ -174,22 +174,22 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 
 	available, deploymentCreated := newMilestones(n), newMilestones(n)
 	// The floor's own writes, for one Robot.
-	writeFloor := func(ctx context.Context, robot *robotv1alpha1.Robot) error {
-		robot, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
+	writeFloor := func(ctx context.Context, robot *robotv1beta1.Robot) error {
+		robot, err := c.Robots.RobotV1beta1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
 		deployment := plainDeployment(robot.Name, "robot.dev/name", 1)
-		deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}
+		deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1beta1.SchemeGroupVersion.WithKind("Robot"))}
 		if _, err := c.Kube.AppsV1().Deployments(robot.Namespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		if robot.Namespace == benchNamespace {
 			deploymentCreated.mark(robot.Name, time.Now())
 		}
-		robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
+		robot.Status = robotv1beta1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
 			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
-		_, err = c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+		_, err = c.Robots.RobotV1beta1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
 		return err
 	}
 	err = c.warmUp(ctx, writeFloor, func(ctx context.Context, name string) (bool, error) {
@@ -265,11 +265,11 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		}
 	}()
 
-	err = c.warmUp(ctx, func(ctx context.Context, robot *robotv1alpha1.Robot) error {
-		_, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
+	err = c.warmUp(ctx, func(ctx context.Context, robot *robotv1beta1.Robot) error {
+		_, err := c.Robots.RobotV1beta1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
 		return err
 	}, func(ctx context.Context, name string) (bool, error) {
-		robot, err := c.Robots.RobotV1alpha1().Robots(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
+		robot, err := c.Robots.RobotV1beta1().Robots(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && meta.IsStatusConditionTrue(robot.Status.Conditions, "Ready"), err
 	})
 	if err != nil {
@@ -283,7 +283,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithNamespace(benchNamespace))
 	robotFactory := informers.NewSharedInformerFactoryWithOptions(c.Robots, 0, informers.WithNamespace(benchNamespace))
 	deployments := kubeFactory.Apps().V1().Deployments()
-	robots := robotFactory.Robot().V1alpha1().Robots()
+	robots := robotFactory.Robot().V1beta1().Robots()
 	check := func(name string) {
 		now := time.Now()
 		robot, err := robots.Lister().Robots(benchNamespace).Get(name)
@@ -334,7 +334,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	start := time.Now()
 	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
 		created.Store(robotName(i), time.Now())
-		_, err := c.Robots.RobotV1alpha1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
+		_, err := c.Robots.RobotV1beta1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
 		robotCreated.mark(robotName(i), time.Now())
 		return err
 	})

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
-	robotac "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+	robotac "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1beta1"
 	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
@@ -94,7 +94,7 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 		}
 	}
 
-	robots := make([]*robotv1alpha1.Robot, n)
+	robots := make([]*robotv1beta1.Robot, n)
 	var costs []requestCost
 	self := map[string]int{"client": os.Getpid()}
 	measure := func(kind string, floor, operator float64, fn func(ctx context.Context, i int) error) error {
@@ -116,7 +116,7 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 	}
 	// Each status write changes the status, as the operator's do: a write
 	// that changes nothing costs far less.
-	statusWrite := func(write func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error),
+	statusWrite := func(write func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error),
 		ready metav1.ConditionStatus, reason string, available int32, note string) func(ctx context.Context, i int) error {
 		return func(ctx context.Context, i int) error {
 			written, err := write(ctx, robots[i], operatorLikeStatus(robots[i], ready, reason, available, note))
@@ -126,31 +126,31 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 			return err
 		}
 	}
-	apply := func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
-		return c.Robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx, robotac.Robot(robot.Name, robot.Namespace).WithStatus(status),
+	apply := func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error) {
+		return c.Robots.RobotV1beta1().Robots(robot.Namespace).ApplyStatus(ctx, robotac.Robot(robot.Name, robot.Namespace).WithStatus(status),
 			metav1.ApplyOptions{FieldManager: "robot-operator", Force: true})
 	}
-	mergePatch := func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
+	mergePatch := func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error) {
 		body, err := json.Marshal(map[string]any{"status": status})
 		if err != nil {
 			return nil, err
 		}
-		return c.Robots.RobotV1alpha1().Robots(robot.Namespace).Patch(ctx, robot.Name, types.MergePatchType, body,
+		return c.Robots.RobotV1beta1().Robots(robot.Namespace).Patch(ctx, robot.Name, types.MergePatchType, body,
 			metav1.PatchOptions{FieldManager: "robot-operator"}, "status")
 	}
-	update := func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
+	update := func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error) {
 		robot = robot.DeepCopy()
 		if err := roundTripJSON(status, &robot.Status); err != nil {
 			return nil, err
 		}
-		return c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{FieldManager: "robot-operator"})
+		return c.Robots.RobotV1beta1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{FieldManager: "robot-operator"})
 	}
 	// smaller writes a smaller status than the operator's: without the
 	// Available and Progressing conditions unless mirrored, without any
 	// condition's message when noMessages.
-	smaller := func(write func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error),
-		mirrored, noMessages bool) func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
-		return func(ctx context.Context, robot *robotv1alpha1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1alpha1.Robot, error) {
+	smaller := func(write func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error),
+		mirrored, noMessages bool) func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error) {
+		return func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error) {
 			conditions := status.Conditions[:0]
 			for _, c := range status.Conditions {
 				if !mirrored && (*c.Type == "Available" || *c.Type == "Progressing") {
@@ -173,13 +173,13 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 		{"create robots (the user, in both)", 1, 1, func(ctx context.Context, i int) error {
 			robot := newBenchRobot(i)
 			robot.Namespace = "cost-operator"
-			created, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
+			created, err := c.Robots.RobotV1beta1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
 			robots[i] = created
 			return err
 		}},
 		{"create deployments (floor: a plain Deployment, JSON)", 1, 0, func(ctx context.Context, i int) error {
 			deployment := plainDeployment(robots[i].Name, "robot.dev/name", 1)
-			deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robots[i], robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}
+			deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robots[i], robotv1beta1.SchemeGroupVersion.WithKind("Robot"))}
 			_, err := floorKube.AppsV1().Deployments("cost-floor").Create(ctx, deployment, metav1.CreateOptions{})
 			return err
 		}},
@@ -189,9 +189,9 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 		}},
 		{"update robots/status, one condition (floor)", 1, 0, func(ctx context.Context, i int) error {
 			robot := robots[i].DeepCopy()
-			robot.Status = robotv1alpha1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
+			robot.Status = robotv1beta1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
 				Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RolloutInProgress", ObservedGeneration: robot.Generation, LastTransitionTime: metav1.Now()}}}
-			written, err := c.Robots.RobotV1alpha1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
+			written, err := c.Robots.RobotV1beta1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{})
 			if err == nil {
 				robots[i] = written
 			}
@@ -213,7 +213,7 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 			now := metav1.Now()
 			_, err := operatorKube.CoreV1().Events(robot.Namespace).Create(ctx, &corev1.Event{
 				ObjectMeta: metav1.ObjectMeta{GenerateName: robot.Name + "."},
-				InvolvedObject: corev1.ObjectReference{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot",
+				InvolvedObject: corev1.ObjectReference{APIVersion: robotv1beta1.SchemeGroupVersion.String(), Kind: "Robot",
 					Namespace: robot.Namespace, Name: robot.Name, UID: robot.UID, ResourceVersion: robot.ResourceVersion},
 				Reason: "DeploymentCreated", Message: fmt.Sprintf("Created Deployment %q", robot.Name), Type: corev1.EventTypeNormal,
 				Source: corev1.EventSource{Component: "robot-operator"}, FirstTimestamp: now, LastTimestamp: now, Count: 1,
@@ -235,7 +235,7 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 // back to JSON in silence would make the CBOR figures JSON's.
 func checkRobotEncoding(ctx context.Context, c *cluster, cbor bool) error {
 	var contentType string
-	err := c.Robots.RobotV1alpha1().RESTClient().Get().Resource("robots").Do(ctx).ContentType(&contentType).Error()
+	err := c.Robots.RobotV1beta1().RESTClient().Get().Resource("robots").Do(ctx).ContentType(&contentType).Error()
 	if err != nil {
 		return fmt.Errorf("listing Robots: %w", err)
 	}
@@ -262,13 +262,13 @@ func roundTripJSON(in, out any) error {
 // for a Robot with an image and replicas only (internal/workload/testdata/golden/deployment.json
 // is one with every field): its labels, owner, hash annotation and security
 // settings.
-func operatorLikeDeployment(robot *robotv1alpha1.Robot) *appsv1.Deployment {
+func operatorLikeDeployment(robot *robotv1beta1.Robot) *appsv1.Deployment {
 	labels := map[string]string{"robot.dev/name": robot.Name, "app.kubernetes.io/managed-by": "robot-operator",
 		"app.kubernetes.io/name": "robot", "app.kubernetes.io/instance": robot.Name}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: robot.Name, Labels: labels,
 			Annotations:     map[string]string{"robot.dev/spec-hash": "0123456789abcdef"},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1alpha1.SchemeGroupVersion.WithKind("Robot"))}},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1beta1.SchemeGroupVersion.WithKind("Robot"))}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"robot.dev/name": robot.Name}},
@@ -288,7 +288,7 @@ func operatorLikeDeployment(robot *robotv1alpha1.Robot) *appsv1.Deployment {
 // operatorLikeStatus is a status of the shape the operator writes
 // (internal/workload/testdata/golden/status.json): the replica counts and its four conditions,
 // the Ready condition's message ending in note.
-func operatorLikeStatus(robot *robotv1alpha1.Robot, ready metav1.ConditionStatus, reason string, available int32, note string) *robotac.RobotStatusApplyConfiguration {
+func operatorLikeStatus(robot *robotv1beta1.Robot, ready metav1.ConditionStatus, reason string, available int32, note string) *robotac.RobotStatusApplyConfiguration {
 	now := metav1.Now()
 	condition := func(conditionType string, status metav1.ConditionStatus, reason, message string) *metav1ac.ConditionApplyConfiguration {
 		return metav1ac.Condition().WithType(conditionType).WithStatus(status).WithObservedGeneration(robot.Generation).

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
@@ -56,7 +56,7 @@ func churnRobots(ctx context.Context, s *scenarioRun) error {
 	if err != nil {
 		return err
 	}
-	robots := s.c.Robots.RobotV1alpha1().Robots(namespace)
+	robots := s.c.Robots.RobotV1beta1().Robots(namespace)
 	alive := make([]string, 0, n)
 	for i := range n {
 		alive = append(alive, robotName(i))
@@ -153,9 +153,9 @@ func churnRobots(ctx context.Context, s *scenarioRun) error {
 				default:
 				}
 			}
-			if _, err := robots.Create(churnCtx, &robotv1alpha1.Robot{
+			if _, err := robots.Create(churnCtx, &robotv1beta1.Robot{
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-				Spec:       robotv1alpha1.RobotSpec{Image: imageV1, Replicas: ptr.To(replicas)},
+				Spec:       robotv1beta1.RobotSpec{Image: imageV1, Replicas: ptr.To(replicas)},
 			}, metav1.CreateOptions{}); err != nil {
 				fail(fmt.Errorf("creating %s: %w", name, err))
 				return

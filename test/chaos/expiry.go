@@ -69,7 +69,7 @@ func watchExpiry(ctx context.Context, s *scenarioRun) error {
 	for _, i := range picked {
 		changed[robotName(i)] = true
 	}
-	before, err := s.c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	before, err := s.c.Robots.RobotV1beta1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func watchExpiry(ctx context.Context, s *scenarioRun) error {
 		if image[name] == imageV2 {
 			next = imageV1
 		}
-		_, err := s.c.Robots.RobotV1alpha1().Robots(namespace).Patch(ctx, name, types.MergePatchType,
+		_, err := s.c.Robots.RobotV1beta1().Robots(namespace).Patch(ctx, name, types.MergePatchType,
 			[]byte(fmt.Sprintf(`{"spec":{"image":%q}}`, next)), metav1.PatchOptions{})
 		return err
 	}); err != nil {

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
@@ -40,15 +40,15 @@ var oddStrings = []string{
 // extreme ports, tiny resources), every one of which can run on the local
 // cluster's fake nodes, and so must end Ready. Robot 0 asks for the
 // maximum replicas.
-func hostileRobot(rng *rand.Rand, i int) *robotv1alpha1.Robot {
+func hostileRobot(rng *rand.Rand, i int) *robotv1beta1.Robot {
 	name := robotName(i)
 	if rng.Intn(4) == 0 {
 		// The longest name the CRD admits (63: a label value).
 		name += "-" + strings.Repeat("x", 63-len(name)-2) + "z"
 	}
-	robot := &robotv1alpha1.Robot{
+	robot := &robotv1beta1.Robot{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec:       robotv1alpha1.RobotSpec{Image: "registry.example/robot:1.0", Replicas: ptr.To(int32(1 + rng.Intn(3)))},
+		Spec:       robotv1beta1.RobotSpec{Image: "registry.example/robot:1.0", Replicas: ptr.To(int32(1 + rng.Intn(3)))},
 	}
 	if i == 0 {
 		robot.Spec.Replicas = ptr.To(int32(hostileBigReplicas))
@@ -88,7 +88,7 @@ func hostileRobot(rng *rand.Rand, i int) *robotv1alpha1.Robot {
 	}
 	if i%20 == 1 {
 		// Few enough Services for the cluster's ClusterIP range.
-		spec.Port = ptr.To([]int32{1, 80, 8080, 65535}[rng.Intn(4)])
+		spec.Ports = []robotv1beta1.RobotPort{{Name: "http", ContainerPort: []int32{1, 80, 8080, 65535}[rng.Intn(4)], Protocol: corev1.ProtocolTCP}}
 	}
 	if rng.Intn(2) == 0 {
 		spec.Resources = corev1.ResourceRequirements{
@@ -114,7 +114,7 @@ func hostileRobots(ctx context.Context, s *scenarioRun) error {
 	shapes := map[string]int{}
 	err := task.Parallel(ctx, s.want, 16, func(ctx context.Context, i int) error {
 		robot := hostileRobot(rand.New(rand.NewSource(s.env.cfg.seed+int64(i))), i)
-		_, err := s.c.Robots.RobotV1alpha1().Robots(namespace).Create(ctx, robot, metav1.CreateOptions{})
+		_, err := s.c.Robots.RobotV1beta1().Robots(namespace).Create(ctx, robot, metav1.CreateOptions{})
 		mu.Lock()
 		defer mu.Unlock()
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
@@ -127,7 +127,7 @@ func hostileRobots(ctx context.Context, s *scenarioRun) error {
 		for shape, ok := range map[string]bool{
 			"63-character name": len(robot.Name) == 63, "512-character image": len(robot.Spec.Image) == 512,
 			"256 args": len(robot.Spec.Args) == 256, "256 env vars": len(robot.Spec.Env) == 256,
-			"a port": robot.Spec.Port != nil, fmt.Sprintf("%d replicas", hostileBigReplicas): *robot.Spec.Replicas == hostileBigReplicas,
+			"a port": len(robot.Spec.Ports) > 0, fmt.Sprintf("%d replicas", hostileBigReplicas): *robot.Spec.Replicas == hostileBigReplicas,
 		} {
 			if ok {
 				shapes[shape]++

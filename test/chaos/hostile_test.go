@@ -39,14 +39,16 @@ func TestHostileRobotsStayWithinTheSchema(t *testing.T) {
 			}
 			names.Insert(e.Name)
 		}
-		if spec.Port != nil && (*spec.Port < 1 || *spec.Port > 65535) {
-			t.Errorf("Robot %d: port %d", i, *spec.Port)
+		for _, p := range spec.Ports {
+			if p.ContainerPort < 1 || p.ContainerPort > 65535 {
+				t.Errorf("Robot %d: port %d", i, p.ContainerPort)
+			}
 		}
 		if limit, ok := spec.Resources.Limits.Memory().AsInt64(); ok && limit > 0 && limit < spec.Resources.Requests.Memory().Value() {
 			t.Errorf("Robot %d: memory limit %d under its request", i, limit)
 		}
 		for edge, at := range map[string]bool{"63-character name": len(robot.Name) == 63, "512-character image": len(spec.Image) == 512,
-			"256 args": len(spec.Args) == 256, "256 env vars": len(spec.Env) == 256, "a port": spec.Port != nil, "1000 replicas": *spec.Replicas == 1000} {
+			"256 args": len(spec.Args) == 256, "256 env vars": len(spec.Env) == 256, "a port": len(spec.Ports) > 0, "1000 replicas": *spec.Replicas == 1000} {
 			if at {
 				reached.Insert(edge)
 			}

@@ -84,7 +84,7 @@ func checkConverged(ctx context.Context, c *cluster, n int, waitErr error) check
 	if err != nil {
 		return checkf("converged", false, "listing: %v", err)
 	}
-	robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	robots, err := c.Robots.RobotV1beta1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checkf("converged", false, "listing: %v", err)
 	}
@@ -99,7 +99,7 @@ func checkConverged(ctx context.Context, c *cluster, n int, waitErr error) check
 // Robots the scenario deleted, or recreated under the same name, and the
 // operator deleted none.
 func checkDeployments(ctx context.Context, c *cluster, uids *uidWatch, audit []auditEvent, deletedRobots map[string]bool) check {
-	robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	robots, err := c.Robots.RobotV1beta1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return checkf("deployments", false, "listing: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 	"github.com/robot-operator/robot-operator/test/internal/task"
 )
@@ -232,7 +232,7 @@ func runScenario(ctx context.Context, env *environment, sc *scenario) (*result, 
 	if err != nil {
 		return nil, err
 	}
-	robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	robots, err := c.Robots.RobotV1beta1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -543,12 +543,12 @@ func fightOperator(ctx context.Context, s *scenarioRun) error {
 				[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "chaos-fighter"}); err != nil {
 				return fmt.Errorf("the other writer: %w", err)
 			}
-			robot, err := s.c.Robots.RobotV1alpha1().Robots(namespace).Get(ctx, name, metav1.GetOptions{})
+			robot, err := s.c.Robots.RobotV1beta1().Robots(namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			for _, c := range robot.Status.Conditions {
-				if c.Reason == robotv1alpha1.ReasonDeploymentContested {
+				if c.Reason == robotv1beta1.ReasonDeploymentContested {
 					contested[name] = true
 				}
 			}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	"github.com/robot-operator/robot-operator/test/internal/task"
 )
 
@@ -75,12 +75,12 @@ func (w *workload) create(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		robot := &robotv1alpha1.Robot{
+		robot := &robotv1beta1.Robot{
 			ObjectMeta: metav1.ObjectMeta{Name: robotName(i), Namespace: namespace},
-			Spec:       robotv1alpha1.RobotSpec{Image: imageV1, Replicas: ptr.To(int32(1 + i%3))},
+			Spec:       robotv1beta1.RobotSpec{Image: imageV1, Replicas: ptr.To(int32(1 + i%3))},
 		}
 		for {
-			_, err := w.c.Robots.RobotV1alpha1().Robots(namespace).Create(ctx, robot, metav1.CreateOptions{})
+			_, err := w.c.Robots.RobotV1beta1().Robots(namespace).Create(ctx, robot, metav1.CreateOptions{})
 			// A create whose answer was lost may have happened.
 			if err == nil || apierrors.IsAlreadyExists(err) {
 				w.created.Add(1)
@@ -110,7 +110,7 @@ func (w *workload) change(ctx context.Context) error {
 	} else {
 		patch = fmt.Sprintf(`{"spec":{"image":%q}}`, []string{imageV1, imageV2}[w.intn(2)])
 	}
-	_, err := w.c.Robots.RobotV1alpha1().Robots(namespace).Patch(ctx, robotName(i), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := w.c.Robots.RobotV1beta1().Robots(namespace).Patch(ctx, robotName(i), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -216,8 +216,8 @@ func watchUIDs(ctx context.Context, c *cluster) (*uidWatch, error) {
 // converged reports whether the Robot's status says, about its current
 // generation, that every replica it asks for runs its current spec and is
 // available, and whether its Deployment carries that spec.
-func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) bool {
-	c := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
+func converged(robot *robotv1beta1.Robot, deployment *appsv1.Deployment) bool {
+	c := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady)
 	want := ptr.Deref(robot.Spec.Replicas, 1)
 	s := robot.Status
 	if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != robot.Generation || s.ObservedGeneration != robot.Generation ||
@@ -226,15 +226,15 @@ func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) bool {
 	}
 	// A fight over the Deployment ends a while after the other writer
 	// stops (Synced=False, DeploymentContested, until then).
-	synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionSynced)
+	synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionSynced)
 	if synced == nil || synced.Status != metav1.ConditionTrue {
 		return false
 	}
 	// The Deployment controller reports the end of a rollout a little
 	// after the pods are available; until the Robot mirrors that, the
 	// operator has a status write left to make.
-	available := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionAvailable)
-	progressing := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionProgressing)
+	available := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionAvailable)
+	progressing := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionProgressing)
 	if available == nil || available.Status != metav1.ConditionTrue || progressing == nil || progressing.Reason != "NewReplicaSetAvailable" {
 		return false
 	}
@@ -252,7 +252,7 @@ func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) bool {
 // notConverged lists the Robots of the namespace that have not converged,
 // with why, up to a few.
 func notConverged(ctx context.Context, c *cluster) (int, []string, error) {
-	robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{})
+	robots, err := c.Robots.RobotV1beta1().Robots(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -274,7 +274,7 @@ func notConverged(ctx context.Context, c *cluster) (int, []string, error) {
 		count++
 		if len(examples) < 3 {
 			ready := "no Ready condition"
-			if c := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady); c != nil {
+			if c := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady); c != nil {
 				ready = fmt.Sprintf("Ready=%s %s (generation %d)", c.Status, c.Reason, c.ObservedGeneration)
 			}
 			examples = append(examples, fmt.Sprintf("%s: generation %d, observed %d, %s", robot.Name, robot.Generation, robot.Status.ObservedGeneration, ready))
@@ -293,7 +293,7 @@ func waitConverged(ctx context.Context, c *cluster, n int, timeout time.Duration
 		if err != nil {
 			return false, nil // the API server may be coming back
 		}
-		robots, err := c.Robots.RobotV1alpha1().Robots(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		robots, err := c.Robots.RobotV1beta1().Robots(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false, nil
 		}

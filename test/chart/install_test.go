@@ -61,7 +61,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	defer exec.Command(kubectl, "delete", "namespace", robots, "--wait=false").Run()
 	var manifest strings.Builder
 	for i := range 3 {
-		fmt.Fprintf(&manifest, "---\napiVersion: robot.dev/v1alpha1\nkind: Robot\nmetadata:\n  name: robot-%d\n  namespace: %s\nspec:\n  image: registry.k8s.io/e2e-test-images/agnhost:2.53\n  replicas: %d\n  port: 8080\n", i, robots, i+1)
+		fmt.Fprintf(&manifest, "---\napiVersion: robot.dev/v1beta1\nkind: Robot\nmetadata:\n  name: robot-%d\n  namespace: %s\nspec:\n  image: registry.k8s.io/e2e-test-images/agnhost:2.53\n  replicas: %d\n  ports: [{name: http, containerPort: 8080}]\n", i, robots, i+1)
 	}
 	apply := exec.Command(kubectl, "apply", "-f", "-")
 	apply.Stdin = strings.NewReader(manifest.String())
@@ -111,7 +111,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	stop = startOperator(t, bin, saKubeconfig, "chart-e2e-operator-namespaced.log", "-namespace="+robots)
 	defer stop()
 	apply = exec.Command(kubectl, "apply", "-f", "-")
-	apply.Stdin = strings.NewReader(fmt.Sprintf("apiVersion: robot.dev/v1alpha1\nkind: Robot\nmetadata:\n  name: watched\n  namespace: %s\nspec:\n  image: registry.k8s.io/e2e-test-images/agnhost:2.53\n  port: 8080\n", robots))
+	apply.Stdin = strings.NewReader(fmt.Sprintf("apiVersion: robot.dev/v1beta1\nkind: Robot\nmetadata:\n  name: watched\n  namespace: %s\nspec:\n  image: registry.k8s.io/e2e-test-images/agnhost:2.53\n  ports: [{name: http, containerPort: 8080}]\n", robots))
 	if out, err := apply.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}

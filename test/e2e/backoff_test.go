@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // deniedPrefix starts the names of the Deployments that denyDeployments
@@ -125,7 +125,7 @@ func TestFailingRobotBacksOff(t *testing.T) {
 	createRobot(t, newRobot(ns, denied, 1))
 	createRobot(t, newRobot(ns, "healthy", 1))
 
-	robot := waitForRobotReason(t, ns, denied, metav1.ConditionFalse, robotv1alpha1.ReasonSyncFailed, convergeTimeout)
+	robot := waitForRobotReason(t, ns, denied, metav1.ConditionFalse, robotv1beta1.ReasonSyncFailed, convergeTimeout)
 	if msg := readyCondition(robot).Message; !strings.Contains(msg, denyMessage) {
 		t.Errorf("the Ready message does not give the API server's reason (%q): %q", denyMessage, msg)
 	}

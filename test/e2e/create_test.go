@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // someoneElsesDeployment is a Deployment that another tool makes: no
@@ -93,12 +93,12 @@ func TestDeploymentCreatedInTheWindowIsLeftAlone(t *testing.T) {
 	t.Logf("held, then let through: %v", proxy.heldRequests())
 
 	// The sync that was held reports what it found.
-	robot = waitForRobot(t, ns, "web", convergeTimeout, "reports on its Deployment", func(r *robotv1alpha1.Robot) bool {
+	robot = waitForRobot(t, ns, "web", convergeTimeout, "reports on its Deployment", func(r *robotv1beta1.Robot) bool {
 		c := readyCondition(r)
 		return c != nil && c.ObservedGeneration == r.Generation
 	})
-	if c := readyCondition(robot); c.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
-		t.Errorf("Ready reason %s (%q), want %s", c.Reason, c.Message, robotv1alpha1.ReasonDeploymentNameTaken)
+	if c := readyCondition(robot); c.Reason != robotv1beta1.ReasonDeploymentNameTaken {
+		t.Errorf("Ready reason %s (%q), want %s", c.Reason, c.Message, robotv1beta1.ReasonDeploymentNameTaken)
 	}
 
 	// Some seconds on, theirs is still as they made it.
@@ -130,8 +130,8 @@ func TestDeploymentCreatedInTheWindowIsLeftAlone(t *testing.T) {
 			t.Errorf("the operator wrote someone else's Deployment: %s", &w)
 		}
 	}
-	if c := readyCondition(getRobot(t, ns, "web")); c == nil || c.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
-		t.Errorf("Robot %s/web: %s; want it to report %s", ns, summarizeRobot(getRobot(t, ns, "web")), robotv1alpha1.ReasonDeploymentNameTaken)
+	if c := readyCondition(getRobot(t, ns, "web")); c == nil || c.Reason != robotv1beta1.ReasonDeploymentNameTaken {
+		t.Errorf("Robot %s/web: %s; want it to report %s", ns, summarizeRobot(getRobot(t, ns, "web")), robotv1beta1.ReasonDeploymentNameTaken)
 	}
 	terminate(t, o)
 	waitExitedCleanly(t, o, 40*time.Second)
@@ -195,19 +195,19 @@ func TestDroppedFieldsLeaveTheDeployment(t *testing.T) {
 	noArgs := func(d *appsv1.Deployment, c *corev1.Container) bool { return len(c.Args) == 0 }
 	cases := []struct {
 		name    string
-		created func(*robotv1alpha1.Robot)
+		created func(*robotv1beta1.Robot)
 		changes []change
 		want    func(*appsv1.Deployment, *corev1.Container) bool
 	}{
 		{
 			name:    "args",
-			created: func(r *robotv1alpha1.Robot) { r.Spec.Args = []string{"--greeting", "hello"} },
+			created: func(r *robotv1beta1.Robot) { r.Spec.Args = []string{"--greeting", "hello"} },
 			changes: []change{dropArgs},
 			want:    noArgs,
 		},
 		{
 			name: "env",
-			created: func(r *robotv1alpha1.Robot) {
+			created: func(r *robotv1beta1.Robot) {
 				r.Spec.Env = []corev1.EnvVar{{Name: "KEEP", Value: "1"}, {Name: "DROP", Value: "2"}}
 			},
 			changes: []change{robotPatch("env var DROP removed", `{"spec":{"env":[{"name":"KEEP","value":"1"}]}}`)},
@@ -217,13 +217,13 @@ func TestDroppedFieldsLeaveTheDeployment(t *testing.T) {
 		},
 		{
 			name:    "port",
-			created: func(r *robotv1alpha1.Robot) { r.Spec.Port = ptr.To[int32](8080) },
-			changes: []change{robotPatch("port removed", `{"spec":{"port":null}}`)},
+			created: func(r *robotv1beta1.Robot) { r.Spec.Ports = httpPorts(8080) },
+			changes: []change{robotPatch("ports removed", `{"spec":{"ports":null}}`)},
 			want:    func(_ *appsv1.Deployment, c *corev1.Container) bool { return len(c.Ports) == 0 },
 		},
 		{
 			name:    "args-after-image",
-			created: func(r *robotv1alpha1.Robot) { r.Spec.Args = []string{"--greeting", "hello"} },
+			created: func(r *robotv1beta1.Robot) { r.Spec.Args = []string{"--greeting", "hello"} },
 			changes: []change{robotPatch("image changed", fmt.Sprintf(`{"spec":{"image":%q}}`, image2)), dropArgs},
 			want: func(_ *appsv1.Deployment, c *corev1.Container) bool {
 				return len(c.Args) == 0 && c.Image == image2
@@ -231,7 +231,7 @@ func TestDroppedFieldsLeaveTheDeployment(t *testing.T) {
 		},
 		{
 			name:    "args-after-scale",
-			created: func(r *robotv1alpha1.Robot) { r.Spec.Args = []string{"--greeting", "hello"} },
+			created: func(r *robotv1beta1.Robot) { r.Spec.Args = []string{"--greeting", "hello"} },
 			changes: []change{
 				{"scaled by someone else, and scaled back by the operator", func(t *testing.T, name string) {
 					mustKubectl(t, "scale", "deployment/"+name, "--replicas=3", "-n", ns)

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // The tests of this file give a Robot's pods a reason not to run, and check
@@ -85,7 +85,7 @@ func waiting(reason string) func(*corev1.ContainerStatus) bool {
 }
 
 // simulating returns a Robot whose pods carry simulateLabel=failure.
-func simulating(ns, name, failure string) *robotv1alpha1.Robot {
+func simulating(ns, name, failure string) *robotv1beta1.Robot {
 	robot := newRobot(ns, name, 1)
 	robot.Spec.PodLabels = map[string]string{simulateLabel: failure}
 	return robot
@@ -101,10 +101,10 @@ func stopSimulating(t *testing.T, ns, name string) {
 // expectCause waits for the Robot to say reason with a message that
 // contains each of want, within causeTimeout of since, and checks that it
 // recorded exactly one Warning event of that reason.
-func expectCause(t *testing.T, ns, name, reason string, since time.Time, want ...string) *robotv1alpha1.Robot {
+func expectCause(t *testing.T, ns, name, reason string, since time.Time, want ...string) *robotv1beta1.Robot {
 	t.Helper()
 	robot := waitForRobot(t, ns, name, causeTimeout, fmt.Sprintf("has Ready=False reason %s with a message that contains %q", reason, want),
-		func(r *robotv1alpha1.Robot) bool {
+		func(r *robotv1beta1.Robot) bool {
 			c := readyCondition(r)
 			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reason || c.ObservedGeneration != r.Generation {
 				return false
@@ -133,7 +133,7 @@ func expectCause(t *testing.T, ns, name, reason string, since time.Time, want ..
 // expectRecovered waits for the Robot to be RolloutComplete again, by itself.
 func expectRecovered(t *testing.T, ns, name string) {
 	t.Helper()
-	waitForRobotReason(t, ns, name, metav1.ConditionTrue, robotv1alpha1.ReasonRolloutComplete, convergeTimeout)
+	waitForRobotReason(t, ns, name, metav1.ConditionTrue, robotv1beta1.ReasonRolloutComplete, convergeTimeout)
 }
 
 func TestImagePullFailed(t *testing.T) {
@@ -148,12 +148,12 @@ func TestImagePullFailed(t *testing.T) {
 	if !strings.Contains(runtimeMessage, "no such host") {
 		t.Fatalf("pod %s: want the runtime's message about the registry, got %q", pod.Name, runtimeMessage)
 	}
-	expectCause(t, ns, "web", robotv1alpha1.ReasonImagePullFailed, since, `"`+pullFailsImage+`"`, "(ErrImagePull)", runtimeMessage)
+	expectCause(t, ns, "web", robotv1beta1.ReasonImagePullFailed, since, `"`+pullFailsImage+`"`, "(ErrImagePull)", runtimeMessage)
 
 	// The kubelet backs off: another waiting reason and message, the same
 	// cause, no second warning.
 	waitForContainer(t, ns, "web", "waits with ImagePullBackOff", waiting("ImagePullBackOff"))
-	expectCause(t, ns, "web", robotv1alpha1.ReasonImagePullFailed, since, "(ImagePullBackOff)", `Back-off pulling image "`+pullFailsImage+`"`)
+	expectCause(t, ns, "web", robotv1beta1.ReasonImagePullFailed, since, "(ImagePullBackOff)", `Back-off pulling image "`+pullFailsImage+`"`)
 
 	patchRobot(t, ns, "web", fmt.Sprintf(`{"spec":{"image":%q}}`, image1))
 	expectRecovered(t, ns, "web")
@@ -165,14 +165,14 @@ func TestCrashLoop(t *testing.T) {
 	createRobot(t, simulating(ns, "web", "crash-loop"))
 	waitForContainer(t, ns, "web", "waits with CrashLoopBackOff", waiting("CrashLoopBackOff"))
 	since := time.Now()
-	expectCause(t, ns, "web", robotv1alpha1.ReasonCrashLoop, since, "last exit code 1 (Error)", "open /etc/robot/config.yaml: no such file or directory")
+	expectCause(t, ns, "web", robotv1beta1.ReasonCrashLoop, since, "last exit code 1 (Error)", "open /etc/robot/config.yaml: no such file or directory")
 
 	// Between two crashes the container runs for a moment: still a crash
 	// loop, not another cause.
 	waitForContainer(t, ns, "web", "runs again after a crash", func(c *corev1.ContainerStatus) bool {
 		return c.State.Running != nil && c.RestartCount >= 2 && c.LastTerminationState.Terminated != nil
 	})
-	expectCause(t, ns, "web", robotv1alpha1.ReasonCrashLoop, since, "last exit code 1")
+	expectCause(t, ns, "web", robotv1beta1.ReasonCrashLoop, since, "last exit code 1")
 
 	// Fixed: a release whose container stays up.
 	stopSimulating(t, ns, "web")
@@ -184,7 +184,7 @@ func TestConfigMissing(t *testing.T) {
 	ns := newNamespace(t)
 	createRobot(t, simulating(ns, "web", "config-missing"))
 	pod := waitForContainer(t, ns, "web", "waits with CreateContainerConfigError", waiting("CreateContainerConfigError"))
-	expectCause(t, ns, "web", robotv1alpha1.ReasonConfigMissing, time.Now(), "pod "+pod.Name, `configmap "settings" not found`)
+	expectCause(t, ns, "web", robotv1beta1.ReasonConfigMissing, time.Now(), "pod "+pod.Name, `configmap "settings" not found`)
 
 	// Fixed: pods that no longer need the ConfigMap.
 	stopSimulating(t, ns, "web")
@@ -210,14 +210,14 @@ func TestReadinessProbeFailing(t *testing.T) {
 		}
 	}
 	time.Sleep(time.Until(since.Add(10 * time.Second)))
-	if robot := getRobot(t, ns, "web"); readyCondition(robot).Reason != robotv1alpha1.ReasonRolloutInProgress {
-		t.Errorf("10 s after the container started, not ready: Ready reason %s, want %s", readyCondition(robot).Reason, robotv1alpha1.ReasonRolloutInProgress)
+	if robot := getRobot(t, ns, "web"); readyCondition(robot).Reason != robotv1beta1.ReasonRolloutInProgress {
+		t.Errorf("10 s after the container started, not ready: Ready reason %s, want %s", readyCondition(robot).Reason, robotv1beta1.ReasonRolloutInProgress)
 	}
-	waitForRobotReason(t, ns, "web", metav1.ConditionFalse, robotv1alpha1.ReasonReadinessProbeFailing, 30*time.Second+causeTimeout)
+	waitForRobotReason(t, ns, "web", metav1.ConditionFalse, robotv1beta1.ReasonReadinessProbeFailing, 30*time.Second+causeTimeout)
 	if took := time.Since(since); took < 30*time.Second {
-		t.Errorf("the Robot said %s %v after the container started, not ready, before 30 s", robotv1alpha1.ReasonReadinessProbeFailing, took)
+		t.Errorf("the Robot said %s %v after the container started, not ready, before 30 s", robotv1beta1.ReasonReadinessProbeFailing, took)
 	}
-	expectCause(t, ns, "web", robotv1alpha1.ReasonReadinessProbeFailing, since.Add(30*time.Second), "running but not ready", "pod "+pod.Name)
+	expectCause(t, ns, "web", robotv1beta1.ReasonReadinessProbeFailing, since.Add(30*time.Second), "running but not ready", "pod "+pod.Name)
 
 	// Fixed: a release whose probe succeeds.
 	stopSimulating(t, ns, "web")
@@ -240,7 +240,7 @@ func TestUnschedulable(t *testing.T) {
 		t.Fatalf("setting a nodeSelector on Deployment %s/web: %v", ns, err)
 	}
 	since := time.Now()
-	expectCause(t, ns, "web", robotv1alpha1.ReasonUnschedulable, since, "cannot be scheduled", "0/")
+	expectCause(t, ns, "web", robotv1beta1.ReasonUnschedulable, since, "cannot be scheduled", "0/")
 
 	// A node gets the label: the pod is scheduled.
 	nodes, err := env.kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
@@ -286,7 +286,7 @@ func TestQuotaExceeded(t *testing.T) {
 	})
 	since := time.Now()
 	createRobot(t, newRobot(ns, "web", 1))
-	expectCause(t, ns, "web", robotv1alpha1.ReasonQuotaExceeded, since, "exceeded quota: pods")
+	expectCause(t, ns, "web", robotv1beta1.ReasonQuotaExceeded, since, "exceeded quota: pods")
 
 	raiseQuota(t, ns, "pods", "1")
 	expectRecovered(t, ns, "web")
@@ -323,7 +323,7 @@ func TestPodSecurityRejected(t *testing.T) {
 	setLevel("restricted")
 	since := time.Now()
 	createRobot(t, newRobot(ns, "web", 1))
-	expectCause(t, ns, "web", robotv1alpha1.ReasonPodSecurityRejected, since, `violates PodSecurity "restricted:latest"`)
+	expectCause(t, ns, "web", robotv1beta1.ReasonPodSecurityRejected, since, `violates PodSecurity "restricted:latest"`)
 
 	setLevel("baseline")
 	expectRecovered(t, ns, "web")

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // TestDriftIsReverted: changes someone makes to fields of a Robot's
@@ -57,7 +57,7 @@ func TestDriftIsReverted(t *testing.T) {
 
 // waitForEventMessage waits for an event about the Robot with the given
 // reason and a message that contains text.
-func waitForEventMessage(t *testing.T, ns string, robot *robotv1alpha1.Robot, reason, text string) {
+func waitForEventMessage(t *testing.T, ns string, robot *robotv1beta1.Robot, reason, text string) {
 	t.Helper()
 	eventually(t, convergeTimeout, fmt.Sprintf("a %s event saying %q", reason, text), func(ctx context.Context) (bool, string, error) {
 		events, err := robotEvents(ctx, ns, robot.UID, reason)
@@ -100,11 +100,11 @@ func TestDeploymentNameTaken(t *testing.T) {
 
 	start := time.Now()
 	robot := createRobot(t, newRobot(ns, "web", 1))
-	robot = waitForRobotReason(t, ns, "web", metav1.ConditionFalse, robotv1alpha1.ReasonDeploymentNameTaken, convergeTimeout)
+	robot = waitForRobotReason(t, ns, "web", metav1.ConditionFalse, robotv1beta1.ReasonDeploymentNameTaken, convergeTimeout)
 	if msg := readyCondition(robot).Message; !strings.Contains(msg, `Deployment "web"`) {
 		t.Errorf("the Ready message does not name the Deployment: %q", msg)
 	}
-	waitForEvents(t, ns, robot.UID, robotv1alpha1.ReasonDeploymentNameTaken, 1)
+	waitForEvents(t, ns, robot.UID, robotv1beta1.ReasonDeploymentNameTaken, 1)
 
 	// Some seconds on: the other Deployment is untouched, and the Robot has
 	// said so once.
@@ -132,12 +132,12 @@ func TestDeploymentNameTaken(t *testing.T) {
 			}
 		}
 	}
-	events, err := robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonDeploymentNameTaken)
+	events, err := robotEvents(t.Context(), ns, robot.UID, robotv1beta1.ReasonDeploymentNameTaken)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := eventCount(events); n != 1 || len(events) != 1 || events[0].Type != corev1.EventTypeWarning {
-		t.Errorf("want exactly one Warning event %s about the Robot, got %s", robotv1alpha1.ReasonDeploymentNameTaken, summarizeEvents(events))
+		t.Errorf("want exactly one Warning event %s about the Robot, got %s", robotv1beta1.ReasonDeploymentNameTaken, summarizeEvents(events))
 	}
 
 	// Free the name: the Robot converges within its recheck period.
@@ -190,17 +190,17 @@ func TestForeignFieldConflict(t *testing.T) {
 
 	start := time.Now()
 	setPrivileged(true)
-	robot = waitForRobot(t, ns, "web", convergeTimeout, "reports the conflict with the other writer's field", func(r *robotv1alpha1.Robot) bool {
-		c := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == robotv1alpha1.ReasonFieldConflict
+	robot = waitForRobot(t, ns, "web", convergeTimeout, "reports the conflict with the other writer's field", func(r *robotv1beta1.Robot) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == robotv1beta1.ReasonFieldConflict
 	})
-	synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionSynced)
+	synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionSynced)
 	for _, want := range []string{otherWriter, "securityContext.privileged"} {
 		if !strings.Contains(synced.Message, want) {
 			t.Errorf("the Synced message does not name %q: %q", want, synced.Message)
 		}
 	}
-	if ready := readyCondition(robot); ready == nil || ready.Reason == robotv1alpha1.ReasonInvalidSpec {
+	if ready := readyCondition(robot); ready == nil || ready.Reason == robotv1beta1.ReasonInvalidSpec {
 		t.Errorf("Ready blames the Robot's spec: %s", summarizeRobot(robot))
 	}
 
@@ -216,26 +216,26 @@ func TestForeignFieldConflict(t *testing.T) {
 	}
 	// The operator writes its Events after the sync that recorded them, and
 	// on a busy cluster that can take a while.
-	events := waitForEvents(t, ns, robot.UID, robotv1alpha1.ReasonFieldConflict, 1)
+	events := waitForEvents(t, ns, robot.UID, robotv1beta1.ReasonFieldConflict, 1)
 	if n := eventCount(events); n != 1 || events[0].Type != corev1.EventTypeWarning {
-		t.Errorf("want exactly one Warning %s, got %s", robotv1alpha1.ReasonFieldConflict, summarizeEvents(events))
+		t.Errorf("want exactly one Warning %s, got %s", robotv1beta1.ReasonFieldConflict, summarizeEvents(events))
 	}
 
 	// The other writer takes its field back: the Robot converges.
 	setPrivileged(false)
-	robot = waitForRobot(t, ns, "web", convergeTimeout, "is synced and settled again", func(r *robotv1alpha1.Robot) bool {
-		c := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
+	robot = waitForRobot(t, ns, "web", convergeTimeout, "is synced and settled again", func(r *robotv1beta1.Robot) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
 		return robotSettled(r) && c != nil && c.Status == metav1.ConditionTrue
 	})
 	if sc := robotContainer(t, getDeployment(t, ns, "web")).SecurityContext; sc == nil || !ptr.Equal(sc.AllowPrivilegeEscalation, ptr.To(false)) {
 		t.Errorf("allowPrivilegeEscalation was not put back to false: %+v", sc)
 	}
 	// Still one Warning, every retry of the conflict counted.
-	events, err = robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonFieldConflict)
+	events, err = robotEvents(t.Context(), ns, robot.UID, robotv1beta1.ReasonFieldConflict)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := eventCount(events); n != 1 {
-		t.Errorf("once converged: want exactly one Warning %s, got %s", robotv1alpha1.ReasonFieldConflict, summarizeEvents(events))
+		t.Errorf("once converged: want exactly one Warning %s, got %s", robotv1beta1.ReasonFieldConflict, summarizeEvents(events))
 	}
 }

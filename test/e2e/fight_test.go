@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // TestFightWithAnotherWriter: another client sets the Deployment's replicas
@@ -73,16 +73,16 @@ func TestFightWithAnotherWriter(t *testing.T) {
 	}
 	t.Logf("and the Robot's status %d times", len(statusWrites))
 
-	synced := meta.FindStatusCondition(getRobot(t, ns, "web").Status.Conditions, robotv1alpha1.ConditionSynced)
-	if synced == nil || synced.Status != metav1.ConditionFalse || synced.Reason != robotv1alpha1.ReasonDeploymentContested ||
+	synced := meta.FindStatusCondition(getRobot(t, ns, "web").Status.Conditions, robotv1beta1.ConditionSynced)
+	if synced == nil || synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonDeploymentContested ||
 		!strings.Contains(synced.Message, fmt.Sprintf("field manager %q", fighter)) || !strings.Contains(synced.Message, "spec.replicas is 5") {
-		t.Errorf("Synced at the end of the fight: %+v; want False, %s, naming %q and spec.replicas", synced, robotv1alpha1.ReasonDeploymentContested, fighter)
+		t.Errorf("Synced at the end of the fight: %+v; want False, %s, naming %q and spec.replicas", synced, robotv1beta1.ReasonDeploymentContested, fighter)
 	}
 
 	// The writer stopped: the Robot's replicas come back, and it is Synced
 	// again, with no help.
-	waitForRobot(t, ns, "web", 2*time.Minute, "is Synced again after the fight", func(r *robotv1alpha1.Robot) bool {
-		c := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
+	waitForRobot(t, ns, "web", 2*time.Minute, "is Synced again after the fight", func(r *robotv1beta1.Robot) bool {
+		c := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
 		return c != nil && c.Status == metav1.ConditionTrue && robotConverged(r)
 	})
 	t.Logf("Synced again %v after the other writer stopped", time.Since(stopped).Round(time.Second))
@@ -90,11 +90,11 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		t.Errorf("replicas %d after the fight, want 2", got)
 	}
 
-	events, err := robotEvents(context.Background(), ns, robot.UID, robotv1alpha1.ReasonDeploymentContested)
+	events, err := robotEvents(context.Background(), ns, robot.UID, robotv1beta1.ReasonDeploymentContested)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := eventCount(events); n != 1 || events[0].Type != corev1.EventTypeWarning || !strings.Contains(events[0].Message, fighter) {
-		t.Errorf("%s events: %s; want one Warning naming %q", robotv1alpha1.ReasonDeploymentContested, summarizeEvents(events), fighter)
+		t.Errorf("%s events: %s; want one Warning naming %q", robotv1beta1.ReasonDeploymentContested, summarizeEvents(events), fighter)
 	}
 }

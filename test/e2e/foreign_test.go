@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // foreignEdit is a change another writer (kubectl edit, another controller)
@@ -27,14 +27,14 @@ type foreignEdit struct {
 	// want reports whether the Deployment, once converged, is as it should
 	// be: what the Robot sets is back, what the other writer added to fields
 	// the Robot does not set is still there.
-	want func(robot *robotv1alpha1.Robot, d *appsv1.Deployment, c *corev1.Container) bool
+	want func(robot *robotv1beta1.Robot, d *appsv1.Deployment, c *corev1.Container) bool
 }
 
 var foreignEdits = []foreignEdit{
 	{
 		name: "args added",
 		edit: func(_ *appsv1.Deployment, c *corev1.Container) { c.Args = []string{"--foreign"} },
-		want: func(robot *robotv1alpha1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
+		want: func(robot *robotv1beta1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
 			if len(robot.Spec.Args) > 0 {
 				return slices.Equal(c.Args, robot.Spec.Args)
 			}
@@ -44,7 +44,7 @@ var foreignEdits = []foreignEdit{
 	{
 		name: "command added",
 		edit: func(_ *appsv1.Deployment, c *corev1.Container) { c.Command = []string{"/foreign"} },
-		want: func(_ *robotv1alpha1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
+		want: func(_ *robotv1beta1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
 			return slices.Equal(c.Command, []string{"/foreign"})
 		},
 	},
@@ -53,7 +53,7 @@ var foreignEdits = []foreignEdit{
 		edit: func(_ *appsv1.Deployment, c *corev1.Container) {
 			c.Env = append(c.Env, corev1.EnvVar{Name: "FOREIGN", Value: "1"})
 		},
-		want: func(_ *robotv1alpha1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
+		want: func(_ *robotv1beta1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
 			return slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "FOREIGN" })
 		},
 	},
@@ -62,7 +62,7 @@ var foreignEdits = []foreignEdit{
 		edit: func(_ *appsv1.Deployment, c *corev1.Container) {
 			c.Ports = append(c.Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: 9999, Protocol: corev1.ProtocolTCP})
 		},
-		want: func(_ *robotv1alpha1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
+		want: func(_ *robotv1beta1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
 			return slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.ContainerPort == 9999 })
 		},
 	},
@@ -74,7 +74,7 @@ var foreignEdits = []foreignEdit{
 			}
 			c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("64Mi")
 		},
-		want: func(_ *robotv1alpha1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
+		want: func(_ *robotv1beta1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
 			_, ok := c.Resources.Limits[corev1.ResourceMemory]
 			return ok
 		},
@@ -85,7 +85,7 @@ var foreignEdits = []foreignEdit{
 			d.Labels["team"] = "blue"
 			d.Annotations["example.com/note"] = "theirs"
 		},
-		want: func(_ *robotv1alpha1.Robot, d *appsv1.Deployment, _ *corev1.Container) bool {
+		want: func(_ *robotv1beta1.Robot, d *appsv1.Deployment, _ *corev1.Container) bool {
 			return d.Labels["team"] == "blue" && d.Annotations["example.com/note"] == "theirs"
 		},
 	},
@@ -94,7 +94,7 @@ var foreignEdits = []foreignEdit{
 		edit: func(d *appsv1.Deployment, _ *corev1.Container) {
 			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: image2})
 		},
-		want: func(_ *robotv1alpha1.Robot, d *appsv1.Deployment, _ *corev1.Container) bool {
+		want: func(_ *robotv1beta1.Robot, d *appsv1.Deployment, _ *corev1.Container) bool {
 			return len(d.Spec.Template.Spec.Containers) == 2
 		},
 	},
@@ -103,21 +103,21 @@ var foreignEdits = []foreignEdit{
 		edit: func(d *appsv1.Deployment, _ *corev1.Container) {
 			d.Spec.Replicas = ptr.To(ptr.Deref(d.Spec.Replicas, 1) + 2)
 		},
-		want: func(robot *robotv1alpha1.Robot, d *appsv1.Deployment, _ *corev1.Container) bool {
+		want: func(robot *robotv1beta1.Robot, d *appsv1.Deployment, _ *corev1.Container) bool {
 			return ptr.Deref(d.Spec.Replicas, 1) == ptr.Deref(robot.Spec.Replicas, 1)
 		},
 	},
 	{
 		name: "image changed",
 		edit: func(_ *appsv1.Deployment, c *corev1.Container) { c.Image = "nginx:1.27" },
-		want: func(robot *robotv1alpha1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
+		want: func(robot *robotv1beta1.Robot, _ *appsv1.Deployment, c *corev1.Container) bool {
 			return c.Image == robot.Spec.Image
 		},
 	},
 	{
 		name: "managed-by label removed",
 		edit: func(d *appsv1.Deployment, _ *corev1.Container) { delete(d.Labels, labelManagedBy) },
-		want: func(_ *robotv1alpha1.Robot, d *appsv1.Deployment, _ *corev1.Container) bool {
+		want: func(_ *robotv1beta1.Robot, d *appsv1.Deployment, _ *corev1.Container) bool {
 			return d.Labels[labelManagedBy] == labelManagedByValue
 		},
 	},
@@ -127,7 +127,7 @@ var foreignEdits = []foreignEdit{
 // the optional fields set: none of them in round 0, all of them in round 1,
 // any in the rounds after, so that every edit meets both a Robot that sets
 // the field it touches and one that does not.
-func randomRobot(rng *rand.Rand, round int, ns, name string) *robotv1alpha1.Robot {
+func randomRobot(rng *rand.Rand, round int, ns, name string) *robotv1beta1.Robot {
 	robot := newRobot(ns, name, int32(1+rng.IntN(2)))
 	set := func() bool {
 		switch round {
@@ -142,7 +142,7 @@ func randomRobot(rng *rand.Rand, round int, ns, name string) *robotv1alpha1.Robo
 		robot.Spec.Args = []string{"--robot", fmt.Sprint(rng.IntN(100))}
 	}
 	if set() {
-		robot.Spec.Port = ptr.To(int32(8000 + rng.IntN(1000)))
+		robot.Spec.Ports = httpPorts(int32(8000 + rng.IntN(1000)))
 	}
 	if set() {
 		robot.Spec.Env = []corev1.EnvVar{
@@ -173,7 +173,7 @@ func TestForeignEditsConverge(t *testing.T) {
 
 	type trial struct {
 		edit  foreignEdit
-		robot *robotv1alpha1.Robot
+		robot *robotv1beta1.Robot
 	}
 	var trials []trial
 	for round := range 3 {
@@ -249,8 +249,8 @@ func TestForeignEditsConverge(t *testing.T) {
 }
 
 // describeRobotShape says which optional fields a Robot sets.
-func describeRobotShape(robot *robotv1alpha1.Robot) string {
+func describeRobotShape(robot *robotv1beta1.Robot) string {
 	s := robot.Spec
-	return fmt.Sprintf("replicas=%d args=%v port=%v env=%d requests=%v limits=%v",
-		ptr.Deref(s.Replicas, 1), s.Args, ptr.Deref(s.Port, 0), len(s.Env), s.Resources.Requests, s.Resources.Limits)
+	return fmt.Sprintf("replicas=%d args=%v ports=%v env=%d requests=%v limits=%v",
+		ptr.Deref(s.Replicas, 1), s.Args, s.Ports, len(s.Env), s.Resources.Requests, s.Resources.Limits)
 }

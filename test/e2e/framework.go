@@ -35,7 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 )
 
@@ -410,20 +410,27 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func(ctx
 }
 
 // newRobot returns a Robot that runs image1 with replicas pods.
-func newRobot(ns, name string, replicas int32) *robotv1alpha1.Robot {
-	return &robotv1alpha1.Robot{
+func newRobot(ns, name string, replicas int32) *robotv1beta1.Robot {
+	return &robotv1beta1.Robot{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: robotv1alpha1.RobotSpec{
+		Spec: robotv1beta1.RobotSpec{
 			Image:    image1,
 			Replicas: ptr.To(replicas),
 		},
 	}
 }
 
+// httpPorts returns the ports of a Robot that listens on port alone: one TCP
+// port named portName. Protocol is set as the API server defaults it, so that
+// a Robot read back compares equal.
+func httpPorts(port int32) []robotv1beta1.RobotPort {
+	return []robotv1beta1.RobotPort{{Name: portName, ContainerPort: port, Protocol: corev1.ProtocolTCP}}
+}
+
 // createRobot creates robot and returns it as stored.
-func createRobot(t *testing.T, robot *robotv1alpha1.Robot) *robotv1alpha1.Robot {
+func createRobot(t *testing.T, robot *robotv1beta1.Robot) *robotv1beta1.Robot {
 	t.Helper()
-	created, err := env.robots.RobotV1alpha1().Robots(robot.Namespace).Create(t.Context(), robot, metav1.CreateOptions{})
+	created, err := env.robots.RobotV1beta1().Robots(robot.Namespace).Create(t.Context(), robot, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating Robot %s/%s: %v", robot.Namespace, robot.Name, err)
 	}
@@ -431,9 +438,9 @@ func createRobot(t *testing.T, robot *robotv1alpha1.Robot) *robotv1alpha1.Robot 
 }
 
 // getRobot returns a Robot as stored.
-func getRobot(t *testing.T, ns, name string) *robotv1alpha1.Robot {
+func getRobot(t *testing.T, ns, name string) *robotv1beta1.Robot {
 	t.Helper()
-	robot, err := env.robots.RobotV1alpha1().Robots(ns).Get(t.Context(), name, metav1.GetOptions{})
+	robot, err := env.robots.RobotV1beta1().Robots(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("getting Robot %s/%s: %v", ns, name, err)
 	}
@@ -441,9 +448,9 @@ func getRobot(t *testing.T, ns, name string) *robotv1alpha1.Robot {
 }
 
 // patchRobot applies a JSON merge patch to a Robot.
-func patchRobot(t *testing.T, ns, name, patch string) *robotv1alpha1.Robot {
+func patchRobot(t *testing.T, ns, name, patch string) *robotv1beta1.Robot {
 	t.Helper()
-	robot, err := env.robots.RobotV1alpha1().Robots(ns).Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	robot, err := env.robots.RobotV1beta1().Robots(ns).Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatalf("patching Robot %s/%s with %s: %v", ns, name, patch, err)
 	}
@@ -451,12 +458,12 @@ func patchRobot(t *testing.T, ns, name, patch string) *robotv1alpha1.Robot {
 }
 
 // readyCondition returns the Robot's Ready condition, or nil.
-func readyCondition(robot *robotv1alpha1.Robot) *metav1.Condition {
-	return meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
+func readyCondition(robot *robotv1beta1.Robot) *metav1.Condition {
+	return meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady)
 }
 
 // summarizeRobot describes a Robot's spec and status on one line.
-func summarizeRobot(robot *robotv1alpha1.Robot) string {
+func summarizeRobot(robot *robotv1beta1.Robot) string {
 	ready := "no Ready condition"
 	if c := readyCondition(robot); c != nil {
 		ready = fmt.Sprintf("Ready=%s reason=%s (of generation %d) message=%q", c.Status, c.Reason, c.ObservedGeneration, c.Message)
@@ -470,11 +477,11 @@ func summarizeRobot(robot *robotv1alpha1.Robot) string {
 // robotConverged reports whether the Robot's status says, about its current
 // generation, that every replica it asks for runs its current spec and is
 // available.
-func robotConverged(robot *robotv1alpha1.Robot) bool {
+func robotConverged(robot *robotv1beta1.Robot) bool {
 	c := readyCondition(robot)
 	want := ptr.Deref(robot.Spec.Replicas, 1)
 	s := robot.Status
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == robotv1alpha1.ReasonRolloutComplete &&
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == robotv1beta1.ReasonRolloutComplete &&
 		c.ObservedGeneration == robot.Generation && s.ObservedGeneration == robot.Generation &&
 		s.Replicas == want && s.UpdatedReplicas == want && s.ReadyReplicas == want && s.AvailableReplicas == want
 }
@@ -483,9 +490,9 @@ func robotConverged(robot *robotv1alpha1.Robot) bool {
 // conditions it mirrors are final too (the Deployment controller reports the
 // end of a rollout a little after the pods are available), so that nothing
 // is left for the operator to write.
-func robotSettled(robot *robotv1alpha1.Robot) bool {
-	available := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionAvailable)
-	progressing := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionProgressing)
+func robotSettled(robot *robotv1beta1.Robot) bool {
+	available := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionAvailable)
+	progressing := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionProgressing)
 	return robotConverged(robot) &&
 		available != nil && available.Status == metav1.ConditionTrue &&
 		progressing != nil && progressing.Reason == newReplicaSetAvailable
@@ -513,11 +520,11 @@ func deploymentSettled(d *appsv1.Deployment) bool {
 }
 
 // waitForRobot polls a Robot until done accepts it, and returns it.
-func waitForRobot(t *testing.T, ns, name string, timeout time.Duration, what string, done func(*robotv1alpha1.Robot) bool) *robotv1alpha1.Robot {
+func waitForRobot(t *testing.T, ns, name string, timeout time.Duration, what string, done func(*robotv1beta1.Robot) bool) *robotv1beta1.Robot {
 	t.Helper()
-	var robot *robotv1alpha1.Robot
+	var robot *robotv1beta1.Robot
 	eventually(t, timeout, fmt.Sprintf("Robot %s/%s %s", ns, name, what), func(ctx context.Context) (bool, string, error) {
-		r, err := env.robots.RobotV1alpha1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
+		r, err := env.robots.RobotV1beta1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}
@@ -529,16 +536,16 @@ func waitForRobot(t *testing.T, ns, name string, timeout time.Duration, what str
 
 // waitForRobotReady waits until the Robot is Ready about its current
 // generation, with every replica it asks for available, and returns it.
-func waitForRobotReady(t *testing.T, ns, name string) *robotv1alpha1.Robot {
+func waitForRobotReady(t *testing.T, ns, name string) *robotv1beta1.Robot {
 	t.Helper()
 	return waitForRobot(t, ns, name, convergeTimeout, "is Ready with every replica available", robotConverged)
 }
 
 // waitForRobotReason waits until the Robot's Ready condition, about its
 // current generation, has the given status and reason, and returns it.
-func waitForRobotReason(t *testing.T, ns, name string, status metav1.ConditionStatus, reason string, timeout time.Duration) *robotv1alpha1.Robot {
+func waitForRobotReason(t *testing.T, ns, name string, status metav1.ConditionStatus, reason string, timeout time.Duration) *robotv1beta1.Robot {
 	t.Helper()
-	return waitForRobot(t, ns, name, timeout, fmt.Sprintf("has Ready=%s reason %s", status, reason), func(r *robotv1alpha1.Robot) bool {
+	return waitForRobot(t, ns, name, timeout, fmt.Sprintf("has Ready=%s reason %s", status, reason), func(r *robotv1beta1.Robot) bool {
 		c := readyCondition(r)
 		return c != nil && c.Status == status && c.Reason == reason &&
 			c.ObservedGeneration == r.Generation && r.Status.ObservedGeneration == r.Generation

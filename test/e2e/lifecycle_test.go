@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // TestCreateRobot: a new Robot gets an owned Deployment as it asks, its pods
@@ -27,7 +27,7 @@ func TestCreateRobot(t *testing.T) {
 	parallel(t)
 	ns := newNamespace(t)
 	robot := newRobot(ns, "web", 2)
-	robot.Spec.Port = ptr.To[int32](8080)
+	robot.Spec.Ports = httpPorts(8080)
 	robot.Spec.Env = []corev1.EnvVar{
 		{Name: "LOG_LEVEL", Value: "info"},
 		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
@@ -97,17 +97,17 @@ func TestCreateRobot(t *testing.T) {
 		t.Errorf("kubectl get robot header = %v, want %v:\n%s", header, want, out)
 	}
 	row := strings.Fields(lines[1])
-	if want := []string{"web", "2", "2", "2", robotv1alpha1.ReasonRolloutComplete, "True", "web", image1}; len(row) != 9 || !slices.Equal(row[:8], want) {
+	if want := []string{"web", "2", "2", "2", robotv1beta1.ReasonRolloutComplete, "True", "web", image1}; len(row) != 9 || !slices.Equal(row[:8], want) {
 		t.Errorf("kubectl get robot row = %v, want %v followed by the age:\n%s", row, want, out)
 	}
 }
 
 // checkControlledBy fails the test unless the Deployment's controller is the
 // Robot.
-func checkControlledBy(t *testing.T, d *appsv1.Deployment, robot *robotv1alpha1.Robot) {
+func checkControlledBy(t *testing.T, d *appsv1.Deployment, robot *robotv1beta1.Robot) {
 	t.Helper()
 	ref := metav1.GetControllerOf(d)
-	if ref == nil || ref.APIVersion != robotv1alpha1.SchemeGroupVersion.String() || ref.Kind != "Robot" ||
+	if ref == nil || ref.APIVersion != robotv1beta1.SchemeGroupVersion.String() || ref.Kind != "Robot" ||
 		ref.Name != robot.Name || ref.UID != robot.UID || !ptr.Deref(ref.BlockOwnerDeletion, false) {
 		t.Errorf("Deployment %s/%s controller = %s, want Robot %s uid %s, with blockOwnerDeletion", d.Namespace, d.Name, describeOwner(ref), robot.Name, robot.UID)
 	}
@@ -142,7 +142,7 @@ func TestScaleRobot(t *testing.T) {
 
 	// The scale subresource reports what an autoscaler needs.
 	var scale autoscalingv1.Scale
-	if err := env.robots.RobotV1alpha1().RESTClient().Get().Namespace(ns).Resource("robots").Name("web").SubResource("scale").Do(t.Context()).Into(&scale); err != nil {
+	if err := env.robots.RobotV1beta1().RESTClient().Get().Namespace(ns).Resource("robots").Name("web").SubResource("scale").Do(t.Context()).Into(&scale); err != nil {
 		t.Fatalf("getting robots/web/scale: %v", err)
 	}
 	if want := labelRobot + "=web"; scale.Spec.Replicas != 3 || scale.Status.Replicas != 3 || scale.Status.Selector != want {
@@ -162,7 +162,7 @@ func TestScaleRobot(t *testing.T) {
 // robotPods returns the pods, not being deleted, that belong to the Robot by
 // ownership: pods controlled by a ReplicaSet controlled by the Deployment
 // that the Robot controls.
-func robotPods(t *testing.T, ns string, robot *robotv1alpha1.Robot) []corev1.Pod {
+func robotPods(t *testing.T, ns string, robot *robotv1beta1.Robot) []corev1.Pod {
 	t.Helper()
 	deployments, err := env.kube.AppsV1().Deployments(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
@@ -289,7 +289,7 @@ func TestDeletedRobotDeletesDeployment(t *testing.T) {
 	waitForRobotReady(t, ns, "web")
 	waitForPods(t, ns, labelRobot+"=web", 2, image1)
 
-	if err := env.robots.RobotV1alpha1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := env.robots.RobotV1beta1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting Robot %s/web: %v", ns, err)
 	}
 	waitForDeploymentGone(t, ns, "web")
@@ -321,7 +321,7 @@ func TestRecreatedRobotConverges(t *testing.T) {
 	}
 	t.Cleanup(release)
 
-	if err := env.robots.RobotV1alpha1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := env.robots.RobotV1beta1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting Robot %s/web: %v", ns, err)
 	}
 	waitForDeployment(t, ns, "web", "is being deleted by the garbage collector", func(d *appsv1.Deployment) bool { return d.DeletionTimestamp != nil })
@@ -329,9 +329,9 @@ func TestRecreatedRobotConverges(t *testing.T) {
 	if second.UID == first.UID {
 		t.Fatalf("the Robot was not recreated: UID %s", second.UID)
 	}
-	robot := waitForRobot(t, ns, "web", convergeTimeout, "says it waits for the earlier Robot's Deployment", func(r *robotv1alpha1.Robot) bool {
+	robot := waitForRobot(t, ns, "web", convergeTimeout, "says it waits for the earlier Robot's Deployment", func(r *robotv1beta1.Robot) bool {
 		c := readyCondition(r)
-		return c != nil && c.ObservedGeneration == r.Generation && c.Reason == robotv1alpha1.ReasonRolloutInProgress && strings.Contains(c.Message, "earlier Robot")
+		return c != nil && c.ObservedGeneration == r.Generation && c.Reason == robotv1beta1.ReasonRolloutInProgress && strings.Contains(c.Message, "earlier Robot")
 	})
 
 	released := time.Now()
@@ -341,7 +341,7 @@ func TestRecreatedRobotConverges(t *testing.T) {
 		t.Errorf("the Robot took %v to be Ready once the old Deployment could go, want well under the %v recheck", took.Round(time.Second), 30*time.Second)
 	}
 	checkControlledBy(t, getDeployment(t, ns, "web"), robot)
-	events, err := robotEvents(t.Context(), ns, second.UID, robotv1alpha1.ReasonDeploymentNameTaken)
+	events, err := robotEvents(t.Context(), ns, second.UID, robotv1beta1.ReasonDeploymentNameTaken)
 	if err != nil {
 		t.Fatal(err)
 	}

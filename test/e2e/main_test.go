@@ -279,7 +279,7 @@ func checkNoOtherOperator(ctx context.Context) error {
 	}()
 	env.audit.verify(ns)
 
-	if _, err := env.robots.RobotV1alpha1().Robots(ns).Create(ctx, newRobot(ns, "probe", 1), metav1.CreateOptions{}); err != nil {
+	if _, err := env.robots.RobotV1beta1().Robots(ns).Create(ctx, newRobot(ns, "probe", 1), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating Robot %s/probe: %w", ns, err)
 	}
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, 3*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -294,7 +294,7 @@ func checkNoOtherOperator(ctx context.Context) error {
 		who = fmt.Sprintf("a client with user agent %q", events[0].UserAgent)
 	}
 	status := ""
-	if robot, err := env.robots.RobotV1alpha1().Robots(ns).Get(ctx, "probe", metav1.GetOptions{}); err == nil {
+	if robot, err := env.robots.RobotV1beta1().Robots(ns).Get(ctx, "probe", metav1.GetOptions{}); err == nil {
 		status = " (" + summarizeRobot(robot) + ")"
 	}
 	return fmt.Errorf("%s already manages Robots on this cluster: it created a Deployment for Robot %s/probe%s before the operator under test started. "+

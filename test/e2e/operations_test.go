@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 const (
@@ -333,7 +333,7 @@ func measureTakeover(t *testing.T, leaseID, want, ns, robot string, since time.T
 			}
 		}
 		if took.ready == 0 {
-			r, err := env.robots.RobotV1alpha1().Robots(ns).Get(t.Context(), robot, metav1.GetOptions{})
+			r, err := env.robots.RobotV1beta1().Robots(ns).Get(t.Context(), robot, metav1.GetOptions{})
 			switch {
 			case err != nil:
 				lastRobot = "error: " + err.Error()
@@ -708,7 +708,7 @@ func TestHealthProbes(t *testing.T) {
 	// 200 only once both informers had listed everything.
 	mustLog(t, slow, off, `"Started workers"`, operatorStartTimeout)
 	log := logSince(slow, off)
-	for _, kind := range []string{"*v1alpha1.Robot", "*v1.Deployment"} {
+	for _, kind := range []string{"*v1beta1.Robot", "*v1.Deployment"} {
 		populated, ok := klogTime(log, fmt.Sprintf(`"Caches populated" type=%q`, kind))
 		if !ok {
 			t.Errorf("operator %s did not log that its %s cache was populated", slow.logPath, kind)
@@ -818,7 +818,7 @@ func TestShutdownFinishesSyncsInFlight(t *testing.T) {
 	begin := time.Now()
 	for i := range n {
 		wg.Go(func() {
-			_, errs[i] = env.robots.RobotV1alpha1().Robots(ns).Create(context.Background(), newRobot(ns, fmt.Sprintf("robot-%02d", i), 1), metav1.CreateOptions{})
+			_, errs[i] = env.robots.RobotV1beta1().Robots(ns).Create(context.Background(), newRobot(ns, fmt.Sprintf("robot-%02d", i), 1), metav1.CreateOptions{})
 		})
 	}
 	time.Sleep(time.Until(begin.Add(200 * time.Millisecond)))
@@ -868,7 +868,7 @@ func TestShutdownFinishesSyncsInFlight(t *testing.T) {
 	}
 
 	// Nothing half written.
-	robots, err := env.robots.RobotV1alpha1().Robots(ns).List(t.Context(), metav1.ListOptions{})
+	robots, err := env.robots.RobotV1beta1().Robots(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -897,7 +897,7 @@ func TestShutdownFinishesSyncsInFlight(t *testing.T) {
 		if s.ObservedGeneration > robot.Generation || s.DeploymentName != robot.Name || ready == nil || ready.ObservedGeneration > robot.Generation {
 			t.Errorf("Robot %s/%s has an inconsistent status: %s; deploymentName %q", ns, robot.Name, summarizeRobot(robot), s.DeploymentName)
 		}
-		if ready != nil && ready.Reason == robotv1alpha1.ReasonSyncFailed {
+		if ready != nil && ready.Reason == robotv1beta1.ReasonSyncFailed {
 			t.Errorf("Robot %s/%s: a sync failed during the shutdown: %s", ns, robot.Name, summarizeRobot(robot))
 		}
 		if d == nil && (s.Replicas > 0 || (ready != nil && !strings.Contains(ready.Message, "waiting for the Deployment to be created"))) {
@@ -914,7 +914,7 @@ func TestShutdownFinishesSyncsInFlight(t *testing.T) {
 		t.Fatalf("starting the shared operator again: %v", err)
 	}
 	eventually(t, convergeTimeout, fmt.Sprintf("all %d Robots are Ready", n), func(ctx context.Context) (bool, string, error) {
-		list, err := env.robots.RobotV1alpha1().Robots(ns).List(ctx, metav1.ListOptions{})
+		list, err := env.robots.RobotV1beta1().Robots(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
 		}

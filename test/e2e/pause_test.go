@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 const (
@@ -22,9 +22,9 @@ const (
 
 // reportsPaused reports whether the Robot says, about its current
 // generation, that it is paused.
-func reportsPaused(r *robotv1alpha1.Robot) bool {
-	c := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == robotv1alpha1.ReasonPaused &&
+func reportsPaused(r *robotv1beta1.Robot) bool {
+	c := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == robotv1beta1.ReasonPaused &&
 		c.ObservedGeneration == r.Generation && r.Status.ObservedGeneration == r.Generation
 }
 
@@ -63,7 +63,7 @@ func TestPauseHoldsTheDeployment(t *testing.T) {
 	waitForDeployment(t, ns, "web", "is scaled to 2 once the Robot is unpaused", func(d *appsv1.Deployment) bool { return ptr.Deref(d.Spec.Replicas, 1) == 2 })
 	t.Logf("the Deployment followed the Robot %v after the annotation was removed", time.Since(start).Round(time.Millisecond))
 	robot = waitForRobotReady(t, ns, "web")
-	if c := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionSynced); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionSynced); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("the unpaused Robot is not Synced: %v", c)
 	}
 }
@@ -78,7 +78,7 @@ func TestPausedRobotIsGarbageCollected(t *testing.T) {
 	patchRobot(t, ns, "web", pause)
 	waitForRobot(t, ns, "web", convergeTimeout, "says it is paused", reportsPaused)
 
-	if err := env.robots.RobotV1alpha1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := env.robots.RobotV1beta1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting Robot %s/web: %v", ns, err)
 	}
 	waitForDeploymentGone(t, ns, "web")

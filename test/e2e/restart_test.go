@@ -24,7 +24,7 @@ func TestRestartWritesNothing(t *testing.T) {
 	createRobot(t, newRobot(ns, "alpha", 2))
 	// beta has a port, so a Service too, which must cost nothing either.
 	beta := newRobot(ns, "beta", 1)
-	beta.Spec.Port = ptr.To[int32](8080)
+	beta.Spec.Ports = httpPorts(8080)
 	createRobot(t, beta)
 	for _, name := range []string{"alpha", "beta"} {
 		waitForRobot(t, ns, name, convergeTimeout, "is Ready, its rollout reported complete", robotSettled)

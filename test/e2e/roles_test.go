@@ -82,14 +82,14 @@ func TestBuiltInRolesCoverRobots(t *testing.T) {
 	})
 
 	// And for real, through the API server, as each user.
-	if _, err := robotsAs(t, "robot-editor").RobotV1alpha1().Robots(ns).Create(t.Context(), newRobot(ns, "edited", 1), metav1.CreateOptions{}); err != nil {
+	if _, err := robotsAs(t, "robot-editor").RobotV1beta1().Robots(ns).Create(t.Context(), newRobot(ns, "edited", 1), metav1.CreateOptions{}); err != nil {
 		t.Errorf("robot-editor (edit) could not create a Robot: %v", err)
 	}
-	_, err := robotsAs(t, "robot-viewer").RobotV1alpha1().Robots(ns).Create(t.Context(), newRobot(ns, "viewed", 1), metav1.CreateOptions{})
+	_, err := robotsAs(t, "robot-viewer").RobotV1beta1().Robots(ns).Create(t.Context(), newRobot(ns, "viewed", 1), metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("robot-viewer (view) creating a Robot: %v, want Forbidden", err)
 	}
-	if _, err := robotsAs(t, "robot-viewer").RobotV1alpha1().Robots(ns).List(t.Context(), metav1.ListOptions{}); err != nil {
+	if _, err := robotsAs(t, "robot-viewer").RobotV1beta1().Robots(ns).List(t.Context(), metav1.ListOptions{}); err != nil {
 		t.Errorf("robot-viewer (view) could not list Robots: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // TestServiceLifecycle: a Robot with a port gets an owned Service that
@@ -31,7 +31,7 @@ func TestServiceLifecycle(t *testing.T) {
 	requireAuditLog(t)
 	ns := newNamespace(t)
 	robot := newRobot(ns, "web", 2)
-	robot.Spec.Port = ptr.To[int32](8080)
+	robot.Spec.Ports = httpPorts(8080)
 	robot = createRobot(t, robot)
 
 	s := waitForService(t, ns, "web", "exists", func(*corev1.Service) bool { return true })
@@ -51,7 +51,7 @@ func TestServiceLifecycle(t *testing.T) {
 	}
 
 	robot = waitForRobotReady(t, ns, "web")
-	robot = waitForRobot(t, ns, "web", convergeTimeout, "names its Service", func(r *robotv1alpha1.Robot) bool { return r.Status.ServiceName == "web" })
+	robot = waitForRobot(t, ns, "web", convergeTimeout, "names its Service", func(r *robotv1beta1.Robot) bool { return r.Status.ServiceName == "web" })
 	// The Service reaches exactly the Robot's pods.
 	pods := waitForPods(t, ns, robot.Status.Selector, 2, image1)
 	selected, err := env.kube.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: labels.SelectorFromSet(s.Spec.Selector).String()})
@@ -125,7 +125,7 @@ func TestServiceLifecycle(t *testing.T) {
 	// None: no Service, and the status says so.
 	patchRobot(t, ns, "web", `{"spec":{"service":{"type":"None"}}}`)
 	waitForServiceGone(t, ns, "web")
-	waitForRobot(t, ns, "web", convergeTimeout, "names no Service", func(r *robotv1alpha1.Robot) bool {
+	waitForRobot(t, ns, "web", convergeTimeout, "names no Service", func(r *robotv1beta1.Robot) bool {
 		return r.Status.ServiceName == "" && r.Status.ObservedGeneration == r.Generation
 	})
 	waitForEvents(t, ns, robot.UID, "ServiceDeleted", 1)
@@ -135,7 +135,7 @@ func TestServiceLifecycle(t *testing.T) {
 	patchRobot(t, ns, "web", `{"spec":{"service":{"type":"ClusterIP"}}}`)
 	s = waitForService(t, ns, "web", "exists again", func(*corev1.Service) bool { return true })
 	checkServiceControlledBy(t, s, robot)
-	patchRobot(t, ns, "web", `{"spec":{"port":9090}}`)
+	patchRobot(t, ns, "web", `{"spec":{"ports":[{"name":"http","containerPort":9090}]}}`)
 	s = waitForService(t, ns, "web", "has port 9090 and no other", func(s *corev1.Service) bool {
 		return len(s.Spec.Ports) == 1 && s.Spec.Ports[0].Port == 9090
 	})
@@ -144,7 +144,7 @@ func TestServiceLifecycle(t *testing.T) {
 	}
 
 	// The Robot goes: the garbage collector removes the Service.
-	if err := env.robots.RobotV1alpha1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+	if err := env.robots.RobotV1beta1().Robots(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting Robot %s/web: %v", ns, err)
 	}
 	waitForServiceGone(t, ns, "web")
@@ -169,16 +169,16 @@ func TestServiceNameTaken(t *testing.T) {
 	}
 
 	robot := newRobot(ns, "web", 1)
-	robot.Spec.Port = ptr.To[int32](8080)
+	robot.Spec.Ports = httpPorts(8080)
 	robot = createRobot(t, robot)
-	robot = waitForRobot(t, ns, "web", convergeTimeout, "is Ready and reports the Service name taken", func(r *robotv1alpha1.Robot) bool {
-		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
-		return robotConverged(r) && synced != nil && synced.Status == metav1.ConditionFalse && synced.Reason == robotv1alpha1.ReasonServiceNameTaken
+	robot = waitForRobot(t, ns, "web", convergeTimeout, "is Ready and reports the Service name taken", func(r *robotv1beta1.Robot) bool {
+		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
+		return robotConverged(r) && synced != nil && synced.Status == metav1.ConditionFalse && synced.Reason == robotv1beta1.ReasonServiceNameTaken
 	})
 	if robot.Status.ServiceName != "" {
 		t.Errorf("status.serviceName %q while the Service is someone else's", robot.Status.ServiceName)
 	}
-	waitForEvents(t, ns, robot.UID, robotv1alpha1.ReasonServiceNameTaken, 1)
+	waitForEvents(t, ns, robot.UID, robotv1beta1.ReasonServiceNameTaken, 1)
 
 	// Some seconds on: theirs is untouched, and the Robot said so once.
 	time.Sleep(5 * time.Second)
@@ -189,20 +189,20 @@ func TestServiceNameTaken(t *testing.T) {
 	if now.ResourceVersion != theirs.ResourceVersion || metav1.GetControllerOf(now) != nil {
 		t.Errorf("someone else's Service changed: resourceVersion %s -> %s, controller %s", theirs.ResourceVersion, now.ResourceVersion, describeOwner(metav1.GetControllerOf(now)))
 	}
-	events, err := robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonServiceNameTaken)
+	events, err := robotEvents(t.Context(), ns, robot.UID, robotv1beta1.ReasonServiceNameTaken)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := eventCount(events); n != 1 || events[0].Type != corev1.EventTypeWarning {
-		t.Errorf("want exactly one Warning %s, got %s", robotv1alpha1.ReasonServiceNameTaken, summarizeEvents(events))
+		t.Errorf("want exactly one Warning %s, got %s", robotv1beta1.ReasonServiceNameTaken, summarizeEvents(events))
 	}
 
 	// Free the name: the Robot gets its Service within its recheck period.
 	if err := env.kube.CoreV1().Services(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting someone else's Service: %v", err)
 	}
-	robot = waitForRobot(t, ns, "web", 60*time.Second, "has its Service and is synced", func(r *robotv1alpha1.Robot) bool {
-		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
+	robot = waitForRobot(t, ns, "web", 60*time.Second, "has its Service and is synced", func(r *robotv1beta1.Robot) bool {
+		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
 		return r.Status.ServiceName == "web" && synced != nil && synced.Status == metav1.ConditionTrue
 	})
 	s := waitForService(t, ns, "web", "exists", func(*corev1.Service) bool { return true })
@@ -244,10 +244,10 @@ func waitForServiceGone(t *testing.T, ns, name string) {
 
 // checkServiceControlledBy fails the test unless the Service's controller
 // is the Robot, with blockOwnerDeletion.
-func checkServiceControlledBy(t *testing.T, s *corev1.Service, robot *robotv1alpha1.Robot) {
+func checkServiceControlledBy(t *testing.T, s *corev1.Service, robot *robotv1beta1.Robot) {
 	t.Helper()
 	ref := metav1.GetControllerOf(s)
-	if ref == nil || ref.APIVersion != robotv1alpha1.SchemeGroupVersion.String() || ref.Kind != "Robot" ||
+	if ref == nil || ref.APIVersion != robotv1beta1.SchemeGroupVersion.String() || ref.Kind != "Robot" ||
 		ref.Name != robot.Name || ref.UID != robot.UID || !ptr.Deref(ref.BlockOwnerDeletion, false) {
 		t.Errorf("Service %s/%s controller = %s, want Robot %s uid %s, with blockOwnerDeletion", s.Namespace, s.Name, describeOwner(ref), robot.Name, robot.UID)
 	}

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // TestApplyNeverLandsOnAReplacedDeployment: an apply that the operator sends
@@ -65,7 +65,7 @@ func TestApplyNeverLandsOnAReplacedDeployment(t *testing.T) {
 	t.Logf("held, then let through: %v", proxy.heldRequests())
 
 	// The Robot reports the name taken; theirs stays as they made it.
-	waitForRobotReason(t, ns, "web", metav1.ConditionFalse, robotv1alpha1.ReasonDeploymentNameTaken, convergeTimeout)
+	waitForRobotReason(t, ns, "web", metav1.ConditionFalse, robotv1beta1.ReasonDeploymentNameTaken, convergeTimeout)
 	time.Sleep(3 * time.Second)
 	now := getDeployment(t, ns, "web")
 	if now.UID != theirs.UID || !maps.Equal(now.Labels, theirs.Labels) || metav1.GetControllerOf(now) != nil ||
@@ -81,7 +81,7 @@ func TestApplyNeverLandsOnAReplacedDeployment(t *testing.T) {
 	// The refused apply is an ordinary retry, not a spec the API server
 	// refuses: no InvalidSpec Warning.
 	robot := getRobot(t, ns, "web")
-	if events, err := robotEvents(t.Context(), ns, robot.UID, robotv1alpha1.ReasonInvalidSpec); err != nil {
+	if events, err := robotEvents(t.Context(), ns, robot.UID, robotv1beta1.ReasonInvalidSpec); err != nil {
 		t.Fatal(err)
 	} else if len(events) > 0 {
 		t.Errorf("the refused apply was reported as an invalid spec: %s", summarizeEvents(events))

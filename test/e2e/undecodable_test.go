@@ -15,19 +15,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // storedRobot is the part of a Robot that the tests read from the API server
 // as JSON, for Robots whose spec the typed client cannot decode.
 type storedRobot struct {
-	Metadata metav1.ObjectMeta         `json:"metadata"`
-	Status   robotv1alpha1.RobotStatus `json:"status"`
+	Metadata metav1.ObjectMeta        `json:"metadata"`
+	Status   robotv1beta1.RobotStatus `json:"status"`
 }
 
 // getStoredRobot reads a Robot without decoding its spec.
 func getStoredRobot(ctx context.Context, ns, name string) (*storedRobot, error) {
-	raw, err := env.robots.RobotV1alpha1().RESTClient().Get().Namespace(ns).Resource("robots").Name(name).DoRaw(ctx)
+	raw, err := env.robots.RobotV1beta1().RESTClient().Get().Namespace(ns).Resource("robots").Name(name).DoRaw(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func createRawRobot(t *testing.T, manifest string) {
 	if err := json.Unmarshal(body, &meta); err != nil {
 		t.Fatal(err)
 	}
-	err = env.robots.RobotV1alpha1().RESTClient().Post().Namespace(meta.Metadata.Namespace).Resource("robots").
+	err = env.robots.RobotV1beta1().RESTClient().Post().Namespace(meta.Metadata.Namespace).Resource("robots").
 		Body(body).Do(t.Context()).Error()
 	if err != nil {
 		t.Fatalf("storing Robot %s: %v\n%s", meta.Metadata.Name, err, manifest)
@@ -103,9 +103,9 @@ func withoutRobotSchema(t *testing.T, store func()) {
 	}
 	// The API server takes a moment to serve the new schema.
 	eventually(t, 30*time.Second, "the loosened Robot CRD is served", func(ctx context.Context) (bool, string, error) {
-		err := env.robots.RobotV1alpha1().RESTClient().Post().Namespace("default").Resource("robots").
+		err := env.robots.RobotV1beta1().RESTClient().Post().Namespace("default").Resource("robots").
 			Param("dryRun", metav1.DryRunAll).
-			Body([]byte(`{"apiVersion":"robot.dev/v1alpha1","kind":"Robot","metadata":{"name":"probe"},"spec":{"image":"x","port":"http"}}`)).
+			Body([]byte(`{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"probe"},"spec":{"image":"x","ports":"http"}}`)).
 			Do(ctx).Error()
 		return err == nil, fmt.Sprint(err), nil
 	})
@@ -113,9 +113,9 @@ func withoutRobotSchema(t *testing.T, store func()) {
 	restore()
 	restored = true
 	eventually(t, 30*time.Second, "the Robot CRD's schema is enforced again", func(ctx context.Context) (bool, string, error) {
-		err := env.robots.RobotV1alpha1().RESTClient().Post().Namespace("default").Resource("robots").
+		err := env.robots.RobotV1beta1().RESTClient().Post().Namespace("default").Resource("robots").
 			Param("dryRun", metav1.DryRunAll).
-			Body([]byte(`{"apiVersion":"robot.dev/v1alpha1","kind":"Robot","metadata":{"name":"probe"},"spec":{"image":"x","port":"http"}}`)).
+			Body([]byte(`{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"probe"},"spec":{"image":"x","ports":"http"}}`)).
 			Do(ctx).Error()
 		return err != nil, fmt.Sprint(err), nil
 	})
@@ -139,8 +139,8 @@ func TestUndecodableRobots(t *testing.T) {
 	}{
 		{"quantity", []string{"image: " + image1, "resources:", "  limits:", "    cpu: 1e1.5"},
 			[]string{"spec.resources", "1e1.5"}},
-		{"port-string", []string{"image: " + image1, `port: "http"`},
-			[]string{"spec.port", `"http"`}},
+		{"port-string", []string{"image: " + image1, `ports: "http"`},
+			[]string{"spec.ports", `"http"`}},
 		{"env-not-a-list", []string{"image: " + image1, `env: "A=1"`},
 			[]string{"spec.env"}},
 	}
@@ -168,21 +168,21 @@ func TestUndecodableRobots(t *testing.T) {
 				return false, "", err
 			}
 			robot = r
-			synced := meta.FindStatusCondition(r.Status.Conditions, robotv1alpha1.ConditionSynced)
+			synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
 			if synced == nil {
 				return false, "no Synced condition", nil
 			}
-			return synced.Status == metav1.ConditionFalse && synced.Reason == robotv1alpha1.ReasonInvalidSpec &&
+			return synced.Status == metav1.ConditionFalse && synced.Reason == robotv1beta1.ReasonInvalidSpec &&
 				synced.ObservedGeneration == r.Metadata.Generation, fmt.Sprintf("%+v", *synced), nil
 		})
-		message := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionSynced).Message
+		message := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionSynced).Message
 		for _, want := range b.contains {
 			if !strings.Contains(message, want) {
 				t.Errorf("Robot %s: the Synced message %q does not say %q", b.name, message, want)
 			}
 		}
 		t.Logf("Robot %s: %s", b.name, message)
-		waitForEvents(t, ns, robot.Metadata.UID, robotv1alpha1.ReasonInvalidSpec, 1)
+		waitForEvents(t, ns, robot.Metadata.UID, robotv1beta1.ReasonInvalidSpec, 1)
 	}
 
 	// No retry loop: after its status is written, a Robot that cannot be
@@ -204,7 +204,7 @@ func TestUndecodableRobots(t *testing.T) {
 		if len(all) > 3 {
 			t.Errorf("Robot %s: %d operator writes in all, want at most 3 (its status, retried on a conflict):\n%v", b.name, len(all), all)
 		}
-		events, err := robotEvents(t.Context(), ns, getStoredRobotUID(t, ns, b.name), robotv1alpha1.ReasonInvalidSpec)
+		events, err := robotEvents(t.Context(), ns, getStoredRobotUID(t, ns, b.name), robotv1beta1.ReasonInvalidSpec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,8 +215,8 @@ func TestUndecodableRobots(t *testing.T) {
 
 	// Corrected, it runs.
 	for _, b := range bad {
-		err := env.robots.RobotV1alpha1().RESTClient().Patch(types.MergePatchType).Namespace(ns).Resource("robots").Name(b.name).
-			Body([]byte(`{"spec":{"port":null,"env":null,"resources":null}}`)).Do(t.Context()).Error()
+		err := env.robots.RobotV1beta1().RESTClient().Patch(types.MergePatchType).Namespace(ns).Resource("robots").Name(b.name).
+			Body([]byte(`{"spec":{"ports":null,"env":null,"resources":null}}`)).Do(t.Context()).Error()
 		if err != nil {
 			t.Fatalf("correcting Robot %s: %v", b.name, err)
 		}

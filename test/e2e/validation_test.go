@@ -21,7 +21,7 @@ import (
 // indented under spec:).
 func robotYAML(ns, name string, specLines ...string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: robot.dev/v1alpha1\nkind: Robot\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n", name, ns)
+	fmt.Fprintf(&b, "apiVersion: robot.dev/v1beta1\nkind: Robot\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n", name, ns)
 	for _, line := range specLines {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
@@ -45,7 +45,7 @@ func sendRaw(t *testing.T, ns, name, manifest string, update bool) (int32, strin
 	if err != nil {
 		t.Fatalf("converting the manifest to JSON: %v\n%s", err, manifest)
 	}
-	rest := env.robots.RobotV1alpha1().RESTClient()
+	rest := env.robots.RobotV1beta1().RESTClient()
 	req := rest.Post().Namespace(ns).Resource("robots")
 	if update {
 		req = rest.Patch(types.MergePatchType).Namespace(ns).Resource("robots").Name(name)
@@ -87,13 +87,13 @@ func TestInvalidRobotsAreRejected(t *testing.T) {
 			[]string{"spec.image", "image must be an image reference without spaces"}},
 		{"`deploymentName: Bad_Name`", "bad-deployment-name", []string{"image: " + image1, "deploymentName: Bad_Name"},
 			[]string{"spec.deploymentName", "must be a DNS-1123 label"}},
-		{"`service: {type: External}`", "service-type-unknown", []string{"image: " + image1, "port: 8080", "service: {type: External}"},
+		{"`service: {type: External}`", "service-type-unknown", []string{"image: " + image1, "ports: [{name: http, containerPort: 8080}]", "service: {type: External}"},
 			[]string{"spec.service.type", "Unsupported value"}},
 		{"a Robot name of 64 characters", strings.Repeat("r", 64), []string{"image: " + image1},
 			[]string{"metadata", "must be at most 63 characters"}},
-		{"a Robot named `web.v2` with a port (its Service would be named `web.v2`)", "web.v2", []string{"image: " + image1, "port: 8080"},
+		{"a Robot named `web.v2` with a port (its Service would be named `web.v2`)", "web.v2", []string{"image: " + image1, "ports: [{name: http, containerPort: 8080}]"},
 			[]string{"metadata", "a Service's name must be a DNS-1035 label"}},
-		{"`deploymentName: 1web` with a port (its Service would be named `1web`)", "digit-first", []string{"image: " + image1, "port: 8080", "deploymentName: 1web"},
+		{"`deploymentName: 1web` with a port (its Service would be named `1web`)", "digit-first", []string{"image: " + image1, "ports: [{name: http, containerPort: 8080}]", "deploymentName: 1web"},
 			[]string{"metadata", "a Service's name must be a DNS-1035 label"}},
 	}
 	for _, tc := range creates {
@@ -113,7 +113,7 @@ func TestInvalidRobotsAreRejected(t *testing.T) {
 				t.Errorf("%s: the message does not say %q:\nkubectl: %s\nAPI server: %s", tc.input, want, msg, apiMsg)
 			}
 		}
-		if _, err := env.robots.RobotV1alpha1().Robots(ns).Get(t.Context(), tc.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := env.robots.RobotV1beta1().Robots(ns).Get(t.Context(), tc.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("%s: Robot %s was stored (get: %v), want nothing stored", tc.input, tc.name, err)
 		}
 	}

@@ -23,15 +23,15 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // workloadRobot is a Robot that sets every pod template field, as a service
 // would. Its ServiceAccount and PriorityClass must exist: the API server
 // refuses pods that name missing ones.
-func workloadRobot(ns, name, serviceAccount, priorityClass string) *robotv1alpha1.Robot {
+func workloadRobot(ns, name, serviceAccount, priorityClass string) *robotv1beta1.Robot {
 	robot := newRobot(ns, name, 2)
-	robot.Spec.Port = ptr.To[int32](8080)
+	robot.Spec.Ports = httpPorts(8080)
 	robot.Spec.Command = []string{"/agnhost"}
 	robot.Spec.Args = []string{"netexec", "--http-port=8080"}
 	robot.Spec.ImagePullPolicy = corev1.PullIfNotPresent
@@ -45,7 +45,7 @@ func workloadRobot(ns, name, serviceAccount, priorityClass string) *robotv1alpha
 	robot.Spec.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}}}
 	robot.Spec.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}, PeriodSeconds: 20}
 	robot.Spec.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 8080}}, FailureThreshold: 30}
-	robot.Spec.Volumes = []robotv1alpha1.RobotVolume{
+	robot.Spec.Volumes = []robotv1beta1.RobotVolume{
 		{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}},
 		{Name: "tls", Secret: &corev1.SecretVolumeSource{SecretName: "web-tls", DefaultMode: ptr.To[int32](0o400)}},
 		{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}},
@@ -60,26 +60,26 @@ func workloadRobot(ns, name, serviceAccount, priorityClass string) *robotv1alpha
 		{Name: "cache", MountPath: "/var/cache/web"},
 		{Name: "identity", MountPath: "/var/run/identity", ReadOnly: true},
 	}
-	robot.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
-	robot.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}
-	robot.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+	robot.Spec.Placement.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+	robot.Spec.Placement.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}
+	robot.Spec.Placement.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 		Weight: 100,
 		PodAffinityTerm: corev1.PodAffinityTerm{
 			TopologyKey:   "kubernetes.io/hostname",
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: name}},
 		},
 	}}}}
-	robot.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+	robot.Spec.Placement.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
 		MaxSkew:           1,
 		TopologyKey:       "kubernetes.io/hostname",
 		WhenUnsatisfiable: corev1.ScheduleAnyway,
 		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: name}},
 	}}
-	robot.Spec.PriorityClassName = priorityClass
+	robot.Spec.Placement.PriorityClassName = priorityClass
 	robot.Spec.PodLabels = map[string]string{"sidecar.istio.io/inject": "false"}
 	robot.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "8080"}
 	robot.Spec.ServiceAccountName = serviceAccount
-	robot.Spec.SecurityProfile = robotv1alpha1.SecurityProfileRestricted
+	robot.Spec.SecurityProfile = robotv1beta1.SecurityProfileRestricted
 	return robot
 }
 
@@ -155,11 +155,11 @@ func TestWorkloadFields(t *testing.T) {
 		{"startupProbe.failureThreshold", spec.StartupProbe.FailureThreshold, c.StartupProbe.FailureThreshold},
 		{"volumeMounts", spec.VolumeMounts, c.VolumeMounts},
 		{"volume names", []string{"config", "tls", "cache", "identity"}, volumeNames(pod.Volumes)},
-		{"nodeSelector", spec.NodeSelector, pod.NodeSelector},
-		{"tolerations", spec.Tolerations, pod.Tolerations},
-		{"affinity", spec.Affinity, pod.Affinity},
-		{"topologySpreadConstraints", spec.TopologySpreadConstraints, pod.TopologySpreadConstraints},
-		{"priorityClassName", spec.PriorityClassName, pod.PriorityClassName},
+		{"nodeSelector", spec.Placement.NodeSelector, pod.NodeSelector},
+		{"tolerations", spec.Placement.Tolerations, pod.Tolerations},
+		{"affinity", spec.Placement.Affinity, pod.Affinity},
+		{"topologySpreadConstraints", spec.Placement.TopologySpreadConstraints, pod.TopologySpreadConstraints},
+		{"priorityClassName", spec.Placement.PriorityClassName, pod.PriorityClassName},
 		{"podLabels", "false", d.Spec.Template.Labels["sidecar.istio.io/inject"]},
 		{"selector label", "web", d.Spec.Template.Labels[labelRobot]},
 		{"podAnnotations", spec.PodAnnotations, d.Spec.Template.Annotations},
@@ -325,9 +325,9 @@ func TestRestrictedUnderPodSecurity(t *testing.T) {
 	}
 
 	restricted := newRobot(ns, "restricted", 2)
-	restricted.Spec.Port = ptr.To[int32](8080)
-	restricted.Spec.SecurityProfile = robotv1alpha1.SecurityProfileRestricted
-	restricted.Spec.Volumes = []robotv1alpha1.RobotVolume{{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	restricted.Spec.Ports = httpPorts(8080)
+	restricted.Spec.SecurityProfile = robotv1beta1.SecurityProfileRestricted
+	restricted.Spec.Volumes = []robotv1beta1.RobotVolume{{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 	restricted.Spec.VolumeMounts = []corev1.VolumeMount{{Name: "cache", MountPath: "/cache"}}
 	restricted = createRobot(t, restricted)
 	baseline := createRobot(t, newRobot(ns, "baseline", 1))
@@ -440,7 +440,7 @@ func TestWorkloadShapesCostOneWrite(t *testing.T) {
 
 // randomWorkloadRobot sets a random choice of the pod template fields, each
 // in one of a few shapes: none in round 0, all in round 1.
-func randomWorkloadRobot(rng *rand.Rand, round int, ns, name, serviceAccount, priorityClass string) *robotv1alpha1.Robot {
+func randomWorkloadRobot(rng *rand.Rand, round int, ns, name, serviceAccount, priorityClass string) *robotv1beta1.Robot {
 	robot := newRobot(ns, name, 1)
 	set := func() bool {
 		switch round {
@@ -453,7 +453,7 @@ func randomWorkloadRobot(rng *rand.Rand, round int, ns, name, serviceAccount, pr
 	}
 	spec := &robot.Spec
 	if set() {
-		spec.Port = ptr.To[int32](8080)
+		spec.Ports = httpPorts(8080)
 	}
 	probes := []func() *corev1.Probe{
 		func() *corev1.Probe {
@@ -487,7 +487,7 @@ func randomWorkloadRobot(rng *rand.Rand, round int, ns, name, serviceAccount, pr
 		spec.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "config"}}}}
 	}
 	if set() {
-		spec.Volumes = []robotv1alpha1.RobotVolume{
+		spec.Volumes = []robotv1beta1.RobotVolume{
 			{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "config"}}},
 			{Name: "secret", Secret: &corev1.SecretVolumeSource{SecretName: "secret", Items: []corev1.KeyToPath{{Key: "k", Path: "k"}}}},
 			{Name: "scratch", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1024Mi"))}},
@@ -504,22 +504,22 @@ func randomWorkloadRobot(rng *rand.Rand, round int, ns, name, serviceAccount, pr
 		}
 	}
 	if set() {
-		spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+		spec.Placement.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
 	}
 	if set() {
-		spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Value: "web"}, {Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}}
+		spec.Placement.Tolerations = []corev1.Toleration{{Key: "dedicated", Value: "web"}, {Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}}
 	}
 	if set() {
-		spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		spec.Placement.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/os", Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}}}}},
 		}}}
 	}
 	if set() {
-		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+		spec.Placement.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: name}}}}
 	}
 	if set() {
-		spec.PriorityClassName = priorityClass
+		spec.Placement.PriorityClassName = priorityClass
 	}
 	if set() {
 		spec.PodLabels = map[string]string{"team": "blue"}
@@ -534,7 +534,7 @@ func randomWorkloadRobot(rng *rand.Rand, round int, ns, name, serviceAccount, pr
 		spec.AutomountServiceAccountToken = ptr.To(rng.IntN(2) == 0)
 	}
 	if set() {
-		spec.SecurityProfile = []robotv1alpha1.SecurityProfile{robotv1alpha1.SecurityProfileBaseline, robotv1alpha1.SecurityProfileRestricted}[rng.IntN(2)]
+		spec.SecurityProfile = []robotv1beta1.SecurityProfile{robotv1beta1.SecurityProfileBaseline, robotv1beta1.SecurityProfileRestricted}[rng.IntN(2)]
 	}
 	return robot
 }
@@ -549,7 +549,7 @@ func TestWorkloadDefaults(t *testing.T) {
 	ns := newNamespace(t)
 	start := time.Now()
 	robot := newRobot(ns, "plain", 1)
-	robot.Spec.Port = ptr.To[int32](8080)
+	robot.Spec.Ports = httpPorts(8080)
 	createRobot(t, robot)
 	robot = waitForRobot(t, ns, "plain", convergeTimeout, "is settled", robotSettled)
 
