@@ -256,6 +256,31 @@ func TestChartValues(t *testing.T) {
 	}
 }
 
+// TestChartCertManager: with webhook.certManager.enabled, cert-manager signs
+// the webhook's certificate into the Secret the operator serves from, for
+// the release's namespace, and the operator only serves it.
+func TestChartCertManager(t *testing.T) {
+	objs := helmTemplate(t, "webhook.certManager.enabled=true")
+	certificate := objs["Certificate "+namespace+"/robot-operator-webhook"]
+	if certificate == nil || objs["Issuer "+namespace+"/robot-operator-webhook"] == nil {
+		t.Fatal("no Certificate and Issuer rendered")
+	}
+	rendered := indent(t, certificate.Object)
+	for _, want := range []string{`"secretName": "robot-operator-webhook-cert"`, `"robot-operator-webhook.` + namespace + `.svc"`} {
+		if !strings.Contains(rendered, want) {
+			t.Errorf("the Certificate does not have %s:\n%s", want, rendered)
+		}
+	}
+	if args := indent(t, objs["Deployment "+namespace+"/robot-operator"].Object); !strings.Contains(args, `"-webhook-certs=external"`) {
+		t.Errorf("the operator does not run with -webhook-certs=external:\n%s", args)
+	}
+	for key := range helmTemplate(t) {
+		if strings.HasPrefix(key, "Certificate ") || strings.HasPrefix(key, "Issuer ") {
+			t.Errorf("%s is rendered with the default values", key)
+		}
+	}
+}
+
 // TestHelmLint: helm lint --strict passes with the default values and with
 // every optional part on.
 func TestHelmLint(t *testing.T) {
