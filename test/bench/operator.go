@@ -44,6 +44,8 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 		"-metrics-bind-address", o.metrics,
 		"-health-probe-bind-address", o.health,
 		"-pprof-bind-address", o.pprof,
+		// Its Robots are read and written as stored, v1beta1: no conversion.
+		"-webhook-bind-address=0",
 	}
 	o.cmd = exec.Command(e.OperatorBin, append(args, strings.Fields(e.cfg.operatorArgs)...)...)
 	if e.cfg.profile {

@@ -234,6 +234,8 @@ func (e *environment) startOperatorAs(name, kubeconfig string, log io.Writer, ex
 	fmt.Fprintf(log, "=== chaos: %s starting the operator %s\n", time.Now().UTC().Format(time.RFC3339Nano), name)
 	args := append([]string{"-kubeconfig", kubeconfig, "-v=2", "-workers=8",
 		"-metrics-bind-address", o.metrics, "-metrics-secure=false", "-health-probe-bind-address=127.0.0.1:0",
+		// Its Robots are read and written as stored, v1beta1: no conversion.
+		"-webhook-bind-address=0",
 		"-pprof-bind-address", o.pprof}, extra...)
 	o.cmd = exec.Command(e.OperatorBin, args...)
 	if name == "" {

@@ -156,7 +156,7 @@ func startOperator(t *testing.T, bin, kubeconfig, logName string, args ...string
 		t.Fatal(err)
 	}
 	operator := exec.Command(bin, append([]string{"-kubeconfig", kubeconfig, "-leader-elect", "-leader-elect-namespace", namespace,
-		"-metrics-bind-address=0", "-health-probe-bind-address=0"}, args...)...)
+		"-metrics-bind-address=0", "-health-probe-bind-address=0", "-webhook-bind-address=0"}, args...)...)
 	operator.Stdout, operator.Stderr = logFile, logFile
 	if err := operator.Start(); err != nil {
 		t.Fatal(err)
