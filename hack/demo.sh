@@ -89,6 +89,16 @@ fi
 step "kubectl get robots,deployments,pods"
 "${KUBECTL}" get robots,deployments,pods -o wide
 
+step "Both versions: robots.v1beta1.robot.dev (stored) and robots.v1alpha1.robot.dev (converted by the operator)"
+"${KUBECTL}" get robots.v1beta1.robot.dev
+"${KUBECTL}" get robots.v1alpha1.robot.dev
+
+step "hello, written as v1beta1 with two ports, replaced through v1alpha1, keeps both"
+"${KUBECTL}" get robots.v1alpha1.robot.dev hello -o json | "${KUBECTL}" replace -f - >/dev/null
+ports=$("${KUBECTL}" get robots.v1beta1.robot.dev hello -o jsonpath='{range .spec.ports[*]}{.name}:{.containerPort}/{.protocol} {end}')
+echo "hello's ports as v1beta1 after the replace: ${ports}"
+[[ "${ports}" == "http:8080/TCP echo:8081/UDP " ]] || { echo "hello lost a port through v1alpha1" >&2; exit 1; }
+
 cat <<MSG
 
 The operator is running in the background (pid $(cat "${PIDFILE}"), log ${LOG#"${ROOT}"/}).
