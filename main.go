@@ -25,6 +25,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/conversion"
 	"github.com/robot-operator/robot-operator/internal/leader"
 	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/migration"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/robotclient"
 	"github.com/robot-operator/robot-operator/internal/serving"
@@ -51,6 +52,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/pkg/apis/robot"
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 )
 
@@ -356,6 +358,10 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return err
 	}
+	migrator, err := newMigrator(opts, robotClient, syncCfg)
+	if err != nil {
+		return err
+	}
 	metricsHandler, metricsTLS, err := serving.MetricsEndpoint(ctx, opts.metricsSecure, opts.metricsCertDir, registry, reviewClient)
 	if err != nil {
 		return err
@@ -414,6 +420,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		"workers", opts.workers, "leaderElection", opts.leaderElection.Enabled)
 	if !opts.leaderElection.Enabled {
 		webhook.keepCertificates(ctx)
+		go migrateStorage(ctx, migrator)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	}
 	// The Lease gets a client of its own, so that a burst of syncs waiting
@@ -428,6 +435,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	return leader.Run(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
 		fence.Arm(mayWrite)
 		webhook.keepCertificates(ctx)
+		go migrateStorage(ctx, migrator)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})
 }
@@ -587,5 +595,41 @@ const robotsCRD = "robots." + robot.GroupName
 func (w *webhook) keepCertificates(ctx context.Context) {
 	if w.manager != nil {
 		go w.manager.Run(ctx, w.watch.Changed())
+	}
+}
+
+// newMigrator returns what moves the Robots an earlier release stored as
+// v1alpha1 to v1beta1; nil for an operator that watches one namespace, which
+// cannot see, nor rewrite, every Robot.
+func newMigrator(opts *options, robotClient *clientset.Clientset, cfg *rest.Config) (*migration.Migrator, error) {
+	if opts.namespace != metav1.NamespaceAll {
+		return nil, nil
+	}
+	crdClient, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the CRD client: %w", err)
+	}
+	return &migration.Migrator{Robots: robotClient.RobotV1beta1(), CRDs: crdClient.ApiextensionsV1().CustomResourceDefinitions(), CRDName: robotsCRD}, nil
+}
+
+// migrateStorage runs the migration until it is done or ctx ends, with
+// backoff: the Robots stored as v1alpha1 are read through the conversion
+// webhook, which may not answer yet.
+func migrateStorage(ctx context.Context, migrator *migration.Migrator) {
+	if migrator == nil {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	for backoff := time.Second; ; backoff = min(2*backoff, 5*time.Minute) {
+		_, err := migrator.Run(ctx)
+		if err == nil {
+			return
+		}
+		logger.Error(err, "Moving the Robots to the storage version failed; retrying", "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
 	}
 }
