@@ -85,6 +85,9 @@ type environment struct {
 	operator   *operator
 	audit      *auditLog
 	tempDir    string // holds the operator's binary
+	// webhookPort is where the shared operator serves the CRD's
+	// conversion webhook, on 127.0.0.1.
+	webhookPort int
 }
 
 // env is the environment of this run; TestMain sets it.

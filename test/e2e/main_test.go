@@ -121,6 +121,12 @@ func setUp() (*environment, error) {
 		return nil, err
 	}
 	// The CRD's conversion goes to the operator under test, on this host.
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	e.webhookPort = listener.Addr().(*net.TCPAddr).Port
+	listener.Close()
 	webhookArgs, err := pointWebhookHere(ctx)
 	if err != nil {
 		return nil, err
@@ -238,17 +244,11 @@ func installCRD(ctx context.Context) error {
 	}
 }
 
-// pointWebhookHere points the CRD's conversion at a free loopback port, and
-// returns the flags that make the operator serve the webhook there
-// (hack/local-webhook.sh).
+// pointWebhookHere points the CRD's conversion at the loopback port
+// env.webhookPort, and returns the flags that make the operator serve the
+// webhook there (hack/local-webhook.sh).
 func pointWebhookHere(ctx context.Context) ([]string, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := listener.Addr().(*net.TCPAddr).Port
-	listener.Close()
-	script := exec.CommandContext(ctx, filepath.Join(env.root, "hack", "local-webhook.sh"), strconv.Itoa(port))
+	script := exec.CommandContext(ctx, filepath.Join(env.root, "hack", "local-webhook.sh"), strconv.Itoa(env.webhookPort))
 	script.Env = append(os.Environ(), "KUBECTL="+env.kubectlBin, "KUBECONFIG="+env.kubeconfig)
 	out, err := script.Output()
 	if err != nil {

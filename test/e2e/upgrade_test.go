@@ -1,0 +1,195 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+)
+
+// previousRelease is the commit of the last release that served v1alpha1
+// alone and stored Robots in it: the upgrade test installs its CRD and runs
+// its operator, built from the repository's history.
+const previousRelease = "2d2a18b422b35ccd30cfc293bdec1392740f323a"
+
+// upgradeTimeout bounds each step of the upgrade: the new operator's start,
+// its webhook's certificates, the Robots' convergence and the migration.
+const upgradeTimeout = 90 * time.Second
+
+// buildPreviousRelease returns the previous release's CRD and its operator,
+// built from git history into a temporary directory.
+func buildPreviousRelease(t *testing.T) (crd string, bin string) {
+	t.Helper()
+	dir := t.TempDir()
+	archive := exec.CommandContext(t.Context(), "sh", "-c", fmt.Sprintf("git -C %q archive %s | tar -x -C %q", env.root, previousRelease, dir))
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("extracting the previous release %s from git history (a clone with its history is needed): %v\n%s", previousRelease, err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "artifacts", "crd", "robot.dev_robots.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(dir, "robot-operator")
+	start := time.Now()
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the previous release's operator: %v\n%s", err, out)
+	}
+	t.Logf("built the operator of %s in %v", previousRelease[:12], time.Since(start).Round(time.Second))
+	return string(data), bin
+}
+
+// TestUpgradeFromThePreviousRelease: Robots that the previous release
+// stored as v1alpha1 and runs, upgraded to this tree (its CRD, then its
+// operator), converge with no Robot lost and no Deployment recreated or
+// rolled, and are moved to v1beta1: storedVersions ends as [v1beta1], and
+// their Deployments' owner references name robot.dev/v1beta1.
+func TestUpgradeFromThePreviousRelease(t *testing.T) {
+	exclusive(t, "replaces the CRD with the previous release's, and runs that release's operator")
+	ctx := t.Context()
+	oldCRD, oldBin := buildPreviousRelease(t)
+
+	pauseSharedOperator(t)
+	// Runs before the shared operator starts again: this tree's CRD, with
+	// the conversion at the shared operator's webhook.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := installCRD(ctx); err != nil {
+			t.Errorf("installing this tree's CRD again: %v", err)
+		}
+		if _, err := pointWebhookHere(ctx); err != nil {
+			t.Errorf("pointing the CRD at the webhook again: %v", err)
+		}
+	})
+	// A cluster of the previous release has never seen v1beta1: the CRD
+	// this tree installed goes (its Robots with it, those of the tests
+	// before this one), and the previous release's takes its place.
+	if _, stderr, err := kubectl(ctx, "", "delete", "crd", "robots.robot.dev", "--wait=true", "--timeout=120s"); err != nil {
+		t.Fatalf("deleting the CRD: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := kubectl(ctx, oldCRD, "apply", "-f", "-"); err != nil {
+		t.Fatalf("installing the previous release's CRD: %v\n%s", err, stderr)
+	}
+	waitForCRD(t, func(crd string) bool { return strings.Contains(crd, `"storedVersions":["v1alpha1"]`) }, "serves and stores v1alpha1")
+
+	args, err := operatorArgs(oldBin, env.operator.args[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	previous := extraOperator(t, "previous-release", args)
+	previous.bin = oldBin
+	if err := previous.start(); err != nil {
+		t.Fatalf("starting the previous release's operator: %v", err)
+	}
+
+	ns := newNamespace(t)
+	robots := map[string]*robotv1alpha1.Robot{
+		"web":      {Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"netexec", "--http-port=8080"}, Replicas: ptr.To[int32](2), Port: ptr.To[int32](8080)}},
+		"worker":   {Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"pause"}}},
+		"internal": {Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"netexec", "--http-port=8080"}, Port: ptr.To[int32](8080), Service: &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNone}}},
+	}
+	for name, robot := range robots {
+		robot.Name, robot.Namespace = name, ns
+		if _, err := env.robots.RobotV1alpha1().Robots(ns).Create(ctx, robot, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating Robot %s as v1alpha1: %v", name, err)
+		}
+	}
+	// What the previous release made, to compare with after the upgrade.
+	before := map[string]*appsv1.Deployment{}
+	for name := range robots {
+		eventually(t, upgradeTimeout, "the previous release has Robot "+name+" Ready", func(ctx context.Context) (bool, string, error) {
+			robot, err := env.robots.RobotV1alpha1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
+			return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == robot.Generation, fmt.Sprint(ready), nil
+		})
+		before[name] = getDeployment(t, ns, name)
+	}
+	if err := previous.stop(); err != nil {
+		t.Fatalf("stopping the previous release's operator: %v", err)
+	}
+
+	// The upgrade: this tree's CRD, then its operator.
+	if err := installCRD(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pointWebhookHere(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.operator.start(); err != nil {
+		t.Fatalf("starting this tree's operator: %v", err)
+	}
+
+	// Until they are migrated, the Robots are stored as v1alpha1 and read
+	// through the webhook, which answers once the new operator has put its
+	// CA back on the CRD.
+	uids := map[types.UID]bool{}
+	eventually(t, upgradeTimeout, "every Robot is there, read as v1beta1", func(ctx context.Context) (bool, string, error) {
+		list, err := env.robots.RobotV1beta1().Robots(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for _, robot := range list.Items {
+			uids[robot.UID] = true
+		}
+		return len(list.Items) == len(robots), fmt.Sprintf("%d Robots", len(list.Items)), nil
+	})
+	for name := range robots {
+		waitForRobotReady(t, ns, name)
+		eventually(t, upgradeTimeout, "Deployment "+name+"'s owner reference names robot.dev/v1beta1", func(ctx context.Context) (bool, string, error) {
+			d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			owner := metav1.GetControllerOf(d)
+			return owner != nil && owner.APIVersion == "robot.dev/v1beta1", fmt.Sprint(owner), nil
+		})
+		after := getDeployment(t, ns, name)
+		was := before[name]
+		if after.UID != was.UID {
+			t.Errorf("Deployment %s was recreated: UID %s, before %s", name, after.UID, was.UID)
+		}
+		if revision := "deployment.kubernetes.io/revision"; after.Annotations[revision] != was.Annotations[revision] {
+			t.Errorf("Deployment %s rolled: revision %s, before %s", name, after.Annotations[revision], was.Annotations[revision])
+		}
+		if after.Generation != was.Generation {
+			t.Errorf("Deployment %s's spec changed: generation %d, before %d", name, after.Generation, was.Generation)
+		}
+		if owner := metav1.GetControllerOf(after); owner == nil || !uids[owner.UID] {
+			t.Errorf("Deployment %s's owner %v is none of the Robots", name, owner)
+		}
+	}
+	waitForCRD(t, func(crd string) bool { return strings.Contains(crd, `"storedVersions":["v1beta1"]`) }, "lists v1beta1 alone in storedVersions")
+}
+
+// waitForCRD waits until the Robot CRD, as JSON, is Established and passes
+// done.
+func waitForCRD(t *testing.T, done func(crd string) bool, what string) {
+	t.Helper()
+	eventually(t, upgradeTimeout, "the Robot CRD "+what, func(ctx context.Context) (bool, string, error) {
+		crd, _, err := kubectl(ctx, "", "get", "crd", "robots.robot.dev", "-o", "jsonpath={.status}")
+		if err != nil {
+			return false, "", nil
+		}
+		established := strings.Contains(crd, `"type":"Established"`) && strings.Contains(crd, `"status":"True"`)
+		return established && done(crd), crd, nil
+	})
+}
