@@ -32,6 +32,13 @@ func NewConversionMetrics(registry prometheus.Registerer) (*ConversionMetrics, e
 			Buckets:   prometheus.ExponentialBuckets(0.0001, 4, 10), // 0.1ms .. 26s
 		}),
 	}
+	// Every series exists from the start, at 0, so that an alert on the
+	// failures' rate has a series to compare with before the first one.
+	for _, to := range []string{"robot.dev/v1alpha1", "robot.dev/v1beta1"} {
+		for _, result := range []conversion.Result{conversion.ResultSuccess, conversion.ResultFailure} {
+			m.reviews.WithLabelValues(to, string(result))
+		}
+	}
 	for _, c := range []prometheus.Collector{m.reviews, m.duration} {
 		if err := registry.Register(c); err != nil {
 			return nil, err
