@@ -113,7 +113,7 @@ func TestForeignFieldsAreNotDrift(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// A Robot that sets none of the optional fields.
 			robot := robottest.NewRobot("test", 1)
-			robot.Spec.Port, robot.Spec.Env = nil, nil
+			robot.Spec.Ports, robot.Spec.Env = nil, nil
 			desired, err := workload.NewDeployment(robot)
 			if err != nil {
 				t.Fatal(err)
