@@ -1946,6 +1946,49 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			},
 		},
 		{
+			name: "a port of two removed",
+			created: func(r *robotv1beta1.Robot) {
+				r.Spec.Ports = append(r.Spec.Ports, robotv1beta1.RobotPort{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP})
+			},
+			steps: []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Ports = r.Spec.Ports[:1] }}},
+			want: func(d *appsv1.Deployment) string {
+				if ports := d.Spec.Template.Spec.Containers[0].Ports; len(ports) != 1 || ports[0].Name != "http" {
+					return "ports " + robottest.MustString(ports) + ", want only http"
+				}
+				return ""
+			},
+		},
+		{
+			name: "strategy and minReadySeconds removed",
+			created: func(r *robotv1beta1.Robot) {
+				r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+				r.Spec.MinReadySeconds = 30
+			},
+			steps: []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Strategy, r.Spec.MinReadySeconds = nil, 0 }}},
+			want: func(d *appsv1.Deployment) string {
+				// The fake API server does not default: the type the
+				// operator applied is gone, and the real one sets
+				// RollingUpdate in its place.
+				if d.Spec.Strategy.Type != "" || d.Spec.MinReadySeconds != 0 {
+					return "strategy " + robottest.MustString(d.Spec.Strategy) + ", minReadySeconds " + strconv.Itoa(int(d.Spec.MinReadySeconds)) + "; want neither"
+				}
+				return ""
+			},
+		},
+		{
+			name: "rolling update bounds removed",
+			created: func(r *robotv1beta1.Robot) {
+				r.Spec.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(2))}}
+			},
+			steps: []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Strategy.RollingUpdate = nil }}},
+			want: func(d *appsv1.Deployment) string {
+				if d.Spec.Strategy.RollingUpdate != nil {
+					return "rollingUpdate " + robottest.MustString(d.Spec.Strategy.RollingUpdate) + ", want none"
+				}
+				return ""
+			},
+		},
+		{
 			name:    "args removed after an image change",
 			created: withArgs,
 			steps: []step{
@@ -2344,6 +2387,58 @@ func TestServiceTypeNotAllowed(t *testing.T) {
 	}
 	if actions := filterInformerActions(allowed.kubeClient.Actions()); len(actions) != 1 || actions[0].GetVerb() != "create" || actions[0].GetResource().Resource != "services" {
 		t.Errorf("a ClusterIP Robot sent %v, want its Service created", actions)
+	}
+}
+
+// TestConvergedRolloutRobotCostsNothing: a Robot with several ports, a
+// rolling update strategy and minReadySeconds, whose Deployment and Service
+// the API server holds with its defaults added, costs no write.
+func TestConvergedRolloutRobotCostsNothing(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.RolloutRobot()
+	deployment, service := liveDeployment(t, robot), liveService(t, robot)
+	robottest.APIServerDefaults(deployment)
+	convergedWithService(robot, deployment, service)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addService(service)
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents()
+}
+
+// TestRevertsDriftOfTheRollout: a change to the strategy, minReadySeconds
+// or one of several ports that the Robot sets is put back by one apply.
+func TestRevertsDriftOfTheRollout(t *testing.T) {
+	for name, drift := range map[string]func(*appsv1.Deployment){
+		"strategy": func(d *appsv1.Deployment) {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		},
+		"maxSurge":        func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = ptr.To(intstr.FromString("25%")) },
+		"minReadySeconds": func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 0 },
+		"second port": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Ports[1].ContainerPort = 8081
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.RolloutRobot()
+			deployment, service := liveDeployment(t, robot), liveService(t, robot)
+			robottest.APIServerDefaults(deployment)
+			convergedWithService(robot, deployment, service)
+			drift(deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+
+			f.expectApplyDeployment(robot, deployment.UID)
+			f.run(ctx, cache.MetaObjectToName(robot))
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+				t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
+			}
+		})
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
@@ -69,6 +71,9 @@ func FuzzNoDriftAfterApply(f *testing.F) {
 		if reason := workloadRefused(robot); reason != "" {
 			t.Skip("the CRD refuses the Robot: " + reason)
 		}
+		if refusedPastDeadline(t, robot) {
+			t.Skip("minReadySeconds reaches the progress deadline: the operator refuses the spec")
+		}
 		desired, err := workload.NewDeployment(robot)
 		if err != nil {
 			t.Fatalf("newDeployment refuses a Robot the CRD admits: %v\nspec: %s", err, asJSON(t, robot.Spec))
@@ -96,8 +101,8 @@ func FuzzNoDriftAfterApply(f *testing.F) {
 
 // FuzzDriftDetectsOwnedChanges: a change someone makes to a field the Robot
 // sets (replicas, the image, an env var, an arg, a port, a resource
-// quantity, a pod template field) is always drift, so the operator puts it
-// back.
+// quantity, a pod template field, the strategy, minReadySeconds) is always
+// drift, so the operator puts it back.
 func FuzzDriftDetectsOwnedChanges(f *testing.F) {
 	for i, seed := range robotSeeds() {
 		for which := range uint8(ownedFields) {
@@ -124,6 +129,9 @@ func FuzzDriftDetectsOwnedChanges(f *testing.F) {
 		robot = robottest.DecodedAgain(t, robot)
 		if reason := workloadRefused(robot); reason != "" {
 			t.Skip("the CRD refuses the Robot: " + reason)
+		}
+		if refusedPastDeadline(t, robot) {
+			t.Skip("minReadySeconds reaches the progress deadline: the operator refuses the spec")
 		}
 		desired, err := workload.NewDeployment(robot)
 		if err != nil {
@@ -587,6 +595,31 @@ func deploymentRejected(d *appsv1.Deployment) string {
 		if reason := resourcesRejected(c.Resources); reason != "" {
 			return reason
 		}
+	}
+	return strategyRejected(d.Spec)
+}
+
+// strategyRejected: apps validation's ValidateDeploymentStrategy and its
+// check of the progress deadline, for the strategies and minReadySeconds
+// workloadFromFuzz makes, once defaulted.
+func strategyRejected(spec appsv1.DeploymentSpec) string {
+	strategy := spec.Strategy
+	if strategy.Type == appsv1.RecreateDeploymentStrategyType && strategy.RollingUpdate != nil {
+		return "spec.strategy.rollingUpdate with Recreate"
+	}
+	if rolling := strategy.RollingUpdate; rolling != nil {
+		zero := func(v *intstr.IntOrString) bool { return v.Type == intstr.Int && v.IntVal == 0 || v.StrVal == "0%" }
+		if zero(rolling.MaxSurge) && zero(rolling.MaxUnavailable) {
+			return "spec.strategy.rollingUpdate: maxSurge and maxUnavailable both 0"
+		}
+		if rolling.MaxUnavailable.Type == intstr.String {
+			if percent, err := strconv.Atoi(strings.TrimSuffix(rolling.MaxUnavailable.StrVal, "%")); err != nil || percent > 100 {
+				return "spec.strategy.rollingUpdate.maxUnavailable"
+			}
+		}
+	}
+	if spec.ProgressDeadlineSeconds != nil && *spec.ProgressDeadlineSeconds <= spec.MinReadySeconds {
+		return "spec.progressDeadlineSeconds: not above minReadySeconds"
 	}
 	return ""
 }

@@ -2,10 +2,13 @@ package drift
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"testing"
 
+	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
@@ -41,6 +44,8 @@ const (
 	workloadAutomount
 	workloadSecurityProfile
 	workloadPort
+	workloadStrategy
+	workloadMinReadySeconds
 	workloadKinds
 )
 
@@ -61,6 +66,10 @@ var (
 	workloadPortNames     = []string{"dns", "grpc", "admin", "web"}
 	workloadPortNumbers   = []int32{53, 8080, 9090, 1, 65535}
 	workloadPortProtocols = []corev1.Protocol{"", corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
+	workloadBounds        = []*intstr.IntOrString{nil, ptr.To(intstr.FromInt32(0)), ptr.To(intstr.FromInt32(1)), ptr.To(intstr.FromString("25%")), ptr.To(intstr.FromString("0%")), ptr.To(intstr.FromString("100%"))}
+	// Up to the CRD's maximum, past the Deployment's default progress
+	// deadline (600).
+	workloadReadySeconds = []int32{0, 1, 10, 599, 600, 3600}
 )
 
 // workloadFromFuzz sets on robot the pod template fields that data says (see
@@ -147,6 +156,14 @@ func workloadFromFuzz(robot *robotv1beta1.Robot, data []byte) {
 		case workloadPort:
 			spec.Ports = append(spec.Ports, robotv1beta1.RobotPort{Name: robottest.Pick(b, workloadPortNames),
 				ContainerPort: robottest.Pick(b, workloadPortNumbers), Protocol: robottest.Pick(b, workloadPortProtocols)})
+		case workloadStrategy:
+			strategy := &robotv1beta1.RobotStrategy{Type: robottest.Pick(b, []robotv1beta1.StrategyType{"", robotv1beta1.StrategyRollingUpdate, robotv1beta1.StrategyRecreate})}
+			if strategy.Type != robotv1beta1.StrategyRecreate && b.Byte()%2 == 0 {
+				strategy.RollingUpdate = &robotv1beta1.RollingUpdate{MaxSurge: robottest.Pick(b, workloadBounds), MaxUnavailable: robottest.Pick(b, workloadBounds)}
+			}
+			spec.Strategy = strategy
+		case workloadMinReadySeconds:
+			spec.MinReadySeconds = robottest.Pick(b, workloadReadySeconds)
 		}
 	}
 }
@@ -170,8 +187,12 @@ func workloadSeeds() [][]byte {
 	seeds = append(seeds,
 		[]byte{workloadVolume, 3, 0, 0, 3, 0, 0, 0},
 		[]byte{workloadVolume, 3, 0, 1, 2, 0, 1, workloadVolumeMount, 0, 0})
-	// A UDP port and a TCP one beside robotFromFuzz's.
-	seeds = append(seeds, []byte{workloadPort, 0, 0, 2, workloadPort, 2, 2, 1})
+	// A rolling update with both bounds, one with maxSurge alone, and a
+	// UDP port and a TCP one beside robotFromFuzz's.
+	seeds = append(seeds,
+		[]byte{workloadStrategy, 1, 0, 2, 3, workloadMinReadySeconds, 2},
+		[]byte{workloadStrategy, 0, 0, 1, 0},
+		[]byte{workloadPort, 0, 0, 2, workloadPort, 2, 2, 1})
 	return seeds
 }
 
@@ -469,9 +490,55 @@ func changeWorkloadField(robot *robotv1beta1.Robot, d *appsv1.Deployment, number
 		}
 		c.SecurityContext.Capabilities = nil
 		return "the container's capabilities removed"
+	case 19:
+		if spec.Strategy == nil {
+			return ""
+		}
+		if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+			return "strategy set to RollingUpdate"
+		}
+		if rolling := spec.Strategy.RollingUpdate; rolling != nil && (rolling.MaxSurge != nil || rolling.MaxUnavailable != nil) && n%2 == 0 {
+			bound := &d.Spec.Strategy.RollingUpdate.MaxSurge
+			if rolling.MaxSurge == nil {
+				bound = &d.Spec.Strategy.RollingUpdate.MaxUnavailable
+			}
+			// Never a value workloadBounds has.
+			*bound = ptr.To(intstr.FromInt32(int32(2 + n%3)))
+			return "a rolling update bound changed"
+		}
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		return "strategy set to Recreate"
+	case 20:
+		if spec.MinReadySeconds == 0 {
+			return ""
+		}
+		if n%2 == 0 {
+			d.Spec.MinReadySeconds = 0
+			return "minReadySeconds removed"
+		}
+		d.Spec.MinReadySeconds++
+		return "minReadySeconds raised by one"
 	}
 	return ""
 }
 
 // workloadChanges is the number of changes changeWorkloadField knows.
-const workloadChanges = 19
+const workloadChanges = 21
+
+// refusedPastDeadline fails t when robot's minReadySeconds reaches the
+// Deployment's default progress deadline (600 seconds) and NewDeployment
+// does not refuse it as an invalid spec, the API server refusing such a
+// Deployment; it reports whether it does reach it.
+func refusedPastDeadline(t *testing.T, robot *robotv1beta1.Robot) bool {
+	t.Helper()
+	if robot.Spec.MinReadySeconds < 600 {
+		return false
+	}
+	_, err := workload.NewDeployment(robot)
+	var invalid *outcome.InvalidSpecError
+	if !errors.As(err, &invalid) {
+		t.Fatalf("minReadySeconds %d: newDeployment returns %v, want an invalid spec error", robot.Spec.MinReadySeconds, err)
+	}
+	return true
+}

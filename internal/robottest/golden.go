@@ -202,3 +202,25 @@ func WorkloadRobot() *robotv1beta1.Robot {
 	robot.Spec.SecurityProfile = robotv1beta1.SecurityProfileRestricted
 	return robot
 }
+
+// RolloutRobot is a Robot that sets what robot.dev/v1beta1 added to the
+// spec: several ports of several protocols, a rollout strategy and
+// minReadySeconds, with a Service.
+func RolloutRobot() *robotv1beta1.Robot {
+	robot := NewRobot("relay", 4)
+	robot.Spec.Ports = []robotv1beta1.RobotPort{
+		{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP},
+		{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
+		{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+	}
+	robot.Spec.Service = &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeClusterIP}
+	robot.Spec.Strategy = &robotv1beta1.RobotStrategy{
+		Type: robotv1beta1.StrategyRollingUpdate,
+		RollingUpdate: &robotv1beta1.RollingUpdate{
+			MaxSurge:       ptr.To(intstr.FromInt32(1)),
+			MaxUnavailable: ptr.To(intstr.FromString("0%")),
+		},
+	}
+	robot.Spec.MinReadySeconds = 15
+	return robot
+}

@@ -10,9 +10,11 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -51,6 +53,10 @@ const (
 
 	// ContainerName is the name of the Robot's container in the pod.
 	ContainerName = "robot"
+	// defaultProgressDeadlineSeconds is the progress deadline the API
+	// server gives a Deployment, which the operator does not set.
+	defaultProgressDeadlineSeconds = 600
+
 	// PortName is the name that robot.dev/v1alpha1's one port takes in
 	// spec.ports, and so the name most Robots' ports have.
 	PortName = "http"
@@ -106,8 +112,18 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 		return fmt.Errorf("spec.image must not be empty")
 	case spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000):
 		return fmt.Errorf("spec.replicas must be between 0 and 1000, not %d", *spec.Replicas)
+	case spec.MinReadySeconds < 0 || spec.MinReadySeconds > 3600:
+		return fmt.Errorf("spec.minReadySeconds must be between 0 and 3600, not %d", spec.MinReadySeconds)
+	case spec.MinReadySeconds >= defaultProgressDeadlineSeconds:
+		// The API server refuses a Deployment whose progress deadline is
+		// not above its minReadySeconds, and the operator leaves the
+		// deadline at its default.
+		return fmt.Errorf("spec.minReadySeconds must be below %d, the Deployment's progress deadline, not %d", defaultProgressDeadlineSeconds, spec.MinReadySeconds)
 	}
 	if err := validatePorts(spec.Ports); err != nil {
+		return err
+	}
+	if err := validateStrategy(spec.Strategy); err != nil {
 		return err
 	}
 	return validateWorkload(spec)
@@ -153,6 +169,38 @@ func validatePorts(ports []robotv1beta1.RobotPort) error {
 // before the CRD defaulted it has none.
 func portProtocol(port robotv1beta1.RobotPort) corev1.Protocol {
 	return cmp.Or(port.Protocol, corev1.ProtocolTCP)
+}
+
+// validateStrategy repeats the CRD's rules for spec.strategy, and the API
+// server's for a Deployment's, which would otherwise refuse every apply.
+func validateStrategy(strategy *robotv1beta1.RobotStrategy) error {
+	if strategy == nil {
+		return nil
+	}
+	switch strategy.Type {
+	case "", robotv1beta1.StrategyRollingUpdate:
+	case robotv1beta1.StrategyRecreate:
+		if strategy.RollingUpdate != nil {
+			return fmt.Errorf("spec.strategy.rollingUpdate can be set only when spec.strategy.type is RollingUpdate, not Recreate")
+		}
+	default:
+		return fmt.Errorf("spec.strategy.type must be RollingUpdate or Recreate, not %q", strategy.Type)
+	}
+	if rolling := strategy.RollingUpdate; rolling != nil && isZero(rolling.MaxSurge) && isZero(rolling.MaxUnavailable) {
+		return fmt.Errorf("spec.strategy.rollingUpdate: maxSurge and maxUnavailable cannot both be 0, or no pod could ever be replaced")
+	}
+	return nil
+}
+
+// isZero reports whether value is set to 0 or "0%". Unset is 25%.
+func isZero(value *intstr.IntOrString) bool {
+	if value == nil {
+		return false
+	}
+	if value.Type == intstr.Int {
+		return value.IntVal == 0
+	}
+	return value.StrVal == "0%"
 }
 
 // NewDeployment returns the Deployment that robot asks for, as the apply
@@ -209,6 +257,14 @@ func NewDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfigur
 		WithReplicas(replicas).
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(robot))).
 		WithTemplate(template.WithSpec(pod.WithContainers(container)))
+	// Both only when the Robot sets them, as every field it may leave
+	// unset: the API server's defaults then stand, and nobody owns them.
+	if strategy := deploymentStrategy(robot.Spec.Strategy); strategy != nil {
+		spec.WithStrategy(strategy)
+	}
+	if robot.Spec.MinReadySeconds > 0 {
+		spec.WithMinReadySeconds(robot.Spec.MinReadySeconds)
+	}
 	deployment := appsv1ac.Deployment(DeploymentName(robot), robot.Namespace).
 		WithLabels(ObjectLabels(robot)).
 		WithOwnerReferences(controllerReference(robot)).
@@ -220,6 +276,33 @@ func NewDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfigur
 	}
 	deployment.WithAnnotations(map[string]string{AnnotationSpecHash: hash})
 	return deployment, nil
+}
+
+// deploymentStrategy is the Deployment's strategy for the Robot's, nil when
+// the Robot has none. A strategy without a type is a rolling update, as the
+// CRD documents; the type is sent all the same, so that the Deployment's
+// type is the operator's whenever the Robot sets a strategy, and a type
+// another writer set cannot sit next to the Robot's rollingUpdate.
+func deploymentStrategy(strategy *robotv1beta1.RobotStrategy) *appsv1ac.DeploymentStrategyApplyConfiguration {
+	if strategy == nil {
+		return nil
+	}
+	out := appsv1ac.DeploymentStrategy().
+		WithType(appsv1.DeploymentStrategyType(cmp.Or(strategy.Type, robotv1beta1.StrategyRollingUpdate)))
+	// An empty rollingUpdate sets no bound, and applied it would be an
+	// empty field of the operator's that the stored bounds always differ
+	// from.
+	if rolling := strategy.RollingUpdate; rolling != nil && (rolling.MaxSurge != nil || rolling.MaxUnavailable != nil) {
+		update := appsv1ac.RollingUpdateDeployment()
+		if rolling.MaxSurge != nil {
+			update.WithMaxSurge(*rolling.MaxSurge)
+		}
+		if rolling.MaxUnavailable != nil {
+			update.WithMaxUnavailable(*rolling.MaxUnavailable)
+		}
+		out.WithRollingUpdate(update)
+	}
+	return out
 }
 
 // specHash is a short, stable digest of an apply configuration.

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -126,6 +127,73 @@ func TestNewDeployment(t *testing.T) {
 		check: func(t *testing.T, d *appsv1.Deployment) {
 			if c := d.Spec.Template.Spec.Containers[0]; c.Ports != nil || c.ReadinessProbe != nil {
 				t.Errorf("ports %+v, probe %+v; want neither", c.Ports, c.ReadinessProbe)
+			}
+		},
+	}, {
+		name: "no strategy, no minReadySeconds: the API server's defaults stand",
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if !reflect.ValueOf(d.Spec.Strategy).IsZero() || d.Spec.MinReadySeconds != 0 {
+				t.Errorf("strategy %+v, minReadySeconds %d; want neither set", d.Spec.Strategy, d.Spec.MinReadySeconds)
+			}
+		},
+	}, {
+		name: "strategy Recreate",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			want := appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+			if d := diff.Diff(want, d.Spec.Strategy); d != "" {
+				t.Errorf("strategy (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name: "strategy RollingUpdate with maxSurge and maxUnavailable",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRollingUpdate, RollingUpdate: &robotv1beta1.RollingUpdate{
+				MaxSurge:       ptr.To(intstr.FromInt32(2)),
+				MaxUnavailable: ptr.To(intstr.FromString("10%")),
+			}}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			want := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxSurge:       ptr.To(intstr.FromInt32(2)),
+				MaxUnavailable: ptr.To(intstr.FromString("10%")),
+			}}
+			if d := diff.Diff(want, d.Spec.Strategy); d != "" {
+				t.Errorf("strategy (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name: "strategy without a type is a rolling update; an unset bound is left to the API server",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{MaxUnavailable: ptr.To(intstr.FromInt32(0))}}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			want := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+			}}
+			if d := diff.Diff(want, d.Spec.Strategy); d != "" {
+				t.Errorf("strategy (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name: "an empty rollingUpdate sets no bound",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{}}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			want := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+			if d := diff.Diff(want, d.Spec.Strategy); d != "" {
+				t.Errorf("strategy (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name:   "minReadySeconds",
+		mutate: func(r *robotv1beta1.Robot) { r.Spec.MinReadySeconds = 30 },
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if d.Spec.MinReadySeconds != 30 {
+				t.Errorf("minReadySeconds %d, want 30", d.Spec.MinReadySeconds)
 			}
 		},
 	}, {

@@ -208,6 +208,7 @@ func TestWorkloadUnsetKeepsTheDeployment(t *testing.T) {
 		"empty placement": func(s *robotv1beta1.RobotSpec) {
 			s.Placement = robotv1beta1.RobotPlacement{TopologySpreadConstraints: []corev1.TopologySpreadConstraint{}}
 		},
+		"no minReadySeconds": func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 0 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			robot := base.DeepCopy()
@@ -250,6 +251,17 @@ func TestWorkloadRejectsInvalidSpecs(t *testing.T) {
 			s.Ports = append(s.Ports, robotv1beta1.RobotPort{Name: "other", ContainerPort: 8080})
 		}, "spec.ports[1]: two ports have containerPort 8080 and protocol TCP"},
 		"port protocol": {func(s *robotv1beta1.RobotSpec) { s.Ports[0].Protocol = "ICMP" }, `spec.ports[0].protocol must be TCP, UDP or SCTP, not "ICMP"`},
+		"strategy type": {func(s *robotv1beta1.RobotSpec) {
+			s.Strategy = &robotv1beta1.RobotStrategy{Type: "BlueGreen"}
+		}, `spec.strategy.type must be RollingUpdate or Recreate, not "BlueGreen"`},
+		"rollingUpdate with Recreate": {func(s *robotv1beta1.RobotSpec) {
+			s.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate, RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(1))}}
+		}, "spec.strategy.rollingUpdate can be set only when spec.strategy.type is RollingUpdate"},
+		"no surge and no unavailable": {func(s *robotv1beta1.RobotSpec) {
+			s.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromString("0%"))}}
+		}, "maxSurge and maxUnavailable cannot both be 0"},
+		"minReadySeconds":                          {func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 3601 }, "spec.minReadySeconds must be between 0 and 3600, not 3601"},
+		"minReadySeconds at the progress deadline": {func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 600 }, "spec.minReadySeconds must be below 600, the Deployment's progress deadline, not 600"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			robot := robottest.NewRobot("test", 1)
