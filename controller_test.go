@@ -2534,6 +2534,32 @@ func TestServiceTypeChange(t *testing.T) {
 	}
 }
 
+// TestPortRemovedFromTheService: a port the Robot no longer has differs in
+// no field of the Service, but in its spec hash: the Service is applied, so
+// that server-side apply drops the port.
+func TestPortRemovedFromTheService(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.RolloutRobot()
+	deployment, service := liveDeployment(t, robot), liveService(t, robot)
+	robottest.APIServerDefaults(deployment)
+	convergedWithService(robot, deployment, service)
+	robot.Spec.Ports = robot.Spec.Ports[:2]
+	robot.Generation = 2
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addService(service)
+
+	f.expectApplyDeployment(robot, deployment.UID)
+	f.expectApplyService(robot, service.UID)
+	f.expectApplyStatus(robot, status.Compute(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	events := f.events()
+	if len(events) != 2 || !strings.Contains(events[1], `Updated Service "relay": the Robot's spec changed`) {
+		t.Errorf("events %q, want the Deployment's and the Service's update", events)
+	}
+}
+
 // TestServiceNotWanted: a Robot whose Service type becomes None, or whose
 // port goes, loses its Service, by UID; one it does not control is left.
 func TestServiceNotWanted(t *testing.T) {

@@ -39,10 +39,10 @@ const (
 	// it never changes once the Deployment exists.
 	LabelRobot = "robot.dev/name"
 
-	// AnnotationSpecHash records a hash of what the operator last applied.
-	// Comparing live fields finds drift, but not a field the Robot no
-	// longer asks for (an env var removed from the Robot, say); the hash
-	// does.
+	// AnnotationSpecHash records, on the Deployment and on the Service, a
+	// hash of what the operator last applied. Comparing live fields finds
+	// drift, but not a field the Robot no longer asks for (an env var
+	// removed from the Robot, or one of its ports, say); the hash does.
 	AnnotationSpecHash = "robot.dev/spec-hash"
 
 	// AnnotationPaused on a Robot, with the value "true", stops every write
@@ -306,8 +306,8 @@ func deploymentStrategy(strategy *robotv1beta1.RobotStrategy) *appsv1ac.Deployme
 }
 
 // specHash is a short, stable digest of an apply configuration.
-func specHash(deployment *appsv1ac.DeploymentApplyConfiguration) (string, error) {
-	data, err := json.Marshal(deployment)
+func specHash(applyConfiguration any) (string, error) {
+	data, err := json.Marshal(applyConfiguration)
 	if err != nil {
 		return "", err
 	}

@@ -92,8 +92,15 @@ func NewService(robot *robotv1beta1.Robot) *corev1ac.ServiceApplyConfiguration {
 			WithPort(port.ContainerPort).
 			WithTargetPort(intstr.FromString(port.Name)))
 	}
-	return corev1ac.Service(ServiceName(robot), robot.Namespace).
+	service := corev1ac.Service(ServiceName(robot), robot.Namespace).
 		WithLabels(ObjectLabels(robot)).
 		WithOwnerReferences(controllerReference(robot)).
 		WithSpec(spec)
+	// A port the Robot no longer has is no field that differs, but the
+	// hash is. Strings and numbers alone always marshal, so there is no
+	// error to report.
+	if hash, err := specHash(service); err == nil {
+		service.WithAnnotations(map[string]string{AnnotationSpecHash: hash})
+	}
+	return service
 }

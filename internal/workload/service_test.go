@@ -100,3 +100,36 @@ func TestNewService(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceSpecHash: the Service's spec hash changes with any field the
+// Robot sets on it, a port removed among them, which no comparison of live
+// fields would find; and with nothing else.
+func TestServiceSpecHash(t *testing.T) {
+	hash := func(r *robotv1beta1.Robot) string { return NewService(r).Annotations[AnnotationSpecHash] }
+	robot := robottest.RolloutRobot()
+	if hash(robot) == "" || hash(robot) != hash(robot.DeepCopy()) {
+		t.Fatalf("hash %q, want the same one for the same Robot", hash(robot))
+	}
+	for name, change := range map[string]func(*robotv1beta1.Robot){
+		"a port removed": func(r *robotv1beta1.Robot) { r.Spec.Ports = r.Spec.Ports[1:] },
+		"a port renamed": func(r *robotv1beta1.Robot) { r.Spec.Ports[0].Name = "resolver" },
+		"the type":       func(r *robotv1beta1.Robot) { r.Spec.Service.Type = robotv1beta1.ServiceTypeNodePort },
+	} {
+		changed := robot.DeepCopy()
+		change(changed)
+		if hash(changed) == hash(robot) {
+			t.Errorf("%s: the hash is the same", name)
+		}
+	}
+	for name, change := range map[string]func(*robotv1beta1.Robot){
+		"the image":    func(r *robotv1beta1.Robot) { r.Spec.Image = "registry.example/robot:2.0" },
+		"the strategy": func(r *robotv1beta1.Robot) { r.Spec.Strategy = nil },
+		"the status":   func(r *robotv1beta1.Robot) { r.Status.ReadyReplicas = 3 },
+	} {
+		changed := robot.DeepCopy()
+		change(changed)
+		if hash(changed) != hash(robot) {
+			t.Errorf("%s: the hash changes, and the Service would be applied for nothing", name)
+		}
+	}
+}
