@@ -1989,6 +1989,29 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			},
 		},
 		{
+			// The rollingUpdate is another writer's here, as the
+			// API server's defaults are nobody's: the apply of
+			// Recreate cannot remove it.
+			name:    "Recreate after a rollingUpdate that is not the operator's",
+			created: func(*robotv1beta1.Robot) {},
+			steps: []step{
+				{other: func(d *appsv1.Deployment) {
+					d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+						MaxSurge: ptr.To(intstr.FromString("25%")), MaxUnavailable: ptr.To(intstr.FromString("25%")),
+					}}
+				}},
+				{robot: func(r *robotv1beta1.Robot) {
+					r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+				}},
+			},
+			want: func(d *appsv1.Deployment) string {
+				if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
+					return "strategy " + robottest.MustString(d.Spec.Strategy) + `, want {"type":"Recreate"}, which the API server admits`
+				}
+				return ""
+			},
+		},
+		{
 			name:    "args removed after an image change",
 			created: withArgs,
 			steps: []step{
@@ -2557,6 +2580,40 @@ func TestPortRemovedFromTheService(t *testing.T) {
 	events := f.events()
 	if len(events) != 2 || !strings.Contains(events[1], `Updated Service "relay": the Robot's spec changed`) {
 		t.Errorf("events %q, want the Deployment's and the Service's update", events)
+	}
+}
+
+// TestRecreateClearsTheRollingUpdate: a Robot that asks for Recreate, whose
+// Deployment has the rollingUpdate the API server defaulted, has it removed
+// by a patch before the apply, which the API server would refuse otherwise;
+// once the Deployment is Recreate, that costs nothing more.
+func TestRecreateClearsTheRollingUpdate(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	robottest.APIServerDefaults(deployment)
+	deployment.ManagedFields = []metav1.ManagedFieldsEntry{robottest.Applied, robottest.StatusByOthers}
+	converged(robot, deployment)
+	robot.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+	robot.Generation = 2
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	desired, err := workload.NewDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := drift.RecreatePatch(desired, deployment)
+	if err != nil || patch == nil {
+		t.Fatalf("RecreatePatch = %s, %v; want a patch", patch, err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, deployment.Namespace, deployment.Name, types.JSONPatchType, patch))
+	f.expectApplyDeployment(robot, deployment.UID)
+	f.expectApplyStatus(robot, status.Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	if events := f.events(); len(events) != 1 || !strings.Contains(events[0], `spec.strategy.type is "RollingUpdate"; the Robot asks for "Recreate"`) {
+		t.Errorf("events %q, want one saying the strategy changed", events)
 	}
 }
 

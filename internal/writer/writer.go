@@ -146,6 +146,9 @@ func (w *Writer) ApplyDeployment(ctx context.Context, robot *robotv1beta1.Robot,
 	if err != nil {
 		return current, err
 	}
+	if current, err = w.clearRollingUpdate(ctx, desired, current); err != nil {
+		return current, err
+	}
 	if err := w.checkMayWrite(); err != nil {
 		return current, err
 	}
@@ -350,6 +353,28 @@ func (w *Writer) claimCreatedFields(ctx context.Context, desired *appsv1ac.Deplo
 		w.deployments.Remember(claimed)
 	}
 	return claimed, err
+}
+
+// clearRollingUpdate sends drift.RecreatePatch when the apply of desired,
+// a Recreate strategy, needs current's rollingUpdate gone first, and returns
+// the Deployment as it then is. As for the claim, a failed test (422) is an
+// ordinary failure, retried with backoff, not an invalid spec.
+func (w *Writer) clearRollingUpdate(ctx context.Context, desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (*appsv1.Deployment, error) {
+	data, err := drift.RecreatePatch(desired, current)
+	if err != nil || data == nil {
+		return current, err
+	}
+	if err := w.checkMayWrite(); err != nil {
+		return current, err
+	}
+	patched, err := w.kube.AppsV1().Deployments(current.Namespace).Patch(ctx, current.Name, types.JSONPatchType, data,
+		metav1.PatchOptions{FieldManager: workload.FieldManager})
+	if err != nil {
+		return current, fmt.Errorf("removing the rollingUpdate of Deployment %s/%s before its strategy becomes Recreate: %w", current.Namespace, current.Name, err)
+	}
+	w.deployments.Remember(patched)
+	klog.FromContext(ctx).V(4).Info("Removed the rollingUpdate before applying Recreate", "deployment", klog.KObj(patched))
+	return patched, nil
 }
 
 // claimCreated sends, through patch, the drift.ClaimPatch of current's create
