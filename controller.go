@@ -19,11 +19,11 @@ import (
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 	robotscheme "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/scheme"
-	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1alpha1"
-	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1alpha1"
+	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1beta1"
+	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1beta1"
 	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -103,7 +103,7 @@ type Options struct {
 	// ServiceTypes, when set, are the only types of Service the Controller
 	// creates; a Robot that asks for another reports ServiceTypeNotAllowed.
 	// Empty: every type.
-	ServiceTypes []robotv1alpha1.ServiceType
+	ServiceTypes []robotv1beta1.ServiceType
 	// Outage, when set, is the gate KubeClient's and RobotClient's requests
 	// go through. A sync that fails while it says the API server is down is
 	// not backed off: the Robot is queued again the moment the API server
@@ -139,7 +139,7 @@ type Controller struct {
 	readiness *metrics.ReadinessTracker
 	// The Robots, Deployments and Services this controller wrote, until the
 	// caches catch up with them: the echo filter.
-	writtenRobots      *echo.RecentWrites[*robotv1alpha1.Robot]
+	writtenRobots      *echo.RecentWrites[*robotv1beta1.Robot]
 	writtenDeployments *echo.RecentWrites[*appsv1.Deployment]
 	writtenServices    *echo.RecentWrites[*corev1.Service]
 	// specsChecked is the spec-check memo.
@@ -156,7 +156,7 @@ type Controller struct {
 	inflight        sync.Map
 	shutdownTimeout time.Duration
 	syncTimeout     time.Duration
-	serviceTypes    []robotv1alpha1.ServiceType
+	serviceTypes    []robotv1beta1.ServiceType
 
 	outage *outage.Gate
 	// parked are the Robots whose syncs failed while the API server was
@@ -207,7 +207,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		fights:             drift.NewFights(),
 		metrics:            metrics.NewControllerMetrics(),
 		readiness:          metrics.NewReadinessTracker(),
-		writtenRobots:      &echo.RecentWrites[*robotv1alpha1.Robot]{},
+		writtenRobots:      &echo.RecentWrites[*robotv1beta1.Robot]{},
 		writtenDeployments: &echo.RecentWrites[*appsv1.Deployment]{},
 		writtenServices:    &echo.RecentWrites[*corev1.Service]{},
 		specsChecked:       &drift.SpecChecks{},
@@ -511,7 +511,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 // syncDeployment creates or updates robot's Deployment when it is missing or
 // differs from what the Robot asks for, and returns the Deployment as it now
 // is. It never touches a Deployment that the Robot does not control.
-func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Robot) (*appsv1.Deployment, error) {
+func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1beta1.Robot) (*appsv1.Deployment, error) {
 	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		return nil, err
@@ -525,7 +525,7 @@ func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1alpha1.Ro
 		if err := c.refusedBefore(robot); err != nil {
 			return nil, err
 		}
-		if meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1alpha1.ConditionSynced) {
+		if meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1beta1.ConditionSynced) {
 			// The Robot had its Deployment, and it is gone: someone deleted
 			// it, and it must come back; or the garbage collector did,
 			// because the Robot is gone too and the cache has not caught up
@@ -608,7 +608,7 @@ type refusal struct {
 // noteRefusal remembers err when it is the API server's refusal of robot's
 // Deployment write as invalid, so that the same write is not sent again
 // until the Robot's next generation; it returns err.
-func (c *Controller) noteRefusal(robot *robotv1alpha1.Robot, err error) error {
+func (c *Controller) noteRefusal(robot *robotv1beta1.Robot, err error) error {
 	var invalid *outcome.InvalidSpecError
 	if errors.As(err, &invalid) {
 		c.refused.Store(robot.UID, refusal{generation: robot.Generation, err: err})
@@ -621,7 +621,7 @@ func (c *Controller) noteRefusal(robot *robotv1alpha1.Robot, err error) error {
 // and only a new generation may change that. An unrelated event (a
 // Deployment status update, a resync) then costs no request, and the
 // Robot keeps its InvalidSpec status.
-func (c *Controller) refusedBefore(robot *robotv1alpha1.Robot) error {
+func (c *Controller) refusedBefore(robot *robotv1beta1.Robot) error {
 	last, ok := c.refused.Load(robot.UID)
 	if !ok {
 		return nil
@@ -669,7 +669,7 @@ func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deploymen
 // Service that the Robot does not control. Whether there is anything to do
 // is decided from the cache: a Robot without a Service, or whose Service is
 // as asked, costs no request.
-func (c *Controller) syncService(ctx context.Context, robot *robotv1alpha1.Robot) (*corev1.Service, error) {
+func (c *Controller) syncService(ctx context.Context, robot *robotv1beta1.Robot) (*corev1.Service, error) {
 	if err := workload.ValidateServiceName(robot); err != nil {
 		return nil, err
 	}
@@ -741,7 +741,7 @@ func (c *Controller) cachedService(namespace, name string) (*corev1.Service, err
 // ownDeployment returns robot's Deployment from the cache when the Robot
 // controls it, or nil: what the status reports when the Deployment was not
 // synced.
-func (c *Controller) ownDeployment(robot *robotv1alpha1.Robot) *appsv1.Deployment {
+func (c *Controller) ownDeployment(robot *robotv1beta1.Robot) *appsv1.Deployment {
 	deployment, err := c.cachedDeployment(robot.Namespace, workload.DeploymentName(robot))
 	if err != nil || deployment == nil || !metav1.IsControlledBy(deployment, robot) {
 		return nil
@@ -751,7 +751,7 @@ func (c *Controller) ownDeployment(robot *robotv1alpha1.Robot) *appsv1.Deploymen
 
 // ownService returns robot's Service from the cache when the Robot controls
 // it, or nil: what the status reports when the Service was not synced.
-func (c *Controller) ownService(robot *robotv1alpha1.Robot) *corev1.Service {
+func (c *Controller) ownService(robot *robotv1beta1.Robot) *corev1.Service {
 	if !workload.WantsService(robot) {
 		return nil
 	}
@@ -765,7 +765,7 @@ func (c *Controller) ownService(robot *robotv1alpha1.Robot) *corev1.Service {
 // updateStatus writes robot's status when what it should say differs from
 // what it says, and records a Warning event when the Robot newly needs a
 // person's attention.
-func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error) error {
+func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error) error {
 	now := c.clock.Now()
 	pods := c.robotPods(ctx, robot)
 	robotStatus, recheck := status.Diagnosed(robot, deployment, service, c.podReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
@@ -785,8 +785,8 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 	c.observeReadiness(robot, &robotStatus, now)
 
 	logger := klog.FromContext(ctx)
-	before := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
-	after := meta.FindStatusCondition(robotStatus.Conditions, robotv1alpha1.ConditionReady)
+	before := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady)
+	after := meta.FindStatusCondition(robotStatus.Conditions, robotv1beta1.ConditionReady)
 	logger.V(2).Info("Updated Robot status", "ready", after.Status, "reason", after.Reason)
 	if before == nil || before.Status != after.Status || before.Reason != after.Reason {
 		logger.Info("Robot readiness changed", "ready", after.Status, "reason", after.Reason, "message", after.Message)
@@ -799,7 +799,7 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1alpha1.Robo
 
 // observeReadiness records how long robot's generation took to become
 // Ready, when status, now stored, says it is.
-func (c *Controller) observeReadiness(robot *robotv1alpha1.Robot, status *robotv1alpha1.RobotStatus, now time.Time) {
+func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus, now time.Time) {
 	if !metrics.ReadyFor(*status, robot.Generation) {
 		return
 	}
@@ -810,7 +810,7 @@ func (c *Controller) observeReadiness(robot *robotv1alpha1.Robot, status *robotv
 
 // robotPods returns the cached pods of robot; none when the controller does
 // not watch pods.
-func (c *Controller) robotPods(ctx context.Context, robot *robotv1alpha1.Robot) []*status.PodSummary {
+func (c *Controller) robotPods(ctx context.Context, robot *robotv1beta1.Robot) []*status.PodSummary {
 	if c.pods == nil {
 		return nil
 	}
@@ -870,7 +870,7 @@ func (c *Controller) updateRobot(_, new interface{}) {
 	// annotation set or removed (the written status says the other). Any
 	// other change of the Robot comes with a resourceVersion of its own,
 	// and is never taken for the echo.
-	if robot, ok := new.(*robotv1alpha1.Robot); ok && robot.Generation == robot.Status.ObservedGeneration &&
+	if robot, ok := new.(*robotv1beta1.Robot); ok && robot.Generation == robot.Status.ObservedGeneration &&
 		workload.Paused(robot) == status.ReportsPaused(robot.Status) && c.writtenRobots.IsOwnWrite(robot) {
 		return
 	}
@@ -883,7 +883,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	if robot, ok := obj.(*robotv1alpha1.Robot); ok {
+	if robot, ok := obj.(*robotv1beta1.Robot); ok {
 		c.readiness.Forget(robot.UID)
 		c.writtenRobots.Forget(robot.UID)
 		c.refused.Delete(robot.UID)
@@ -931,7 +931,7 @@ func (c *Controller) deleteDeployment(obj interface{}) {
 
 // handleRobot notes when a Robot's generation was first seen, and queues it.
 func (c *Controller) handleRobot(obj interface{}) {
-	if robot, ok := obj.(*robotv1alpha1.Robot); ok {
+	if robot, ok := obj.(*robotv1beta1.Robot); ok {
 		c.readiness.Seen(robot, c.clock.Now())
 	}
 	c.enqueueRobot(obj)
@@ -959,7 +959,7 @@ func (c *Controller) handleObject(obj interface{}) {
 // owningRobot returns the Robot named by a Deployment's controller
 // reference, and that reference; nil when there is no such Robot. The
 // Robot's UID may differ from the reference's.
-func (c *Controller) owningRobot(obj interface{}) (*robotv1alpha1.Robot, *metav1.OwnerReference) {
+func (c *Controller) owningRobot(obj interface{}) (*robotv1beta1.Robot, *metav1.OwnerReference) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -985,7 +985,7 @@ func isRobotRef(ref *metav1.OwnerReference) bool {
 		return false
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == robotv1alpha1.SchemeGroupVersion.Group
+	return err == nil && gv.Group == robotv1beta1.SchemeGroupVersion.Group
 }
 
 // addServiceEventHandler queues the Robot of each Service the informer sees

@@ -31,7 +31,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	"github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/fake"
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 	appsv1 "k8s.io/api/apps/v1"
@@ -78,7 +78,7 @@ type fixture struct {
 	wiredRecorder record.EventRecorder
 
 	// Objects in the informer caches.
-	robotLister      []*robotv1alpha1.Robot
+	robotLister      []*robotv1beta1.Robot
 	deploymentLister []*appsv1.Deployment
 	serviceLister    []*corev1.Service
 	// The managed pods and ReplicaSets, in the caches as the operator
@@ -114,8 +114,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		if err != nil {
 			return true, nil, err
 		}
-		robot := obj.(*robotv1alpha1.Robot).DeepCopy()
-		var applied robotv1alpha1.Robot
+		robot := obj.(*robotv1beta1.Robot).DeepCopy()
+		var applied robotv1beta1.Robot
 		if err := json.Unmarshal(patch.GetPatch(), &applied); err != nil {
 			return true, nil, err
 		}
@@ -133,7 +133,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		RobotClient:        f.robotClient,
 		DeploymentInformer: kubeInformers.Apps().V1().Deployments(),
 		ServiceInformer:    kubeInformers.Core().V1().Services(),
-		RobotInformer:      robotInformers.Robot().V1alpha1().Robots(),
+		RobotInformer:      robotInformers.Robot().V1beta1().Robots(),
 		ShutdownTimeout:    20 * time.Second,
 		Recorder:           f.recorder,
 		Clock:              clocktesting.NewFakePassiveClock(robottest.FixtureNow),
@@ -159,7 +159,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		c.podsSynced, c.replicaSetsSynced = alwaysReady, alwaysReady
 	}
 
-	f.robotIndexer = robotInformers.Robot().V1alpha1().Robots().Informer().GetIndexer()
+	f.robotIndexer = robotInformers.Robot().V1beta1().Robots().Informer().GetIndexer()
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
 	f.serviceIndexer = kubeInformers.Core().V1().Services().Informer().GetIndexer()
 	for _, robot := range f.robotLister {
@@ -307,7 +307,7 @@ func (f *fixture) expectGetDeployment(namespace, name string) {
 	f.kubeActions = append(f.kubeActions, core.NewGetAction(robottest.DeploymentsResource, namespace, name))
 }
 
-func (f *fixture) expectCreateDeployment(robot *robotv1alpha1.Robot) {
+func (f *fixture) expectCreateDeployment(robot *robotv1beta1.Robot) {
 	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		f.t.Fatal(err)
@@ -333,7 +333,7 @@ func (f *fixture) expectClaimCreatedFields(deployment *appsv1.Deployment) {
 
 // expectApplyDeployment expects the apply of robot's Deployment onto the one
 // whose UID is uid.
-func (f *fixture) expectApplyDeployment(robot *robotv1alpha1.Robot, uid types.UID) {
+func (f *fixture) expectApplyDeployment(robot *robotv1beta1.Robot, uid types.UID) {
 	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		f.t.Fatal(err)
@@ -342,25 +342,25 @@ func (f *fixture) expectApplyDeployment(robot *robotv1alpha1.Robot, uid types.UI
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
 }
 
-func (f *fixture) expectApplyStatus(robot *robotv1alpha1.Robot, want robotv1alpha1.RobotStatus) {
+func (f *fixture) expectApplyStatus(robot *robotv1beta1.Robot, want robotv1beta1.RobotStatus) {
 	f.robotActions = append(f.robotActions, core.NewPatchSubresourceAction(robottest.RobotsResource, robot.Namespace, robot.Name, types.ApplyPatchType,
 		robottest.MustJSON(f.t, status.ApplyConfiguration(robot, &want)), "status"))
 }
 
 // liveDeployment returns robot's Deployment as the API server holds it
 // after the operator applied it and the Deployment controller rolled it out.
-func liveDeployment(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+func liveDeployment(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 	desired, err := workload.NewDeployment(robot)
 	return robottest.LiveDeploymentOf(t, desired, err)
 }
 
 // converged sets robot's status to what the operator would write for
 // deployment, so that a sync has nothing left to do.
-func converged(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+func converged(robot *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 	robot.Status = status.Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 }
 
-func (f *fixture) addRobot(robot *robotv1alpha1.Robot) {
+func (f *fixture) addRobot(robot *robotv1beta1.Robot) {
 	f.robotLister = append(f.robotLister, robot)
 	f.robotObjects = append(f.robotObjects, robot)
 }
@@ -476,16 +476,16 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 
 			// No write to the Deployment; the Robot says why.
 			status := status.Compute(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow))
-			if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
-				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonDeploymentNameTaken)
+			if ready := robottest.FindCondition(status, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonDeploymentNameTaken {
+				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1beta1.ReasonDeploymentNameTaken)
 			}
 			f.expectApplyStatus(robot, status)
 
 			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
 				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
 			}
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonDeploymentNameTaken) {
-				t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonDeploymentNameTaken, events)
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonDeploymentNameTaken) {
+				t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonDeploymentNameTaken, events)
 			}
 		})
 	}
@@ -583,19 +583,19 @@ func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonInvalidSpec) {
-		t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonInvalidSpec, events)
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) {
+		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonInvalidSpec, events)
 	}
 }
 
 // TestFailedWriteIsRetriedAndReported: a create or an apply of the Deployment
 // that the API server refuses is retried with backoff, and the Robot says so.
 func TestFailedWriteIsRetriedAndReported(t *testing.T) {
-	for verb, cached := range map[string]func(*testing.T, *robotv1alpha1.Robot) *appsv1.Deployment{
+	for verb, cached := range map[string]func(*testing.T, *robotv1beta1.Robot) *appsv1.Deployment{
 		// A new Robot: its Deployment is created.
-		"create": func(*testing.T, *robotv1alpha1.Robot) *appsv1.Deployment { return nil },
+		"create": func(*testing.T, *robotv1beta1.Robot) *appsv1.Deployment { return nil },
 		// A Robot whose Deployment someone scaled: it is applied.
-		"patch": func(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+		"patch": func(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 			deployment := liveDeployment(t, robot)
 			deployment.Spec.Replicas = ptr.To[int32](5)
 			return deployment
@@ -619,12 +619,12 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 				t.Fatalf("expected the Forbidden error back, for a retry with backoff; got %v", err)
 			}
 			applied := f.onlyStatusWrite()
-			if synced := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonSyncFailed {
-				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonSyncFailed)
+			if synced := robottest.FindCondition(applied.Status, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonSyncFailed {
+				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonSyncFailed)
 			}
 			// Ready is about the workload: only a Robot without a Deployment
 			// is not Ready because of the failed write.
-			if ready := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionReady); (verb == "create") != (ready.Reason == robotv1alpha1.ReasonSyncFailed) {
+			if ready := robottest.FindCondition(applied.Status, robotv1beta1.ConditionReady); (verb == "create") != (ready.Reason == robotv1beta1.ReasonSyncFailed) {
 				t.Errorf("%s: Ready reason %q", verb, ready.Reason)
 			}
 		})
@@ -684,13 +684,13 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 
 // onlyStatusWrite returns the Robot whose status the sync applied, failing
 // the test unless that was the one request to the Robot client.
-func (f *fixture) onlyStatusWrite() robotv1alpha1.Robot {
+func (f *fixture) onlyStatusWrite() robotv1beta1.Robot {
 	f.t.Helper()
 	actions := filterInformerActions(f.robotClient.Actions())
 	if len(actions) != 1 {
 		f.t.Fatalf("expected one status write, got %d", len(actions))
 	}
-	var applied robotv1alpha1.Robot
+	var applied robotv1beta1.Robot
 	if err := json.Unmarshal(actions[0].(core.PatchAction).GetPatch(), &applied); err != nil {
 		f.t.Fatal(err)
 	}
@@ -825,9 +825,9 @@ func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
 		t.Errorf("events %q, want none", events)
 	}
 	applied := f.onlyStatusWrite()
-	ready := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionReady)
-	if ready.Reason != robotv1alpha1.ReasonRolloutInProgress || !strings.Contains(ready.Message, "earlier Robot") {
-		t.Errorf("Ready %s %q, want %s saying it waits for the earlier Robot's Deployment to go", ready.Reason, ready.Message, robotv1alpha1.ReasonRolloutInProgress)
+	ready := robottest.FindCondition(applied.Status, robotv1beta1.ConditionReady)
+	if ready.Reason != robotv1beta1.ReasonRolloutInProgress || !strings.Contains(ready.Message, "earlier Robot") {
+		t.Errorf("Ready %s %q, want %s saying it waits for the earlier Robot's Deployment to go", ready.Reason, ready.Message, robotv1beta1.ReasonRolloutInProgress)
 	}
 }
 
@@ -937,7 +937,7 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	// robottest.NewRobot has generation 1 and status.ResourceVersion 10; its status reports
 	// generation 1, so only the echo check decides. The Deployment, as
 	// liveDeployment returns it, has status.ResourceVersion 7.
-	robotAtVersion := func(robot *robotv1alpha1.Robot, resourceVersion string) *robotv1alpha1.Robot {
+	robotAtVersion := func(robot *robotv1beta1.Robot, resourceVersion string) *robotv1beta1.Robot {
 		r := robot.DeepCopy()
 		r.ResourceVersion = resourceVersion
 		return r
@@ -952,31 +952,31 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 		// event remembers what the operator wrote, if anything, and
 		// delivers one event. The informer hands handlers objects of its
 		// own, never the ones the operator holds: each is a copy.
-		event  func(c *Controller, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment)
+		event  func(c *Controller, robot *robotv1beta1.Robot, deployment *appsv1.Deployment)
 		queued bool
 	}{{
 		name: "updateRobot: the Robot last written",
-		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		},
 	}, {
 		name: "updateRobot: a later resourceVersion than the one written",
-		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
 			c.updateRobot(robotAtVersion(robot, "11"), robotAtVersion(robot, "12"))
 		},
 		queued: true,
 	}, {
 		name: "updateRobot: an earlier resourceVersion than the one written",
-		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.writtenRobots.Remember(robotAtVersion(robot, "12"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		},
 		queued: true,
 	}, {
 		name: "updateRobot: another Robot of the name, at the resourceVersion written",
-		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
 			recreated := robotAtVersion(robot, "11")
 			recreated.UID = "a-recreated-robot"
@@ -985,26 +985,26 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 		queued: true,
 	}, {
 		name: "updateRobot: nothing written",
-		event: func(c *Controller, robot *robotv1alpha1.Robot, _ *appsv1.Deployment) {
+		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		},
 		queued: true,
 	}, {
 		name: "addDeployment: the Deployment last written",
-		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			c.addDeployment(deploymentAtVersion(deployment, "8"))
 		},
 	}, {
 		name: "addDeployment: another resourceVersion than the one written",
-		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			c.addDeployment(deploymentAtVersion(deployment, "9"))
 		},
 		queued: true,
 	}, {
 		name: "addDeployment: another Deployment, at the resourceVersion written",
-		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			other := deploymentAtVersion(deployment, "8")
 			other.UID = "another-deployment"
@@ -1013,32 +1013,32 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 		queued: true,
 	}, {
 		name: "addDeployment: nothing written",
-		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.addDeployment(deployment.DeepCopy())
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: the Deployment last written",
-		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			c.updateDeployment(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
 		},
 	}, {
 		name: "updateDeployment: another resourceVersion than the one written",
-		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
 			c.updateDeployment(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: nothing written",
-		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.updateDeployment(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: a resync, resourceVersion unchanged",
-		event: func(c *Controller, _ *robotv1alpha1.Robot, deployment *appsv1.Deployment) {
+		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.updateDeployment(deployment.DeepCopy(), deployment.DeepCopy())
 		},
 	}}
@@ -1810,9 +1810,9 @@ func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 		t.Logf("request: %s", describe(action))
 	}
 
-	var statuses []robotv1alpha1.Robot
+	var statuses []robotv1beta1.Robot
 	for _, action := range filterInformerActions(f.robotClient.Actions()) {
-		var applied robotv1alpha1.Robot
+		var applied robotv1beta1.Robot
 		if err := json.Unmarshal(action.(core.PatchAction).GetPatch(), &applied); err != nil {
 			t.Fatal(err)
 		}
@@ -1821,14 +1821,14 @@ func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 	if len(statuses) != 1 {
 		t.Fatalf("%d status writes, want 1", len(statuses))
 	}
-	if ready := robottest.FindCondition(statuses[0].Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonDeploymentNameTaken {
-		t.Errorf("Ready %s %q, want reason %s", ready.Reason, ready.Message, robotv1alpha1.ReasonDeploymentNameTaken)
+	if ready := robottest.FindCondition(statuses[0].Status, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonDeploymentNameTaken {
+		t.Errorf("Ready %s %q, want reason %s", ready.Reason, ready.Message, robotv1beta1.ReasonDeploymentNameTaken)
 	}
 	if requeueAfter != nameTakenRecheck {
 		t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonDeploymentNameTaken) {
-		t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonDeploymentNameTaken, events)
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonDeploymentNameTaken) {
+		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonDeploymentNameTaken, events)
 	}
 }
 
@@ -1901,31 +1901,31 @@ func stampDeployments(t *testing.T, client *k8sfake.Clientset) {
 // fields as the real one does (without its defaulting), so this is server-side
 // apply's own removal of what an applier stops applying.
 func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
-	withArgs := func(r *robotv1alpha1.Robot) { r.Spec.Args = []string{"--mode", "fast"} }
+	withArgs := func(r *robotv1beta1.Robot) { r.Spec.Args = []string{"--mode", "fast"} }
 	// A step changes the Robot, or, as another writer, its Deployment; a
 	// sync follows each.
 	type step struct {
-		robot func(*robotv1alpha1.Robot)
+		robot func(*robotv1beta1.Robot)
 		other func(*appsv1.Deployment)
 	}
 	for _, tc := range []struct {
 		name    string
-		created func(*robotv1alpha1.Robot)
+		created func(*robotv1beta1.Robot)
 		steps   []step
 		want    func(*appsv1.Deployment) string // what is wrong, or ""
 	}{
 		{
 			name:    "args removed",
 			created: withArgs,
-			steps:   []step{{robot: func(r *robotv1alpha1.Robot) { r.Spec.Args = nil }}},
+			steps:   []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Args = nil }}},
 			want:    noArgs,
 		},
 		{
 			name: "env var removed",
-			created: func(r *robotv1alpha1.Robot) {
+			created: func(r *robotv1beta1.Robot) {
 				r.Spec.Env = append(r.Spec.Env, corev1.EnvVar{Name: "EXTRA", Value: "1"})
 			},
-			steps: []step{{robot: func(r *robotv1alpha1.Robot) { r.Spec.Env = r.Spec.Env[:1] }}},
+			steps: []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Env = r.Spec.Env[:1] }}},
 			want: func(d *appsv1.Deployment) string {
 				env := d.Spec.Template.Spec.Containers[0].Env
 				if slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "EXTRA" }) || len(env) != 1 {
@@ -1936,8 +1936,8 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 		},
 		{
 			name:    "port removed",
-			created: func(*robotv1alpha1.Robot) {},
-			steps:   []step{{robot: func(r *robotv1alpha1.Robot) { r.Spec.Port = nil }}},
+			created: func(*robotv1beta1.Robot) {},
+			steps:   []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Ports = nil }}},
 			want: func(d *appsv1.Deployment) string {
 				if ports := d.Spec.Template.Spec.Containers[0].Ports; len(ports) > 0 {
 					return "ports " + robottest.MustString(ports) + ", want none"
@@ -1946,11 +1946,77 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			},
 		},
 		{
+			name: "a port of two removed",
+			created: func(r *robotv1beta1.Robot) {
+				r.Spec.Ports = append(r.Spec.Ports, robotv1beta1.RobotPort{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP})
+			},
+			steps: []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Ports = r.Spec.Ports[:1] }}},
+			want: func(d *appsv1.Deployment) string {
+				if ports := d.Spec.Template.Spec.Containers[0].Ports; len(ports) != 1 || ports[0].Name != "http" {
+					return "ports " + robottest.MustString(ports) + ", want only http"
+				}
+				return ""
+			},
+		},
+		{
+			name: "strategy and minReadySeconds removed",
+			created: func(r *robotv1beta1.Robot) {
+				r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+				r.Spec.MinReadySeconds = 30
+			},
+			steps: []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Strategy, r.Spec.MinReadySeconds = nil, 0 }}},
+			want: func(d *appsv1.Deployment) string {
+				// The fake API server does not default: the type the
+				// operator applied is gone, and the real one sets
+				// RollingUpdate in its place.
+				if d.Spec.Strategy.Type != "" || d.Spec.MinReadySeconds != 0 {
+					return "strategy " + robottest.MustString(d.Spec.Strategy) + ", minReadySeconds " + strconv.Itoa(int(d.Spec.MinReadySeconds)) + "; want neither"
+				}
+				return ""
+			},
+		},
+		{
+			name: "rolling update bounds removed",
+			created: func(r *robotv1beta1.Robot) {
+				r.Spec.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(2))}}
+			},
+			steps: []step{{robot: func(r *robotv1beta1.Robot) { r.Spec.Strategy.RollingUpdate = nil }}},
+			want: func(d *appsv1.Deployment) string {
+				if d.Spec.Strategy.RollingUpdate != nil {
+					return "rollingUpdate " + robottest.MustString(d.Spec.Strategy.RollingUpdate) + ", want none"
+				}
+				return ""
+			},
+		},
+		{
+			// The rollingUpdate is another writer's here, as the
+			// API server's defaults are nobody's: the apply of
+			// Recreate cannot remove it.
+			name:    "Recreate after a rollingUpdate that is not the operator's",
+			created: func(*robotv1beta1.Robot) {},
+			steps: []step{
+				{other: func(d *appsv1.Deployment) {
+					d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+						MaxSurge: ptr.To(intstr.FromString("25%")), MaxUnavailable: ptr.To(intstr.FromString("25%")),
+					}}
+				}},
+				{robot: func(r *robotv1beta1.Robot) {
+					r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+				}},
+			},
+			want: func(d *appsv1.Deployment) string {
+				if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
+					return "strategy " + robottest.MustString(d.Spec.Strategy) + `, want {"type":"Recreate"}, which the API server admits`
+				}
+				return ""
+			},
+		},
+		{
 			name:    "args removed after an image change",
 			created: withArgs,
 			steps: []step{
-				{robot: func(r *robotv1alpha1.Robot) { r.Spec.Image = "registry.example/robot:2.0" }},
-				{robot: func(r *robotv1alpha1.Robot) { r.Spec.Args = nil }},
+				{robot: func(r *robotv1beta1.Robot) { r.Spec.Image = "registry.example/robot:2.0" }},
+				{robot: func(r *robotv1beta1.Robot) { r.Spec.Args = nil }},
 			},
 			want: noArgs,
 		},
@@ -1959,7 +2025,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			created: withArgs,
 			steps: []step{
 				{other: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) }},
-				{robot: func(r *robotv1alpha1.Robot) { r.Spec.Args = nil }},
+				{robot: func(r *robotv1beta1.Robot) { r.Spec.Args = nil }},
 			},
 			want: noArgs,
 		},
@@ -2012,7 +2078,7 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					robot = obj.(*robotv1alpha1.Robot)
+					robot = obj.(*robotv1beta1.Robot)
 					s.robot(robot)
 					robot.Generation++
 					rv, _ := strconv.Atoi(robot.ResourceVersion)
@@ -2070,11 +2136,11 @@ func noArgs(d *appsv1.Deployment) string {
 // drop a field of the create, because the Robot changed, first makes the
 // create's fields the apply's; no other apply does.
 func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
-	changeImage := func(r *robotv1alpha1.Robot) { r.Spec.Image = "registry.example/robot:2.0" }
+	changeImage := func(r *robotv1beta1.Robot) { r.Spec.Image = "registry.example/robot:2.0" }
 	for _, tc := range []struct {
 		name          string
 		managedFields []metav1.ManagedFieldsEntry
-		robotChange   func(*robotv1alpha1.Robot)
+		robotChange   func(*robotv1beta1.Robot)
 		otherChange   func(*appsv1.Deployment)
 		wantClaim     bool
 	}{
@@ -2191,8 +2257,8 @@ func TestFailedClaimIsRetried(t *testing.T) {
 		t.Errorf("requests %q, want %q: no apply once the claim failed", requests, want)
 	}
 	applied := f.onlyStatusWrite()
-	if ready := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
-		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1alpha1.ReasonSyncFailed)
+	if ready := robottest.FindCondition(applied.Status, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonSyncFailed {
+		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1beta1.ReasonSyncFailed)
 	}
 }
 
@@ -2203,7 +2269,7 @@ func (f *fixture) addService(service *corev1.Service) {
 	f.kubeObjects = append(f.kubeObjects, service)
 }
 
-func (f *fixture) expectCreateService(robot *robotv1alpha1.Robot) {
+func (f *fixture) expectCreateService(robot *robotv1beta1.Robot) {
 	var s corev1.Service
 	if err := workload.RoundTrip(workload.NewService(robot), &s); err != nil {
 		f.t.Fatal(err)
@@ -2213,7 +2279,7 @@ func (f *fixture) expectCreateService(robot *robotv1alpha1.Robot) {
 
 // expectApplyService expects the apply of robot's Service onto the one whose
 // UID is uid.
-func (f *fixture) expectApplyService(robot *robotv1alpha1.Robot, uid types.UID) {
+func (f *fixture) expectApplyService(robot *robotv1beta1.Robot, uid types.UID) {
 	desired := workload.NewService(robot).WithUID(uid)
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(servicesResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
 }
@@ -2225,7 +2291,7 @@ func (f *fixture) expectDeleteService(service *corev1.Service) {
 
 // convergedWithService sets robot's status to what the operator writes for
 // its Deployment and Service.
-func convergedWithService(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service) {
+func convergedWithService(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service) {
 	robot.Status = status.Compute(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 }
 
@@ -2246,7 +2312,7 @@ func (f *fixture) checkDeletePreconditions() {
 func TestServiceCreated(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	f.addRobot(robot)
@@ -2275,7 +2341,7 @@ func TestServiceCreated(t *testing.T) {
 func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := robottest.NewServiceRobot("web.v2", robotv1alpha1.ServiceTypeClusterIP)
+	robot := robottest.NewServiceRobot("web.v2", robotv1beta1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	f.addRobot(robot)
@@ -2289,12 +2355,12 @@ func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
 		t.Errorf("sent %d requests for the Robot's Deployment or Service, want none: %v", len(actions), actions)
 	}
 	written := f.onlyStatusWrite()
-	synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced)
-	if synced.Reason != robotv1alpha1.ReasonInvalidSpec || !strings.Contains(synced.Message, "DNS-1035") {
-		t.Errorf("Synced condition %s: %s, want %s naming the Service name's rule", synced.Reason, synced.Message, robotv1alpha1.ReasonInvalidSpec)
+	synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced)
+	if synced.Reason != robotv1beta1.ReasonInvalidSpec || !strings.Contains(synced.Message, "DNS-1035") {
+		t.Errorf("Synced condition %s: %s, want %s naming the Service name's rule", synced.Reason, synced.Message, robotv1beta1.ReasonInvalidSpec)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonInvalidSpec) {
-		t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonInvalidSpec, events)
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) {
+		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonInvalidSpec, events)
 	}
 }
 
@@ -2305,8 +2371,8 @@ func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
 func TestServiceTypeNotAllowed(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	f.options = func(o *Options) { o.ServiceTypes = []robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP} }
-	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	f.options = func(o *Options) { o.ServiceTypes = []robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP} }
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeNodePort)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	f.addRobot(robot)
@@ -2320,20 +2386,20 @@ func TestServiceTypeNotAllowed(t *testing.T) {
 		t.Errorf("sent %d requests for the Robot's Deployment or Service, want none: %v", len(actions), actions)
 	}
 	written := f.onlyStatusWrite()
-	synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced)
-	if synced.Reason != robotv1alpha1.ReasonServiceTypeNotAllowed || !strings.Contains(synced.Message, "NodePort") {
-		t.Errorf("Synced condition %s: %s, want %s naming the type", synced.Reason, synced.Message, robotv1alpha1.ReasonServiceTypeNotAllowed)
+	synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced)
+	if synced.Reason != robotv1beta1.ReasonServiceTypeNotAllowed || !strings.Contains(synced.Message, "NodePort") {
+		t.Errorf("Synced condition %s: %s, want %s naming the type", synced.Reason, synced.Message, robotv1beta1.ReasonServiceTypeNotAllowed)
 	}
-	if ready := robottest.FindCondition(written.Status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
+	if ready := robottest.FindCondition(written.Status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
 		t.Errorf("Ready %s (%s): the Deployment runs, and the Service's type should not make the Robot not Ready", ready.Status, ready.Reason)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonServiceTypeNotAllowed) {
-		t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonServiceTypeNotAllowed, events)
+	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonServiceTypeNotAllowed) {
+		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonServiceTypeNotAllowed, events)
 	}
 
 	allowed := newFixture(t)
 	allowed.options = f.options
-	robot = robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	robot = robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 	deployment = liveDeployment(t, robot)
 	converged(robot, deployment)
 	allowed.addRobot(robot)
@@ -2347,10 +2413,62 @@ func TestServiceTypeNotAllowed(t *testing.T) {
 	}
 }
 
+// TestConvergedRolloutRobotCostsNothing: a Robot with several ports, a
+// rolling update strategy and minReadySeconds, whose Deployment and Service
+// the API server holds with its defaults added, costs no write.
+func TestConvergedRolloutRobotCostsNothing(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.RolloutRobot()
+	deployment, service := liveDeployment(t, robot), liveService(t, robot)
+	robottest.APIServerDefaults(deployment)
+	convergedWithService(robot, deployment, service)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addService(service)
+
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents()
+}
+
+// TestRevertsDriftOfTheRollout: a change to the strategy, minReadySeconds
+// or one of several ports that the Robot sets is put back by one apply.
+func TestRevertsDriftOfTheRollout(t *testing.T) {
+	for name, drift := range map[string]func(*appsv1.Deployment){
+		"strategy": func(d *appsv1.Deployment) {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		},
+		"maxSurge":        func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = ptr.To(intstr.FromString("25%")) },
+		"minReadySeconds": func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 0 },
+		"second port": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Ports[1].ContainerPort = 8081
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := robottest.RolloutRobot()
+			deployment, service := liveDeployment(t, robot), liveService(t, robot)
+			robottest.APIServerDefaults(deployment)
+			convergedWithService(robot, deployment, service)
+			drift(deployment)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+
+			f.expectApplyDeployment(robot, deployment.UID)
+			f.run(ctx, cache.MetaObjectToName(robot))
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+				t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
+			}
+		})
+	}
+}
+
 func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeNodePort)
 	f.addRobot(robot)
 
 	f.expectCreateDeployment(robot)
@@ -2366,7 +2484,7 @@ func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
 }
 
 func TestConvergedRobotWithServiceCostsNothing(t *testing.T) {
-	for _, serviceType := range []robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP, robotv1alpha1.ServiceTypeNodePort, robotv1alpha1.ServiceTypeLoadBalancer} {
+	for _, serviceType := range []robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP, robotv1beta1.ServiceTypeNodePort, robotv1beta1.ServiceTypeLoadBalancer} {
 		t.Run(string(serviceType), func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
@@ -2392,7 +2510,7 @@ func TestServiceDriftReverted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 			deployment, service := liveDeployment(t, robot), liveService(t, robot)
 			convergedWithService(robot, deployment, service)
 			edit(service)
@@ -2415,11 +2533,11 @@ func TestServiceDriftReverted(t *testing.T) {
 func TestServiceTypeChange(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNodePort)
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeNodePort)
 	deployment, service := liveDeployment(t, robot), liveService(t, robot)
 	service.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: workload.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}
 	convergedWithService(robot, deployment, service)
-	robot.Spec.Service.Type = robotv1alpha1.ServiceTypeClusterIP
+	robot.Spec.Service.Type = robotv1beta1.ServiceTypeClusterIP
 	robot.Generation = 2
 	f.addRobot(robot)
 	f.addDeployment(deployment)
@@ -2439,14 +2557,74 @@ func TestServiceTypeChange(t *testing.T) {
 	}
 }
 
+// TestPortRemovedFromTheService: a port the Robot no longer has differs in
+// no field of the Service, but in its spec hash: the Service is applied, so
+// that server-side apply drops the port.
+func TestPortRemovedFromTheService(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.RolloutRobot()
+	deployment, service := liveDeployment(t, robot), liveService(t, robot)
+	robottest.APIServerDefaults(deployment)
+	convergedWithService(robot, deployment, service)
+	robot.Spec.Ports = robot.Spec.Ports[:2]
+	robot.Generation = 2
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.addService(service)
+
+	f.expectApplyDeployment(robot, deployment.UID)
+	f.expectApplyService(robot, service.UID)
+	f.expectApplyStatus(robot, status.Compute(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	events := f.events()
+	if len(events) != 2 || !strings.Contains(events[1], `Updated Service "relay": the Robot's spec changed`) {
+		t.Errorf("events %q, want the Deployment's and the Service's update", events)
+	}
+}
+
+// TestRecreateClearsTheRollingUpdate: a Robot that asks for Recreate, whose
+// Deployment has the rollingUpdate the API server defaulted, has it removed
+// by a patch before the apply, which the API server would refuse otherwise;
+// once the Deployment is Recreate, that costs nothing more.
+func TestRecreateClearsTheRollingUpdate(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	deployment := liveDeployment(t, robot)
+	robottest.APIServerDefaults(deployment)
+	deployment.ManagedFields = []metav1.ManagedFieldsEntry{robottest.Applied, robottest.StatusByOthers}
+	converged(robot, deployment)
+	robot.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+	robot.Generation = 2
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+
+	desired, err := workload.NewDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := drift.RecreatePatch(desired, deployment)
+	if err != nil || patch == nil {
+		t.Fatalf("RecreatePatch = %s, %v; want a patch", patch, err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, deployment.Namespace, deployment.Name, types.JSONPatchType, patch))
+	f.expectApplyDeployment(robot, deployment.UID)
+	f.expectApplyStatus(robot, status.Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	if events := f.events(); len(events) != 1 || !strings.Contains(events[0], `spec.strategy.type is "RollingUpdate"; the Robot asks for "Recreate"`) {
+		t.Errorf("events %q, want one saying the strategy changed", events)
+	}
+}
+
 // TestServiceNotWanted: a Robot whose Service type becomes None, or whose
 // port goes, loses its Service, by UID; one it does not control is left.
 func TestServiceNotWanted(t *testing.T) {
-	none := func(r *robotv1alpha1.Robot) { r.Spec.Service.Type = robotv1alpha1.ServiceTypeNone }
-	noPort := func(r *robotv1alpha1.Robot) { r.Spec.Port = nil }
+	none := func(r *robotv1beta1.Robot) { r.Spec.Service.Type = robotv1beta1.ServiceTypeNone }
+	noPort := func(r *robotv1beta1.Robot) { r.Spec.Ports = nil }
 	for _, tt := range []struct {
 		name    string
-		change  func(*robotv1alpha1.Robot)
+		change  func(*robotv1beta1.Robot)
 		foreign bool
 	}{
 		{"None", none, false},
@@ -2457,7 +2635,7 @@ func TestServiceNotWanted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 			service := liveService(t, robot)
 			if tt.foreign {
 				service.OwnerReferences = nil
@@ -2486,14 +2664,14 @@ func TestServiceNotWanted(t *testing.T) {
 // TestNoServiceCostsNoRequest: a Robot without a Service makes no Service
 // request at all, not even a read.
 func TestNoServiceCostsNoRequest(t *testing.T) {
-	for name, change := range map[string]func(*robotv1alpha1.Robot){
-		"no port": func(r *robotv1alpha1.Robot) { r.Spec.Port, r.Spec.Service = nil, nil },
-		"None":    func(*robotv1alpha1.Robot) {},
+	for name, change := range map[string]func(*robotv1beta1.Robot){
+		"no port": func(r *robotv1beta1.Robot) { r.Spec.Ports, r.Spec.Service = nil, nil },
+		"None":    func(*robotv1beta1.Robot) {},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeNone)
+			robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeNone)
 			change(robot)
 			deployment := liveDeployment(t, robot)
 			converged(robot, deployment)
@@ -2512,7 +2690,7 @@ func TestServiceNotControlled(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 			deployment := liveDeployment(t, robot)
 			converged(robot, deployment)
 			f.addRobot(robot)
@@ -2531,19 +2709,19 @@ func TestServiceNotControlled(t *testing.T) {
 				f.kubeActions = append(f.kubeActions, core.NewGetAction(servicesResource, robot.Namespace, "test"))
 			}
 			status := status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow))
-			if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
+			if ready := robottest.FindCondition(status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
 				t.Errorf("Ready %s (%s), want True: the Deployment runs", ready.Status, ready.Reason)
 			}
-			if synced := robottest.FindCondition(status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonServiceNameTaken {
-				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonServiceNameTaken)
+			if synced := robottest.FindCondition(status, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonServiceNameTaken {
+				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonServiceNameTaken)
 			}
 			f.expectApplyStatus(robot, status)
 
 			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
 				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
 			}
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonServiceNameTaken) {
-				t.Errorf("expected one %s warning, got %q", robotv1alpha1.ReasonServiceNameTaken, events)
+			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonServiceNameTaken) {
+				t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonServiceNameTaken, events)
 			}
 		})
 	}
@@ -2554,7 +2732,7 @@ func TestServiceNotControlled(t *testing.T) {
 func TestServiceNameTakenWarnsOnce(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
 	robot.Status = status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 	f.addRobot(robot)
@@ -2569,7 +2747,7 @@ func TestServiceNameTakenWarnsOnce(t *testing.T) {
 // TestServiceStatus: the status names the Service the Robot controls, and
 // a failure of the Service alone leaves Ready about the Deployment.
 func TestServiceStatus(t *testing.T) {
-	robot := robottest.NewServiceRobot("web", robotv1alpha1.ServiceTypeClusterIP)
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
 	now := metav1.NewTime(robottest.FixtureNow)
 	if got := status.Compute(robot, deployment, liveService(t, robot), nil, now).ServiceName; got != "web" {
@@ -2580,7 +2758,7 @@ func TestServiceStatus(t *testing.T) {
 	}
 	for _, syncErr := range []error{&outcome.ServiceNameTakenError{Name: "web"}, &outcome.EarlierRobotError{Name: "web", Kind: "Service"}} {
 		status := status.Compute(robot, deployment, nil, syncErr, now)
-		ready, synced := robottest.FindCondition(status, robotv1alpha1.ConditionReady), robottest.FindCondition(status, robotv1alpha1.ConditionSynced)
+		ready, synced := robottest.FindCondition(status, robotv1beta1.ConditionReady), robottest.FindCondition(status, robotv1beta1.ConditionSynced)
 		if ready.Status != metav1.ConditionTrue {
 			t.Errorf("%v: Ready %s (%s), want True", syncErr, ready.Status, ready.Reason)
 		}
@@ -2597,7 +2775,7 @@ func TestServiceStatus(t *testing.T) {
 	}
 }
 
-func liveService(t *testing.T, robot *robotv1alpha1.Robot) *corev1.Service {
+func liveService(t *testing.T, robot *robotv1beta1.Robot) *corev1.Service {
 	return robottest.LiveServiceOf(t, workload.NewService(robot))
 }
 
@@ -2667,7 +2845,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		return requeueAfter
 	}
 	synced := func() metav1.Condition {
-		return robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1alpha1.ConditionSynced)
+		return robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1beta1.ConditionSynced)
 	}
 
 	// The fight: every second the other writer scales the Deployment, and
@@ -2699,7 +2877,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		t.Errorf("%d reads of the Deployment, want 1 (to name the other writer)", len(gets))
 	}
 	cond := synced()
-	if cond.Status != metav1.ConditionFalse || cond.Reason != robotv1alpha1.ReasonDeploymentContested ||
+	if cond.Status != metav1.ConditionFalse || cond.Reason != robotv1beta1.ReasonDeploymentContested ||
 		!strings.Contains(cond.Message, `field manager "fighter"`) || !strings.Contains(cond.Message, "spec.replicas is 5") {
 		t.Errorf("Synced during the fight: %+v; want DeploymentContested naming the writer and the field", cond)
 	}
@@ -2735,8 +2913,8 @@ func TestFightWithAnotherWriter(t *testing.T) {
 			warnings = append(warnings, e)
 		}
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], robotv1alpha1.ReasonDeploymentContested) || !strings.Contains(warnings[0], "fighter") {
-		t.Errorf("warnings: %q, want one %s naming the writer", warnings, robotv1alpha1.ReasonDeploymentContested)
+	if len(warnings) != 1 || !strings.Contains(warnings[0], robotv1beta1.ReasonDeploymentContested) || !strings.Contains(warnings[0], "fighter") {
+		t.Errorf("warnings: %q, want one %s naming the writer", warnings, robotv1beta1.ReasonDeploymentContested)
 	}
 }
 
@@ -2766,10 +2944,10 @@ func TestSyncSaysWhyPodsDoNotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	written := f.onlyStatusWrite()
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1alpha1.ConditionReady); ready == nil || ready.Reason != robotv1alpha1.ReasonImagePullFailed {
-		t.Fatalf("Ready: got %v, want %s", ready, robotv1alpha1.ReasonImagePullFailed)
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready == nil || ready.Reason != robotv1beta1.ReasonImagePullFailed {
+		t.Fatalf("Ready: got %v, want %s", ready, robotv1beta1.ReasonImagePullFailed)
 	}
-	f.expectEvents(fmt.Sprintf("Warning %s %s", robotv1alpha1.ReasonImagePullFailed,
+	f.expectEvents(fmt.Sprintf("Warning %s %s", robotv1beta1.ReasonImagePullFailed,
 		`cannot pull image "registry.example/robot:1.0" (ErrImagePull): not found`))
 }
 
@@ -2794,12 +2972,12 @@ func TestSyncIgnoresTheEarlierRobotsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	if actions := filterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
-		var applied robotv1alpha1.Robot
+		var applied robotv1beta1.Robot
 		if patch, ok := actions[0].(core.PatchAction); ok {
 			_ = json.Unmarshal(patch.GetPatch(), &applied)
 		}
 		t.Errorf("the sync wrote the status %v; want no write: the Robot's own pods show no cause",
-			meta.FindStatusCondition(applied.Status.Conditions, robotv1alpha1.ConditionReady))
+			meta.FindStatusCondition(applied.Status.Conditions, robotv1beta1.ConditionReady))
 	}
 	f.expectEvents()
 }
@@ -2906,7 +3084,7 @@ func TestPodInformerNeedsReplicaSetInformer(t *testing.T) {
 		RobotClient:        fake.NewClientset(),
 		DeploymentInformer: kubeInformers.Apps().V1().Deployments(),
 		ServiceInformer:    kubeInformers.Core().V1().Services(),
-		RobotInformer:      robotInformers.Robot().V1alpha1().Robots(),
+		RobotInformer:      robotInformers.Robot().V1beta1().Robots(),
 		PodInformer:        kubeInformers.Core().V1().Pods().Informer(),
 	})
 	if err == nil {
@@ -2914,7 +3092,7 @@ func TestPodInformerNeedsReplicaSetInformer(t *testing.T) {
 	}
 }
 
-func unavailable(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+func unavailable(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 	return robottest.UnavailableNow(liveDeployment(t, robot))
 }
 
@@ -2938,7 +3116,7 @@ func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
 	robot := robottest.NewRobot("test", 1)
-	robot.Spec = robotv1alpha1.RobotSpec{}
+	robot.Spec = robotv1beta1.RobotSpec{}
 	robot.Annotations = map[string]string{workload.UndecodableSpecAnnotation: `spec.replicas is "two", which the operator cannot read`}
 	f.addRobot(robot)
 
@@ -2949,8 +3127,8 @@ func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
 	events := f.events()
-	if len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1alpha1.ReasonInvalidSpec) || !strings.Contains(events[0], `spec.replicas is "two"`) {
-		t.Errorf("expected one %s warning naming the field, got %q", robotv1alpha1.ReasonInvalidSpec, events)
+	if len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) || !strings.Contains(events[0], `spec.replicas is "two"`) {
+		t.Errorf("expected one %s warning naming the field, got %q", robotv1beta1.ReasonInvalidSpec, events)
 	}
 }
 
@@ -3220,8 +3398,8 @@ func TestForeignSpecHashEditIsAFight(t *testing.T) {
 	if len(applies) > 6 {
 		t.Errorf("%d reverts during the fight, want at most 6", len(applies))
 	}
-	if cond := robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1alpha1.ConditionSynced); cond.Reason != robotv1alpha1.ReasonDeploymentContested {
-		t.Errorf("Synced during the fight: %+v; want %s", cond, robotv1alpha1.ReasonDeploymentContested)
+	if cond := robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1beta1.ConditionSynced); cond.Reason != robotv1beta1.ReasonDeploymentContested {
+		t.Errorf("Synced during the fight: %+v; want %s", cond, robotv1beta1.ReasonDeploymentContested)
 	}
 }
 
@@ -3247,8 +3425,8 @@ func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
 		t.Fatalf("first sync: %v", err)
 	}
 	applied := f.onlyStatusWrite()
-	if synced := robottest.FindCondition(applied.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonInvalidSpec {
-		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonInvalidSpec)
+	if synced := robottest.FindCondition(applied.Status, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonInvalidSpec {
+		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonInvalidSpec)
 	}
 	stored := robot.DeepCopy()
 	stored.Status = applied.Status
@@ -3288,7 +3466,7 @@ func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
 }
 
 // paused returns robot with the annotation robot.dev/paused set to value.
-func paused(robot *robotv1alpha1.Robot, value string) *robotv1alpha1.Robot {
+func paused(robot *robotv1beta1.Robot, value string) *robotv1beta1.Robot {
 	robot = robot.DeepCopy()
 	if robot.Annotations == nil {
 		robot.Annotations = map[string]string{}
@@ -3300,7 +3478,7 @@ func paused(robot *robotv1alpha1.Robot, value string) *robotv1alpha1.Robot {
 // pausedStatus is the status the operator writes for a paused robot whose
 // Deployment and Service, as the caches hold them, are deployment and
 // service.
-func pausedStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, now time.Time) robotv1alpha1.RobotStatus {
+func pausedStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service, now time.Time) robotv1beta1.RobotStatus {
 	return status.Compute(robot, deployment, service, &outcome.PausedError{Deployment: workload.DeploymentName(robot)}, metav1.NewTime(now))
 }
 
@@ -3311,7 +3489,7 @@ func pausedStatus(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, ser
 func TestPausedNewRobotCreatesNothing(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := paused(robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP), "true")
+	robot := paused(robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP), "true")
 	f.addRobot(robot)
 
 	// No kube request at all: only the status write.
@@ -3320,13 +3498,13 @@ func TestPausedNewRobotCreatesNothing(t *testing.T) {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
 	written := f.onlyStatusWrite()
-	synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced)
-	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1alpha1.ReasonPaused ||
+	synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced)
+	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonPaused ||
 		!strings.Contains(synced.Message, workload.AnnotationPaused) || !strings.Contains(synced.Message, `Deployment "test"`) {
-		t.Errorf("Synced %s %s %q, want False %s naming the annotation and the Deployment", synced.Status, synced.Reason, synced.Message, robotv1alpha1.ReasonPaused)
+		t.Errorf("Synced %s %s %q, want False %s naming the annotation and the Deployment", synced.Status, synced.Reason, synced.Message, robotv1beta1.ReasonPaused)
 	}
-	if ready := robottest.FindCondition(written.Status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1alpha1.ReasonPaused {
-		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1alpha1.ReasonPaused)
+	if ready := robottest.FindCondition(written.Status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonPaused {
+		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonPaused)
 	}
 	if written.Status.ObservedGeneration != robot.Generation {
 		t.Errorf("observedGeneration %d, want the generation %d", written.Status.ObservedGeneration, robot.Generation)
@@ -3341,29 +3519,29 @@ func TestPausedNewRobotCreatesNothing(t *testing.T) {
 // recreation of a deleted Deployment), no delete. The status reports the
 // Deployment as it is.
 func TestPausedRobotIsNotReverted(t *testing.T) {
-	for name, change := range map[string]func(t *testing.T, robot *robotv1alpha1.Robot, deployment **appsv1.Deployment, service **corev1.Service){
-		"Deployment scaled": func(_ *testing.T, _ *robotv1alpha1.Robot, d **appsv1.Deployment, _ **corev1.Service) {
+	for name, change := range map[string]func(t *testing.T, robot *robotv1beta1.Robot, deployment **appsv1.Deployment, service **corev1.Service){
+		"Deployment scaled": func(_ *testing.T, _ *robotv1beta1.Robot, d **appsv1.Deployment, _ **corev1.Service) {
 			(*d).Spec.Replicas = ptr.To[int32](5)
 		},
-		"Deployment image changed": func(_ *testing.T, _ *robotv1alpha1.Robot, d **appsv1.Deployment, _ **corev1.Service) {
+		"Deployment image changed": func(_ *testing.T, _ *robotv1beta1.Robot, d **appsv1.Deployment, _ **corev1.Service) {
 			(*d).Spec.Template.Spec.Containers[0].Image = "nginx:latest"
 		},
-		"Deployment deleted": func(_ *testing.T, _ *robotv1alpha1.Robot, d **appsv1.Deployment, _ **corev1.Service) { *d = nil },
-		"Service deleted":    func(_ *testing.T, _ *robotv1alpha1.Robot, _ **appsv1.Deployment, s **corev1.Service) { *s = nil },
-		"Service type changed": func(_ *testing.T, _ *robotv1alpha1.Robot, _ **appsv1.Deployment, s **corev1.Service) {
+		"Deployment deleted": func(_ *testing.T, _ *robotv1beta1.Robot, d **appsv1.Deployment, _ **corev1.Service) { *d = nil },
+		"Service deleted":    func(_ *testing.T, _ *robotv1beta1.Robot, _ **appsv1.Deployment, s **corev1.Service) { *s = nil },
+		"Service type changed": func(_ *testing.T, _ *robotv1beta1.Robot, _ **appsv1.Deployment, s **corev1.Service) {
 			(*s).Spec.Type = corev1.ServiceTypeNodePort
 		},
-		"Robot scaled": func(_ *testing.T, r *robotv1alpha1.Robot, _ **appsv1.Deployment, _ **corev1.Service) {
+		"Robot scaled": func(_ *testing.T, r *robotv1beta1.Robot, _ **appsv1.Deployment, _ **corev1.Service) {
 			r.Spec.Replicas, r.Generation = ptr.To[int32](3), 2
 		},
-		"Robot's port removed": func(_ *testing.T, r *robotv1alpha1.Robot, _ **appsv1.Deployment, _ **corev1.Service) {
-			r.Spec.Port, r.Generation = nil, 2
+		"Robot's port removed": func(_ *testing.T, r *robotv1beta1.Robot, _ **appsv1.Deployment, _ **corev1.Service) {
+			r.Spec.Ports, r.Generation = nil, 2
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
-			robot := robottest.NewServiceRobot("test", robotv1alpha1.ServiceTypeClusterIP)
+			robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 			deployment, service := liveDeployment(t, robot), liveService(t, robot)
 			convergedWithService(robot, deployment, service)
 			robot = paused(robot, "true")
@@ -3409,8 +3587,8 @@ func TestPausedRobotIsWrittenOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	written := f.onlyStatusWrite()
-	if synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced); synced.Reason != robotv1alpha1.ReasonPaused {
-		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1alpha1.ReasonPaused)
+	if synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonPaused {
+		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonPaused)
 	}
 	// The cache catches up with the write.
 	stored, err := f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name)
@@ -3453,7 +3631,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	key := cache.MetaObjectToName(robot)
 	drainQueue(c.workqueue)
 
-	at := func(r *robotv1alpha1.Robot, resourceVersion string) *robotv1alpha1.Robot {
+	at := func(r *robotv1beta1.Robot, resourceVersion string) *robotv1beta1.Robot {
 		r = r.DeepCopy()
 		r.ResourceVersion = resourceVersion
 		return r
@@ -3517,7 +3695,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	}
 	f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
 	written := f.onlyStatusWrite()
-	if synced := robottest.FindCondition(written.Status, robotv1alpha1.ConditionSynced); synced.Status != metav1.ConditionTrue {
+	if synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced); synced.Status != metav1.ConditionTrue {
 		t.Errorf("Synced %s %s after unpausing, want True", synced.Status, synced.Reason)
 	}
 	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {

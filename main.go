@@ -51,7 +51,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/robot-operator/robot-operator/pkg/apis/robot"
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 )
@@ -78,7 +78,7 @@ type options struct {
 	healthAddr      string
 	pprofAddr       string
 	loggingFormat   string
-	serviceTypes    []robotv1alpha1.ServiceType
+	serviceTypes    []robotv1beta1.ServiceType
 	verbosity       int
 	webhook         webhookOptions
 }
@@ -198,7 +198,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(usageOut, "Usage: robot-operator [flags]\n\nKeeps a Deployment for each Robot (robot.dev/v1alpha1) and reports its state on the Robot.\n\nFlags:\n")
+			fmt.Fprintf(usageOut, "Usage: robot-operator [flags]\n\nKeeps a Deployment for each Robot (robot.dev/v1beta1) and reports its state on the Robot.\n\nFlags:\n")
 			fs.SetOutput(usageOut)
 			fs.PrintDefaults()
 		}
@@ -212,8 +212,8 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	}
 	opts.verbosity, _ = strconv.Atoi(fs.Lookup("v").Value.String())
 	for _, name := range strings.Split(*serviceTypes, ",") {
-		t := robotv1alpha1.ServiceType(strings.TrimSpace(name))
-		if !slices.Contains([]robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP, robotv1alpha1.ServiceTypeNodePort, robotv1alpha1.ServiceTypeLoadBalancer}, t) {
+		t := robotv1beta1.ServiceType(strings.TrimSpace(name))
+		if !slices.Contains([]robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP, robotv1beta1.ServiceTypeNodePort, robotv1beta1.ServiceTypeLoadBalancer}, t) {
 			return nil, fmt.Errorf("-service-types: %q is not a Service type the operator creates; give ClusterIP, NodePort or LoadBalancer, comma-separated", name)
 		}
 		if !slices.Contains(opts.serviceTypes, t) {
@@ -328,7 +328,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		RobotClient:        robotClient,
 		DeploymentInformer: kubeInformerFactory.Apps().V1().Deployments(),
 		ServiceInformer:    kubeInformerFactory.Core().V1().Services(),
-		RobotInformer:      robotInformerFactory.Robot().V1alpha1().Robots(),
+		RobotInformer:      robotInformerFactory.Robot().V1beta1().Robots(),
 		PodInformer:        podInformerFactory.Core().V1().Pods().Informer(),
 		ReplicaSetInformer: podInformerFactory.Apps().V1().ReplicaSets().Informer(),
 		SyncTimeout:        opts.syncTimeout,
@@ -510,7 +510,7 @@ func checkCluster(cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
 	}
-	gv := robotv1alpha1.SchemeGroupVersion.String()
+	gv := robotv1beta1.SchemeGroupVersion.String()
 	_, err = client.Discovery().ServerResourcesForGroupVersion(gv)
 	switch {
 	case err == nil:

@@ -48,7 +48,7 @@ func driftSkippingSpecs(desired *appsv1ac.DeploymentApplyConfiguration, current 
 			return drift
 		}
 	}
-	return annotationDrift(desired, current)
+	return annotationDrift(desired.Annotations, current.Annotations)
 }
 
 // ownerDrift compares the labels and the controller reference.
@@ -62,9 +62,10 @@ func ownerDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.
 	return ""
 }
 
-// annotationDrift compares the annotations, the spec hash among them.
-func annotationDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
-	key, ok := missingFrom(desired.Annotations, current.Annotations)
+// annotationDrift compares the annotations of what the operator applies,
+// want, with those of the object, got, the spec hash among them.
+func annotationDrift(want, got map[string]string) string {
+	key, ok := missingFrom(want, got)
 	switch {
 	case ok:
 		return ""
@@ -73,7 +74,7 @@ func annotationDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *ap
 		// something else than was applied: a field was removed from it.
 		return "the Robot's spec changed"
 	}
-	return describeMapDrift("metadata.annotations", key, desired.Annotations, current.Annotations)
+	return describeMapDrift("metadata.annotations", key, want, got)
 }
 
 func describeMapDrift(field, key string, want, got map[string]string) string {

@@ -9,7 +9,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 func TestDeploymentDrift(t *testing.T) {
@@ -109,11 +112,20 @@ func TestForeignFieldsAreNotDrift(t *testing.T) {
 		"security context": func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(true)
 		},
+		"strategy": func(d *appsv1.Deployment) {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		},
+		"rolling update bounds": func(d *appsv1.Deployment) {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromInt32(3))}}
+		},
+		"minReadySeconds":         func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 20 },
+		"progressDeadlineSeconds": func(d *appsv1.Deployment) { d.Spec.ProgressDeadlineSeconds = ptr.To[int32](1200) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			// A Robot that sets none of the optional fields.
 			robot := robottest.NewRobot("test", 1)
-			robot.Spec.Port, robot.Spec.Env = nil, nil
+			robot.Spec.Ports, robot.Spec.Env = nil, nil
 			desired, err := workload.NewDeployment(robot)
 			if err != nil {
 				t.Fatal(err)
@@ -122,6 +134,132 @@ func TestForeignFieldsAreNotDrift(t *testing.T) {
 			mutate(current)
 			if drift := DeploymentDrift(desired, current); drift != "" {
 				t.Errorf("drift %q, want none: the operator does not set this field", drift)
+			}
+		})
+	}
+}
+
+// TestRolloutDrift: for a Robot with several ports, a rolling update
+// strategy and minReadySeconds, the API server's defaults (a rolling update
+// bound the Robot leaves unset, the progress deadline) are not drift, and a
+// change to any of those fields is, so that the operator reverts it; a
+// Robot that asks for Recreate has its Deployment put back from a rolling
+// update.
+func TestRolloutDrift(t *testing.T) {
+	recreate := func(r *robotv1beta1.Robot) {
+		r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+	}
+	onlySurge := func(r *robotv1beta1.Robot) {
+		r.Spec.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromString("50%"))}}
+	}
+	container := func(d *appsv1.Deployment) *corev1.Container { return &d.Spec.Template.Spec.Containers[0] }
+	tests := []struct {
+		name   string
+		robot  func(*robotv1beta1.Robot)
+		mutate func(*appsv1.Deployment)
+		want   string // a substring of the drift; "" for none
+	}{
+		{name: "as the API server stores it"},
+		{name: "Recreate, as stored", robot: recreate},
+		{name: "a bound the Robot leaves unset, defaulted", robot: onlySurge, mutate: func(d *appsv1.Deployment) {
+			if d.Spec.Strategy.RollingUpdate.MaxUnavailable.String() != "25%" {
+				t.Errorf("maxUnavailable %s, want the API server's 25%%", d.Spec.Strategy.RollingUpdate.MaxUnavailable)
+			}
+		}},
+		{name: "others' container port", mutate: func(d *appsv1.Deployment) {
+			container(d).Ports = append(container(d).Ports, corev1.ContainerPort{Name: "debug", ContainerPort: 6060, Protocol: corev1.ProtocolTCP})
+		}},
+		{name: "a port's number", mutate: func(d *appsv1.Deployment) { container(d).Ports[2].ContainerPort = 9091 },
+			want: `ports[containerPort=9090,protocol="TCP"] is not set`},
+		{name: "a port's protocol", mutate: func(d *appsv1.Deployment) { container(d).Ports[0].Protocol = corev1.ProtocolTCP },
+			want: `ports[containerPort=5353,protocol="UDP"] is not set`},
+		{name: "a port's name", mutate: func(d *appsv1.Deployment) { container(d).Ports[1].Name = "web" },
+			want: `ports[containerPort=8080,protocol="TCP"].name is "web"; the Robot asks for "http"`},
+		{name: "a port removed", mutate: func(d *appsv1.Deployment) { container(d).Ports = container(d).Ports[:2] },
+			want: `ports[containerPort=9090,protocol="TCP"] is not set`},
+		{name: "the default probe's port", mutate: func(d *appsv1.Deployment) {
+			container(d).ReadinessProbe.TCPSocket.Port = intstr.FromString("metrics")
+		}, want: `readinessProbe.tcpSocket.port is "metrics"; the Robot asks for "http"`},
+		{name: "strategy type", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		}, want: `spec.strategy.type is "Recreate"; the Robot asks for "RollingUpdate"`},
+		{name: "maxSurge", mutate: func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = ptr.To(intstr.FromInt32(2)) },
+			want: "spec.strategy.rollingUpdate.maxSurge is 2; the Robot asks for 1"},
+		{name: "maxUnavailable", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromString("25%"))
+		},
+			want: `spec.strategy.rollingUpdate.maxUnavailable is "25%"; the Robot asks for "0%"`},
+		{name: "a rolling update instead of Recreate", robot: recreate, mutate: func(d *appsv1.Deployment) {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+			robottest.APIServerDefaults(d)
+		}, want: `spec.strategy.type is "RollingUpdate"; the Robot asks for "Recreate"`},
+		{name: "minReadySeconds", mutate: func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 5 },
+			want: "spec.minReadySeconds is 5; the Robot asks for 15"},
+		{name: "minReadySeconds removed", mutate: func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 0 },
+			want: "spec.minReadySeconds is not set; the Robot asks for 15"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := robottest.RolloutRobot()
+			if tt.robot != nil {
+				tt.robot(robot)
+			}
+			desired, err := workload.NewDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := liveDeployment(t, robot)
+			robottest.APIServerDefaults(current)
+			current = robottest.Decoded(t, current)
+			if tt.mutate != nil {
+				tt.mutate(current)
+			}
+			got := DeploymentDrift(desired, current)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("drift %q, want none", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("drift %q, want one that mentions %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRolloutChangesOfTheRobot: what the Robot asks for after a change of
+// its ports, strategy or minReadySeconds differs from the Deployment it had:
+// a changed field by its value, a removed one by the spec hash.
+func TestRolloutChangesOfTheRobot(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		change func(*robotv1beta1.Robot)
+		want   string
+	}{
+		{"a port added", func(r *robotv1beta1.Robot) {
+			r.Spec.Ports = append(r.Spec.Ports, robotv1beta1.RobotPort{Name: "admin", ContainerPort: 9000, Protocol: corev1.ProtocolTCP})
+		}, `ports[containerPort=9000,protocol="TCP"] is not set`},
+		{"a port removed", func(r *robotv1beta1.Robot) { r.Spec.Ports = r.Spec.Ports[1:] }, "the Robot's spec changed"},
+		{"the ports reordered, the probe with them", func(r *robotv1beta1.Robot) {
+			r.Spec.Ports[1], r.Spec.Ports[2] = r.Spec.Ports[2], r.Spec.Ports[1]
+		}, `readinessProbe.tcpSocket.port is "http"; the Robot asks for "metrics"`},
+		{"strategy Recreate", func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+		}, `spec.strategy.type is "RollingUpdate"; the Robot asks for "Recreate"`},
+		{"strategy removed", func(r *robotv1beta1.Robot) { r.Spec.Strategy = nil }, "the Robot's spec changed"},
+		{"minReadySeconds", func(r *robotv1beta1.Robot) { r.Spec.MinReadySeconds = 30 }, "spec.minReadySeconds is 15; the Robot asks for 30"},
+		{"minReadySeconds removed", func(r *robotv1beta1.Robot) { r.Spec.MinReadySeconds = 0 }, "the Robot's spec changed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := robottest.RolloutRobot()
+			current := liveDeployment(t, before)
+			robottest.APIServerDefaults(current)
+			robot := before.DeepCopy()
+			tt.change(robot)
+			desired, err := workload.NewDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := DeploymentDrift(desired, current); !strings.Contains(got, tt.want) {
+				t.Errorf("drift %q, want one that mentions %q", got, tt.want)
 			}
 		})
 	}

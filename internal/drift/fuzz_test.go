@@ -18,6 +18,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -31,10 +32,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // FuzzNoDriftAfterApply: the Deployment built from any Robot the CRD admits,
@@ -69,6 +71,9 @@ func FuzzNoDriftAfterApply(f *testing.F) {
 		if reason := workloadRefused(robot); reason != "" {
 			t.Skip("the CRD refuses the Robot: " + reason)
 		}
+		if refusedPastDeadline(t, robot) {
+			t.Skip("minReadySeconds reaches the progress deadline: the operator refuses the spec")
+		}
 		desired, err := workload.NewDeployment(robot)
 		if err != nil {
 			t.Fatalf("newDeployment refuses a Robot the CRD admits: %v\nspec: %s", err, asJSON(t, robot.Spec))
@@ -95,9 +100,9 @@ func FuzzNoDriftAfterApply(f *testing.F) {
 }
 
 // FuzzDriftDetectsOwnedChanges: a change someone makes to a field the Robot
-// sets (replicas, the image, an env var, an arg, the port, a resource
-// quantity, a pod template field) is always drift, so the operator puts it
-// back.
+// sets (replicas, the image, an env var, an arg, a port, a resource
+// quantity, a pod template field, the strategy, minReadySeconds) is always
+// drift, so the operator puts it back.
 func FuzzDriftDetectsOwnedChanges(f *testing.F) {
 	for i, seed := range robotSeeds() {
 		for which := range uint8(ownedFields) {
@@ -109,7 +114,7 @@ func FuzzDriftDetectsOwnedChanges(f *testing.F) {
 	// and one that sets each alone.
 	for i, workloadData := range workloadSeeds() {
 		seed := robotSeeds()[0]
-		for number := range int32(19 * 2) {
+		for number := range int32(workloadChanges * 2) {
 			f.Add(seed.name, seed.deploymentName, seed.image, seed.replicas, seed.hasReplicas, seed.port, seed.hasPort,
 				seed.argBytes(), seed.env, seed.resourceBytes(), uint8(i%2*0xff), uint8(ownedWorkload), "changed", number, workloadData)
 		}
@@ -124,6 +129,9 @@ func FuzzDriftDetectsOwnedChanges(f *testing.F) {
 		robot = robottest.DecodedAgain(t, robot)
 		if reason := workloadRefused(robot); reason != "" {
 			t.Skip("the CRD refuses the Robot: " + reason)
+		}
+		if refusedPastDeadline(t, robot) {
+			t.Skip("minReadySeconds reaches the progress deadline: the operator refuses the spec")
 		}
 		desired, err := workload.NewDeployment(robot)
 		if err != nil {
@@ -225,15 +233,15 @@ func robotSeeds() []robotSeed {
 // (or robotFromFuzz cannot make one of the input): such Robots never reach
 // the operator.
 func robotFromFuzz(t *testing.T, name, deploymentName, image string, replicas int32, hasReplicas bool, port int32, hasPort bool,
-	args, env, resources []byte) (*robotv1alpha1.Robot, string) {
+	args, env, resources []byte) (*robotv1beta1.Robot, string) {
 	t.Helper()
 	if name == "" {
 		name = "test"
 	}
-	robot := &robotv1alpha1.Robot{
-		TypeMeta:   metav1.TypeMeta{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot"},
+	robot := &robotv1beta1.Robot{
+		TypeMeta:   metav1.TypeMeta{APIVersion: robotv1beta1.SchemeGroupVersion.String(), Kind: "Robot"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, UID: types.UID("robot-uid"), Generation: 1},
-		Spec: robotv1alpha1.RobotSpec{
+		Spec: robotv1beta1.RobotSpec{
 			Image:          image,
 			DeploymentName: deploymentName,
 			// The CRD's default.
@@ -244,7 +252,9 @@ func robotFromFuzz(t *testing.T, name, deploymentName, image string, replicas in
 		robot.Spec.Replicas = &replicas
 	}
 	if hasPort {
-		robot.Spec.Port = &port
+		// What robot.dev/v1alpha1's port becomes; workloadFromFuzz adds
+		// more.
+		robot.Spec.Ports = []robotv1beta1.RobotPort{{Name: workload.PortName, ContainerPort: port, Protocol: corev1.ProtocolTCP}}
 	}
 	if len(args) > 0 {
 		robot.Spec.Args = strings.Split(string(args), "\x00")
@@ -261,7 +271,7 @@ func robotFromFuzz(t *testing.T, name, deploymentName, image string, replicas in
 }
 
 var (
-	// The CRD's rules, as in pkg/apis/robot/v1alpha1/types.go.
+	// The CRD's rules, as in pkg/apis/robot/v1beta1/types.go.
 	imageSpace       = regexp.MustCompile(`[[:space:]]`)
 	deploymentNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	// The pattern the CRD gives a quantity (from corev1's OpenAPI).
@@ -270,7 +280,7 @@ var (
 
 // crdRefuses says why the API server refuses robot under the CRD's schema,
 // or returns "".
-func crdRefuses(robot *robotv1alpha1.Robot) string {
+func crdRefuses(robot *robotv1beta1.Robot) string {
 	spec := &robot.Spec
 	switch {
 	case len(validation.IsDNS1123Subdomain(robot.Name)) > 0 || len(robot.Name) > 63:
@@ -281,8 +291,8 @@ func crdRefuses(robot *robotv1alpha1.Robot) string {
 		return "spec.replicas"
 	case spec.DeploymentName != "" && (len(spec.DeploymentName) > 63 || !deploymentNameRE.MatchString(spec.DeploymentName)):
 		return "spec.deploymentName"
-	case spec.Port != nil && (*spec.Port < 1 || *spec.Port > 65535):
-		return "spec.port"
+	case slices.ContainsFunc(spec.Ports, func(p robotv1beta1.RobotPort) bool { return p.ContainerPort < 1 || p.ContainerPort > 65535 }):
+		return "spec.ports: containerPort"
 	case len(spec.Args) > 256:
 		return "spec.args"
 	case len(spec.Env) > 256:
@@ -436,7 +446,7 @@ func decimal(n uint16, places int) string {
 // server's validation refuses (an env var named "A=B" or "", a request above
 // its limit). No such Deployment is ever stored, so none can drift: the apply
 // gets a 422, which syncDeployment reports as InvalidSpec.
-func storedAfterApply(t *testing.T, robot *robotv1alpha1.Robot, desired any, foreign uint8) (*appsv1.Deployment, string) {
+func storedAfterApply(t *testing.T, robot *robotv1beta1.Robot, desired any, foreign uint8) (*appsv1.Deployment, string) {
 	t.Helper()
 	// The apply request, as the API server decodes it.
 	var d appsv1.Deployment
@@ -461,7 +471,7 @@ func storedAfterApply(t *testing.T, robot *robotv1alpha1.Robot, desired any, for
 // addForeignFields adds to d what other writers (kubectl, a mutating
 // webhook, a service mesh) set in fields the Robot does not, one kind per
 // bit of which.
-func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which uint8) {
+func addForeignFields(d *appsv1.Deployment, robot *robotv1beta1.Robot, which uint8) {
 	pod := &d.Spec.Template.Spec
 	c := &pod.Containers[0]
 	if which&(1<<0) != 0 {
@@ -503,7 +513,7 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1alpha1.Robot, which ui
 	}
 	if which&(1<<5) != 0 {
 		port := int32(9090)
-		for robot.Spec.Port != nil && *robot.Spec.Port == port {
+		for slices.ContainsFunc(robot.Spec.Ports, func(p robotv1beta1.RobotPort) bool { return p.ContainerPort == port }) {
 			port++
 		}
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: port})
@@ -553,10 +563,23 @@ func deploymentRejected(d *appsv1.Deployment) string {
 		if c.Image == "" {
 			return "image: required"
 		}
+		names := map[string]bool{}
+		type key struct {
+			port     int32
+			protocol corev1.Protocol
+		}
+		keys := map[key]bool{}
 		for _, p := range c.Ports {
 			if p.ContainerPort < 1 || p.ContainerPort > 65535 {
 				return "containerPort"
 			}
+			if p.Name != "" && names[p.Name] {
+				return "a container port's name twice"
+			}
+			if keys[key{p.ContainerPort, p.Protocol}] {
+				return "a container port's number and protocol twice"
+			}
+			names[p.Name], keys[key{p.ContainerPort, p.Protocol}] = true, true
 		}
 		for _, e := range c.Env {
 			// Any printable ASCII but '=', not only C identifiers,
@@ -572,6 +595,31 @@ func deploymentRejected(d *appsv1.Deployment) string {
 		if reason := resourcesRejected(c.Resources); reason != "" {
 			return reason
 		}
+	}
+	return strategyRejected(d.Spec)
+}
+
+// strategyRejected: apps validation's ValidateDeploymentStrategy and its
+// check of the progress deadline, for the strategies and minReadySeconds
+// workloadFromFuzz makes, once defaulted.
+func strategyRejected(spec appsv1.DeploymentSpec) string {
+	strategy := spec.Strategy
+	if strategy.Type == appsv1.RecreateDeploymentStrategyType && strategy.RollingUpdate != nil {
+		return "spec.strategy.rollingUpdate with Recreate"
+	}
+	if rolling := strategy.RollingUpdate; rolling != nil {
+		zero := func(v *intstr.IntOrString) bool { return v.Type == intstr.Int && v.IntVal == 0 || v.StrVal == "0%" }
+		if zero(rolling.MaxSurge) && zero(rolling.MaxUnavailable) {
+			return "spec.strategy.rollingUpdate: maxSurge and maxUnavailable both 0"
+		}
+		if rolling.MaxUnavailable.Type == intstr.String {
+			if percent, err := strconv.Atoi(strings.TrimSuffix(rolling.MaxUnavailable.StrVal, "%")); err != nil || percent > 100 {
+				return "spec.strategy.rollingUpdate.maxUnavailable"
+			}
+		}
+	}
+	if spec.ProgressDeadlineSeconds != nil && *spec.ProgressDeadlineSeconds <= spec.MinReadySeconds {
+		return "spec.progressDeadlineSeconds: not above minReadySeconds"
 	}
 	return ""
 }
@@ -662,7 +710,7 @@ const (
 // changeOwnedField changes, in d, one field that robot sets, chosen by
 // which; value and number say how. It returns what it did, or "" when robot
 // does not set that field.
-func changeOwnedField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, which uint8, value string, number int32) string {
+func changeOwnedField(robot *robotv1beta1.Robot, d *appsv1.Deployment, which uint8, value string, number int32) string {
 	c := &d.Spec.Template.Spec.Containers[0]
 	index := func(n int) int { return int(uint32(number) % uint32(n)) }
 	different := func(old string) string {
@@ -729,20 +777,28 @@ func changeOwnedField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, which ui
 			return fmt.Sprintf("arg %q appended", value)
 		}
 	case ownedPort:
-		if robot.Spec.Port == nil {
+		if len(robot.Spec.Ports) == 0 {
 			return ""
 		}
-		i := slices.IndexFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == workload.PortName })
-		if number < 0 {
-			c.Ports[i].Protocol = corev1.ProtocolUDP
-			return "port's protocol set to UDP"
+		name := robot.Spec.Ports[index(len(robot.Spec.Ports))].Name
+		i := slices.IndexFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == name })
+		switch {
+		case number < 0 && number%2 == 0:
+			c.Ports[i].Protocol = map[corev1.Protocol]corev1.Protocol{corev1.ProtocolTCP: corev1.ProtocolUDP, corev1.ProtocolUDP: corev1.ProtocolSCTP, corev1.ProtocolSCTP: corev1.ProtocolTCP}[c.Ports[i].Protocol]
+			return fmt.Sprintf("port %q's protocol set to %s", name, c.Ports[i].Protocol)
+		case number < 0:
+			c.Ports[i].Name = "renamed"
+			if name == "renamed" {
+				c.Ports[i].Name = "renamed-again"
+			}
+			return fmt.Sprintf("port %q renamed %q", name, c.Ports[i].Name)
 		}
 		p := 1 + number%65535
 		if p == c.Ports[i].ContainerPort {
 			p = p%65535 + 1
 		}
 		c.Ports[i].ContainerPort = p
-		return fmt.Sprintf("port set to %d", p)
+		return fmt.Sprintf("port %q set to %d", name, p)
 	case ownedResources:
 		type entry struct {
 			list corev1.ResourceList

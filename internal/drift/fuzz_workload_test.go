@@ -1,10 +1,14 @@
 package drift
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"testing"
 
+	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
@@ -15,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // The pod template fields workloadFromFuzz sets, one per operation.
@@ -39,6 +43,9 @@ const (
 	workloadServiceAccount
 	workloadAutomount
 	workloadSecurityProfile
+	workloadPort
+	workloadStrategy
+	workloadMinReadySeconds
 	workloadKinds
 )
 
@@ -54,6 +61,15 @@ var (
 	workloadSizes     = []*resource.Quantity{nil, ptr.To(resource.MustParse("64Mi")), ptr.To(resource.MustParse("1Gi")), ptr.To(resource.MustParse("0.5Gi"))}
 	workloadTopology  = []string{"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
 	workloadOptional  = []*bool{nil, ptr.To(false), ptr.To(true)}
+	// Port names other than robotFromFuzz's "http" and addForeignFields'
+	// "metrics", and numbers that meet theirs.
+	workloadPortNames     = []string{"dns", "grpc", "admin", "web"}
+	workloadPortNumbers   = []int32{53, 8080, 9090, 1, 65535}
+	workloadPortProtocols = []corev1.Protocol{"", corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
+	workloadBounds        = []*intstr.IntOrString{nil, ptr.To(intstr.FromInt32(0)), ptr.To(intstr.FromInt32(1)), ptr.To(intstr.FromString("25%")), ptr.To(intstr.FromString("0%")), ptr.To(intstr.FromString("100%"))}
+	// Up to the CRD's maximum, past the Deployment's default progress
+	// deadline (600).
+	workloadReadySeconds = []int32{0, 1, 10, 599, 600, 3600}
 )
 
 // workloadFromFuzz sets on robot the pod template fields that data says (see
@@ -62,7 +78,7 @@ var (
 // says the CRD refuses it (a reserved pod label), so that every Robot kept
 // reaches the API server and the no-drift property is tested for real
 // Deployments.
-func workloadFromFuzz(robot *robotv1alpha1.Robot, data []byte) {
+func workloadFromFuzz(robot *robotv1beta1.Robot, data []byte) {
 	b := &robottest.FuzzBytes{Data: data}
 	spec := &robot.Spec
 	for b.More() {
@@ -102,25 +118,25 @@ func workloadFromFuzz(robot *robotv1alpha1.Robot, data []byte) {
 				Name: volume.Name, MountPath: fmt.Sprintf("/mnt/%d", len(spec.VolumeMounts)), ReadOnly: b.Byte()%2 == 0,
 			})
 		case workloadNodeSelector:
-			if spec.NodeSelector == nil {
-				spec.NodeSelector = map[string]string{}
+			if spec.Placement.NodeSelector == nil {
+				spec.Placement.NodeSelector = map[string]string{}
 			}
-			spec.NodeSelector[robottest.Pick(b, workloadLabelKeys)] = robottest.Pick(b, workloadValues)
+			spec.Placement.NodeSelector[robottest.Pick(b, workloadLabelKeys)] = robottest.Pick(b, workloadValues)
 		case workloadToleration:
-			spec.Tolerations = append(spec.Tolerations, tolerationFromFuzz(b))
+			spec.Placement.Tolerations = append(spec.Placement.Tolerations, tolerationFromFuzz(b))
 		case workloadAffinity:
-			spec.Affinity = affinityFromFuzz(b)
+			spec.Placement.Affinity = affinityFromFuzz(b)
 		case workloadSpread:
 			key := robottest.Pick(b, workloadTopology)
 			when := robottest.Pick(b, []corev1.UnsatisfiableConstraintAction{corev1.DoNotSchedule, corev1.ScheduleAnyway})
-			if !containsName(spec.TopologySpreadConstraints, func(c corev1.TopologySpreadConstraint) string { return c.TopologyKey + string(c.WhenUnsatisfiable) }, key+string(when)) {
-				spec.TopologySpreadConstraints = append(spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
+			if !containsName(spec.Placement.TopologySpreadConstraints, func(c corev1.TopologySpreadConstraint) string { return c.TopologyKey + string(c.WhenUnsatisfiable) }, key+string(when)) {
+				spec.Placement.TopologySpreadConstraints = append(spec.Placement.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
 					MaxSkew: int32(1 + b.Byte()%3), TopologyKey: key, WhenUnsatisfiable: when,
 					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{workload.LabelRobot: robot.Name}},
 				})
 			}
 		case workloadPriorityClass:
-			spec.PriorityClassName = robottest.Pick(b, workloadNames)
+			spec.Placement.PriorityClassName = robottest.Pick(b, workloadNames)
 		case workloadPodLabel:
 			if spec.PodLabels == nil {
 				spec.PodLabels = map[string]string{}
@@ -136,7 +152,18 @@ func workloadFromFuzz(robot *robotv1alpha1.Robot, data []byte) {
 		case workloadAutomount:
 			spec.AutomountServiceAccountToken = robottest.Pick(b, workloadOptional)
 		case workloadSecurityProfile:
-			spec.SecurityProfile = robottest.Pick(b, []robotv1alpha1.SecurityProfile{"", robotv1alpha1.SecurityProfileBaseline, robotv1alpha1.SecurityProfileRestricted})
+			spec.SecurityProfile = robottest.Pick(b, []robotv1beta1.SecurityProfile{"", robotv1beta1.SecurityProfileBaseline, robotv1beta1.SecurityProfileRestricted})
+		case workloadPort:
+			spec.Ports = append(spec.Ports, robotv1beta1.RobotPort{Name: robottest.Pick(b, workloadPortNames),
+				ContainerPort: robottest.Pick(b, workloadPortNumbers), Protocol: robottest.Pick(b, workloadPortProtocols)})
+		case workloadStrategy:
+			strategy := &robotv1beta1.RobotStrategy{Type: robottest.Pick(b, []robotv1beta1.StrategyType{"", robotv1beta1.StrategyRollingUpdate, robotv1beta1.StrategyRecreate})}
+			if strategy.Type != robotv1beta1.StrategyRecreate && b.Byte()%2 == 0 {
+				strategy.RollingUpdate = &robotv1beta1.RollingUpdate{MaxSurge: robottest.Pick(b, workloadBounds), MaxUnavailable: robottest.Pick(b, workloadBounds)}
+			}
+			spec.Strategy = strategy
+		case workloadMinReadySeconds:
+			spec.MinReadySeconds = robottest.Pick(b, workloadReadySeconds)
 		}
 	}
 }
@@ -160,6 +187,12 @@ func workloadSeeds() [][]byte {
 	seeds = append(seeds,
 		[]byte{workloadVolume, 3, 0, 0, 3, 0, 0, 0},
 		[]byte{workloadVolume, 3, 0, 1, 2, 0, 1, workloadVolumeMount, 0, 0})
+	// A rolling update with both bounds, one with maxSurge alone, and a
+	// UDP port and a TCP one beside robotFromFuzz's.
+	seeds = append(seeds,
+		[]byte{workloadStrategy, 1, 0, 2, 3, workloadMinReadySeconds, 2},
+		[]byte{workloadStrategy, 0, 0, 1, 0},
+		[]byte{workloadPort, 0, 0, 2, workloadPort, 2, 2, 1})
 	return seeds
 }
 
@@ -201,8 +234,8 @@ func probeFromFuzz(b *robottest.FuzzBytes, readiness bool) *corev1.Probe {
 }
 
 // volumeFromFuzz is a volume of one of the four kinds a Robot may have.
-func volumeFromFuzz(b *robottest.FuzzBytes, name string) robotv1alpha1.RobotVolume {
-	volume := robotv1alpha1.RobotVolume{Name: name}
+func volumeFromFuzz(b *robottest.FuzzBytes, name string) robotv1beta1.RobotVolume {
+	volume := robotv1beta1.RobotVolume{Name: name}
 	items := func() []corev1.KeyToPath {
 		if b.Byte()%2 == 0 {
 			return nil
@@ -286,9 +319,9 @@ func affinityFromFuzz(b *robottest.FuzzBytes) *corev1.Affinity {
 }
 
 // workloadRefused says why the CRD refuses robot's pod template fields, or
-// returns "": the rules of pkg/apis/robot/v1alpha1/types.go that the
+// returns "": the rules of pkg/apis/robot/v1beta1/types.go that the
 // generator can break.
-func workloadRefused(robot *robotv1alpha1.Robot) string {
+func workloadRefused(robot *robotv1beta1.Robot) string {
 	spec := &robot.Spec
 	switch {
 	case len(spec.Command) > 256:
@@ -301,8 +334,25 @@ func workloadRefused(robot *robotv1alpha1.Robot) string {
 		return "spec.volumes"
 	case len(spec.VolumeMounts) > 64:
 		return "spec.volumeMounts"
-	case len(spec.Tolerations) > 64:
-		return "spec.tolerations"
+	case len(spec.Placement.Tolerations) > 64:
+		return "spec.placement.tolerations"
+	case len(spec.Ports) > 16:
+		return "spec.ports"
+	}
+	// listType=map by name, and the rule that no two ports have the same
+	// number and protocol (TCP, the CRD's default, when unset).
+	names := map[string]bool{}
+	type key struct {
+		port     int32
+		protocol corev1.Protocol
+	}
+	keys := map[key]bool{}
+	for _, port := range spec.Ports {
+		k := key{port.ContainerPort, cmp.Or(port.Protocol, corev1.ProtocolTCP)}
+		if names[port.Name] || keys[k] {
+			return "spec.ports: a port twice"
+		}
+		names[port.Name], keys[k] = true, true
 	}
 	for _, key := range workload.ReservedPodLabels {
 		if _, ok := robot.Spec.PodLabels[key]; ok {
@@ -315,13 +365,12 @@ func workloadRefused(robot *robotv1alpha1.Robot) string {
 // changeWorkloadField changes, in d, one of the pod template fields robot
 // sets, chosen by number, the way a person with kubectl edit would. It
 // returns what it did, or "" when robot does not set that field.
-func changeWorkloadField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, number int32) string {
+func changeWorkloadField(robot *robotv1beta1.Robot, d *appsv1.Deployment, number int32) string {
 	spec := &robot.Spec
 	pod := &d.Spec.Template.Spec
 	c := &pod.Containers[0]
-	const kinds = 19
-	n := int(uint32(number) / kinds)
-	switch uint32(number) % kinds {
+	n := int(uint32(number) / workloadChanges)
+	switch uint32(number) % workloadChanges {
 	case 0:
 		if len(spec.Command) == 0 {
 			return ""
@@ -352,7 +401,7 @@ func changeWorkloadField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, numbe
 			robot *corev1.Probe
 			live  **corev1.Probe
 		}{{"readinessProbe", spec.ReadinessProbe, &c.ReadinessProbe}, {"livenessProbe", spec.LivenessProbe, &c.LivenessProbe}, {"startupProbe", spec.StartupProbe, &c.StartupProbe}}
-		probe := probes[uint32(number)%kinds-4]
+		probe := probes[uint32(number)%workloadChanges-4]
 		if probe.robot == nil {
 			return ""
 		}
@@ -379,31 +428,31 @@ func changeWorkloadField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, numbe
 		c.VolumeMounts[i].MountPath = "/changed"
 		return fmt.Sprintf("volume mount %q moved", path)
 	case 9:
-		if len(spec.NodeSelector) == 0 {
+		if len(spec.Placement.NodeSelector) == 0 {
 			return ""
 		}
 		pod.NodeSelector["changed"] = "true"
 		return "a node selector label added"
 	case 10:
-		if len(spec.Tolerations) == 0 {
+		if len(spec.Placement.Tolerations) == 0 {
 			return ""
 		}
 		pod.Tolerations = append(pod.Tolerations, corev1.Toleration{Key: "changed", Operator: corev1.TolerationOpExists})
 		return "a toleration added"
 	case 11:
-		if spec.Affinity == nil {
+		if spec.Placement.Affinity == nil {
 			return ""
 		}
 		pod.Affinity = nil
 		return "affinity removed"
 	case 12:
-		if len(spec.TopologySpreadConstraints) == 0 {
+		if len(spec.Placement.TopologySpreadConstraints) == 0 {
 			return ""
 		}
 		pod.TopologySpreadConstraints[n%len(pod.TopologySpreadConstraints)].MaxSkew++
 		return "a topology spread constraint's maxSkew raised"
 	case 13:
-		if spec.PriorityClassName == "" {
+		if spec.Placement.PriorityClassName == "" {
 			return ""
 		}
 		pod.PriorityClassName += "x"
@@ -432,7 +481,7 @@ func changeWorkloadField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, numbe
 		pod.AutomountServiceAccountToken = ptr.To(!*pod.AutomountServiceAccountToken)
 		return "automountServiceAccountToken flipped"
 	case 18:
-		if spec.SecurityProfile != robotv1alpha1.SecurityProfileRestricted {
+		if spec.SecurityProfile != robotv1beta1.SecurityProfileRestricted {
 			return ""
 		}
 		if n%2 == 0 {
@@ -441,6 +490,55 @@ func changeWorkloadField(robot *robotv1alpha1.Robot, d *appsv1.Deployment, numbe
 		}
 		c.SecurityContext.Capabilities = nil
 		return "the container's capabilities removed"
+	case 19:
+		if spec.Strategy == nil {
+			return ""
+		}
+		if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+			return "strategy set to RollingUpdate"
+		}
+		if rolling := spec.Strategy.RollingUpdate; rolling != nil && (rolling.MaxSurge != nil || rolling.MaxUnavailable != nil) && n%2 == 0 {
+			bound := &d.Spec.Strategy.RollingUpdate.MaxSurge
+			if rolling.MaxSurge == nil {
+				bound = &d.Spec.Strategy.RollingUpdate.MaxUnavailable
+			}
+			// Never a value workloadBounds has.
+			*bound = ptr.To(intstr.FromInt32(int32(2 + n%3)))
+			return "a rolling update bound changed"
+		}
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		return "strategy set to Recreate"
+	case 20:
+		if spec.MinReadySeconds == 0 {
+			return ""
+		}
+		if n%2 == 0 {
+			d.Spec.MinReadySeconds = 0
+			return "minReadySeconds removed"
+		}
+		d.Spec.MinReadySeconds++
+		return "minReadySeconds raised by one"
 	}
 	return ""
+}
+
+// workloadChanges is the number of changes changeWorkloadField knows.
+const workloadChanges = 21
+
+// refusedPastDeadline fails t when robot's minReadySeconds reaches the
+// Deployment's default progress deadline (600 seconds) and NewDeployment
+// does not refuse it as an invalid spec, the API server refusing such a
+// Deployment; it reports whether it does reach it.
+func refusedPastDeadline(t *testing.T, robot *robotv1beta1.Robot) bool {
+	t.Helper()
+	if robot.Spec.MinReadySeconds < 600 {
+		return false
+	}
+	_, err := workload.NewDeployment(robot)
+	var invalid *outcome.InvalidSpecError
+	if !errors.As(err, &invalid) {
+		t.Fatalf("minReadySeconds %d: newDeployment returns %v, want an invalid spec error", robot.Spec.MinReadySeconds, err)
+	}
+	return true
 }

@@ -15,9 +15,11 @@ import (
 
 // CreatedFieldsEntry returns the position in managedFields of the entry that
 // the operator's create of the Deployment left, or -1 when there is none. It
-// is the operator's only Update of the Deployment itself: the operator
-// writes Deployments by create and apply, and its patch of managedFields
-// (claimCreatedFields) sets no field of its own.
+// is the operator's Update of the Deployment itself: the operator writes
+// Deployments by create and apply, and its patch of managedFields
+// (claimCreatedFields) sets no field of its own. Its RecreatePatch does set
+// one, spec.strategy.type, in the same entry; the apply that follows it owns
+// that field as well, so the entry is handled as the create's.
 func CreatedFieldsEntry(entries []metav1.ManagedFieldsEntry) int {
 	return slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool {
 		return IsOwnEntry(e) && e.Operation == metav1.ManagedFieldsOperationUpdate

@@ -12,7 +12,9 @@ import (
 // desired sets, or returns "" when it does not, compared the way
 // server-side apply merges them (a port is found by its port and protocol;
 // the selector, atomic, is compared whole). What the API server or another
-// writer adds (a node port, a cluster IP, an annotation) does not count.
+// writer adds (a node port, a cluster IP, an annotation, a port) does not
+// count. A port the Robot no longer has shows as a change of the spec hash
+// annotation, as for the Deployment.
 func ServiceDrift(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) string {
 	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
 		return describeMapDrift("metadata.labels", key, desired.Labels, current.Labels)
@@ -25,7 +27,10 @@ func ServiceDrift(desired *corev1ac.ServiceApplyConfiguration, current *corev1.S
 		TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "Service"},
 		Spec:     current.Spec,
 	}
-	return describeSpecDrift(desiredSpec, currentSpec)
+	if drift := describeSpecDrift(desiredSpec, currentSpec); drift != "" {
+		return drift
+	}
+	return annotationDrift(desired.Annotations, current.Annotations)
 }
 
 // controlledAs reports whether object's controller reference is want, with

@@ -6,15 +6,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
-func robotAt(uid, resourceVersion string) *robotv1alpha1.Robot {
-	return &robotv1alpha1.Robot{ObjectMeta: metav1.ObjectMeta{Name: "r", UID: types.UID(uid), ResourceVersion: resourceVersion}}
+func robotAt(uid, resourceVersion string) *robotv1beta1.Robot {
+	return &robotv1beta1.Robot{ObjectMeta: metav1.ObjectMeta{Name: "r", UID: types.UID(uid), ResourceVersion: resourceVersion}}
 }
 
 func TestRecentWritesIsOwnWrite(t *testing.T) {
-	var written RecentWrites[*robotv1alpha1.Robot]
+	var written RecentWrites[*robotv1beta1.Robot]
 	if written.IsOwnWrite(robotAt("a", "5")) {
 		t.Fatal("nothing written yet, but an event was taken for an own write")
 	}
@@ -38,7 +38,7 @@ func TestRecentWritesIsOwnWrite(t *testing.T) {
 }
 
 func TestRecentWritesFreshest(t *testing.T) {
-	var written RecentWrites[*robotv1alpha1.Robot]
+	var written RecentWrites[*robotv1beta1.Robot]
 	written.Remember(robotAt("a", "10"))
 	if got := written.Freshest(robotAt("a", "9")); got.ResourceVersion != "10" {
 		t.Errorf("stale cache: freshest = version %s, want the written 10", got.ResourceVersion)

@@ -15,8 +15,8 @@ import (
 	clientmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/client-go/util/workqueue"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
-	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1beta1"
 )
 
 const metricsNamespace = "robot_operator"
@@ -78,7 +78,7 @@ func (rc *RobotsCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := map[metav1.ConditionStatus]float64{metav1.ConditionTrue: 0, metav1.ConditionFalse: 0, metav1.ConditionUnknown: 0}
 	for _, robot := range robots {
 		status := metav1.ConditionUnknown
-		if c := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady); c != nil && c.ObservedGeneration == robot.Generation {
+		if c := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady); c != nil && c.ObservedGeneration == robot.Generation {
 			status = c.Status
 		}
 		counts[status]++
@@ -128,7 +128,7 @@ func NewReadinessTracker() *ReadinessTracker {
 // never clears a record: the watch event of the status write that made the
 // Robot Ready can arrive before that write returns, and the sync that made
 // it must still find the record.
-func (t *ReadinessTracker) Seen(robot *robotv1alpha1.Robot, now time.Time) {
+func (t *ReadinessTracker) Seen(robot *robotv1beta1.Robot, now time.Time) {
 	if ReadyFor(robot.Status, robot.Generation) {
 		return
 	}
@@ -166,8 +166,8 @@ func (t *ReadinessTracker) Forget(uid types.UID) {
 }
 
 // ReadyFor reports whether status says Ready=True for generation.
-func ReadyFor(status robotv1alpha1.RobotStatus, generation int64) bool {
-	c := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+func ReadyFor(status robotv1beta1.RobotStatus, generation int64) bool {
+	c := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && status.ObservedGeneration == generation
 }
 

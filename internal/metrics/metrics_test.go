@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 func TestReadinessTracker(t *testing.T) {
@@ -21,8 +21,8 @@ func TestReadinessTracker(t *testing.T) {
 	// The watch event of the status write that made the Robot Ready may
 	// come before the write returns: it must not clear the record.
 	ready := robot.DeepCopy()
-	ready.Status = robotv1alpha1.RobotStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
-		{Type: robotv1alpha1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 2},
+	ready.Status = robotv1beta1.RobotStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
+		{Type: robotv1beta1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 2},
 	}}
 	tracker.Seen(ready, robottest.FixtureNow.Add(2*time.Second))
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -66,31 +66,31 @@ func Classify(err error) Failure {
 	case errors.As(err, &paused):
 		// The person who paused the Robot unpauses it; that change
 		// queues it.
-		return Failure{Reason: robotv1alpha1.ReasonPaused, Retry: RetryOnChange}
+		return Failure{Reason: robotv1beta1.ReasonPaused, Retry: RetryOnChange}
 	case errors.As(err, &invalid):
-		return Failure{Reason: robotv1alpha1.ReasonInvalidSpec, Retry: RetryOnChange}
+		return Failure{Reason: robotv1beta1.ReasonInvalidSpec, Retry: RetryOnChange}
 	case errors.As(err, &nameTaken):
-		return Failure{Reason: robotv1alpha1.ReasonDeploymentNameTaken, Retry: RecheckLater}
+		return Failure{Reason: robotv1beta1.ReasonDeploymentNameTaken, Retry: RecheckLater}
 	case errors.As(err, &svcTaken):
 		// Like a taken Deployment name, but the Deployment runs: Ready
 		// stays about it, and Synced says why the Service is missing.
-		return Failure{Reason: robotv1alpha1.ReasonServiceNameTaken, Retry: RecheckLater}
+		return Failure{Reason: robotv1beta1.ReasonServiceNameTaken, Retry: RecheckLater}
 	case errors.As(err, &svcType):
 		// Only a change of the Robot, or of the operator's flags (which
 		// restarts it), can help.
-		return Failure{Reason: robotv1alpha1.ReasonServiceTypeNotAllowed, Retry: RetryOnChange}
+		return Failure{Reason: robotv1beta1.ReasonServiceTypeNotAllowed, Retry: RetryOnChange}
 	case errors.As(err, &conflict):
 		// The other writer may take its field back; the Deployment's
 		// update event then queues the Robot at once.
-		return Failure{Reason: robotv1alpha1.ReasonFieldConflict, Retry: RetryWithBackoff}
+		return Failure{Reason: robotv1beta1.ReasonFieldConflict, Retry: RetryWithBackoff}
 	case errors.As(err, &contested):
-		return Failure{Reason: robotv1alpha1.ReasonDeploymentContested, Retry: RecheckAfterFight}
+		return Failure{Reason: robotv1beta1.ReasonDeploymentContested, Retry: RecheckAfterFight}
 	case errors.As(err, &earlier):
 		// The garbage collector deletes it, and its delete event queues
 		// the Robot; the recheck is for an event that was missed.
-		return Failure{Reason: robotv1alpha1.ReasonWaitingForGarbageCollection, ReadyReason: robotv1alpha1.ReasonRolloutInProgress, Retry: RecheckLater}
+		return Failure{Reason: robotv1beta1.ReasonWaitingForGarbageCollection, ReadyReason: robotv1beta1.ReasonRolloutInProgress, Retry: RecheckLater}
 	}
-	return Failure{Reason: robotv1alpha1.ReasonSyncFailed, Retry: RetryWithBackoff}
+	return Failure{Reason: robotv1beta1.ReasonSyncFailed, Retry: RetryWithBackoff}
 }
 
 // WarnsOnEntry reports whether a Synced reason is one a person must act on:
@@ -98,8 +98,8 @@ func Classify(err error) Failure {
 // retried and usually passes by itself; its retries show in the metrics.
 func WarnsOnEntry(reason string) bool {
 	switch reason {
-	case robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonServiceNameTaken, robotv1alpha1.ReasonServiceTypeNotAllowed,
-		robotv1alpha1.ReasonFieldConflict, robotv1alpha1.ReasonDeploymentContested:
+	case robotv1beta1.ReasonInvalidSpec, robotv1beta1.ReasonDeploymentNameTaken, robotv1beta1.ReasonServiceNameTaken, robotv1beta1.ReasonServiceTypeNotAllowed,
+		robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested:
 		return true
 	}
 	return false
@@ -144,8 +144,8 @@ func NotControlledError(deployment *appsv1.Deployment) error {
 // ServiceTypeNotAllowedError is a Robot that asks for a Service of a type the
 // operator may not create.
 type ServiceTypeNotAllowedError struct {
-	Type    robotv1alpha1.ServiceType
-	Allowed []robotv1alpha1.ServiceType
+	Type    robotv1beta1.ServiceType
+	Allowed []robotv1beta1.ServiceType
 }
 
 func (e *ServiceTypeNotAllowedError) Error() string {

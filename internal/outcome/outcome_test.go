@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // TestClassify: each kind of sync error, its reason and what happens next,
@@ -16,17 +16,17 @@ func TestClassify(t *testing.T) {
 		retry  retry
 		warns  bool
 	}{
-		{errors.New("connection refused"), robotv1alpha1.ReasonSyncFailed, RetryWithBackoff, false},
-		{&SyncTimeoutError{}, robotv1alpha1.ReasonSyncFailed, RetryWithBackoff, false},
-		{&InvalidSpecError{Err: errors.New("bad")}, robotv1alpha1.ReasonInvalidSpec, RetryOnChange, true},
-		{&NameTakenError{Name: "x"}, robotv1alpha1.ReasonDeploymentNameTaken, RecheckLater, true},
-		{&ServiceNameTakenError{Name: "x"}, robotv1alpha1.ReasonServiceNameTaken, RecheckLater, true},
-		{&ServiceTypeNotAllowedError{Type: robotv1alpha1.ServiceTypeNodePort, Allowed: []robotv1alpha1.ServiceType{robotv1alpha1.ServiceTypeClusterIP}},
-			robotv1alpha1.ReasonServiceTypeNotAllowed, RetryOnChange, true},
-		{&EarlierRobotError{Name: "x"}, robotv1alpha1.ReasonWaitingForGarbageCollection, RecheckLater, false},
-		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1alpha1.ReasonWaitingForGarbageCollection, RecheckLater, false},
-		{&FieldConflictError{Deployment: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1alpha1.ReasonFieldConflict, RetryWithBackoff, true},
-		{&PausedError{Deployment: "x"}, robotv1alpha1.ReasonPaused, RetryOnChange, false},
+		{errors.New("connection refused"), robotv1beta1.ReasonSyncFailed, RetryWithBackoff, false},
+		{&SyncTimeoutError{}, robotv1beta1.ReasonSyncFailed, RetryWithBackoff, false},
+		{&InvalidSpecError{Err: errors.New("bad")}, robotv1beta1.ReasonInvalidSpec, RetryOnChange, true},
+		{&NameTakenError{Name: "x"}, robotv1beta1.ReasonDeploymentNameTaken, RecheckLater, true},
+		{&ServiceNameTakenError{Name: "x"}, robotv1beta1.ReasonServiceNameTaken, RecheckLater, true},
+		{&ServiceTypeNotAllowedError{Type: robotv1beta1.ServiceTypeNodePort, Allowed: []robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP}},
+			robotv1beta1.ReasonServiceTypeNotAllowed, RetryOnChange, true},
+		{&EarlierRobotError{Name: "x"}, robotv1beta1.ReasonWaitingForGarbageCollection, RecheckLater, false},
+		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1beta1.ReasonWaitingForGarbageCollection, RecheckLater, false},
+		{&FieldConflictError{Deployment: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1beta1.ReasonFieldConflict, RetryWithBackoff, true},
+		{&PausedError{Deployment: "x"}, robotv1beta1.ReasonPaused, RetryOnChange, false},
 	}
 	for _, tt := range tests {
 		f := Classify(tt.err)

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	kjson "sigs.k8s.io/json"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 	"github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/scheme"
 )
@@ -38,7 +38,7 @@ const maxQuotedValue = 200
 // described above.
 func NewForConfig(cfg *rest.Config) (*clientset.Clientset, error) {
 	config := rest.CopyConfig(cfg)
-	gv := robotv1alpha1.SchemeGroupVersion
+	gv := robotv1beta1.SchemeGroupVersion
 	config.GroupVersion = &gv
 	config.APIPath = "/apis"
 	config.NegotiatedSerializer = tolerantSerializer{rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()}
@@ -86,7 +86,7 @@ func (d tolerantDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, 
 		return obj, gvk, err
 	}
 	kind := typeMeta.GroupVersionKind()
-	if kind.GroupVersion() != robotv1alpha1.SchemeGroupVersion {
+	if kind.GroupVersion() != robotv1beta1.SchemeGroupVersion {
 		return obj, gvk, err
 	}
 	switch kind.Kind {
@@ -95,7 +95,7 @@ func (d tolerantDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, 
 		if leniencyErr != nil {
 			return obj, gvk, err
 		}
-		if into, ok := into.(*robotv1alpha1.Robot); ok {
+		if into, ok := into.(*robotv1beta1.Robot); ok {
 			*into = *robot
 			return into, &kind, nil
 		}
@@ -105,7 +105,7 @@ func (d tolerantDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, 
 		if leniencyErr != nil {
 			return obj, gvk, err
 		}
-		if into, ok := into.(*robotv1alpha1.RobotList); ok {
+		if into, ok := into.(*robotv1beta1.RobotList); ok {
 			*into = *list
 			return into, &kind, nil
 		}
@@ -116,7 +116,7 @@ func (d tolerantDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, 
 
 // decodeRobotListLeniently decodes a Robot list item by item, each Robot as
 // decodeRobotLeniently does.
-func decodeRobotListLeniently(data []byte) (*robotv1alpha1.RobotList, error) {
+func decodeRobotListLeniently(data []byte) (*robotv1beta1.RobotList, error) {
 	var parts struct {
 		metav1.TypeMeta `json:",inline"`
 		Metadata        metav1.ListMeta   `json:"metadata"`
@@ -125,7 +125,7 @@ func decodeRobotListLeniently(data []byte) (*robotv1alpha1.RobotList, error) {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &parts); err != nil {
 		return nil, err
 	}
-	list := &robotv1alpha1.RobotList{TypeMeta: parts.TypeMeta, ListMeta: parts.Metadata, Items: make([]robotv1alpha1.Robot, len(parts.Items))}
+	list := &robotv1beta1.RobotList{TypeMeta: parts.TypeMeta, ListMeta: parts.Metadata, Items: make([]robotv1beta1.Robot, len(parts.Items))}
 	for i, item := range parts.Items {
 		robot, err := decodeRobotLeniently(item)
 		if err != nil {
@@ -142,8 +142,8 @@ func decodeRobotListLeniently(data []byte) (*robotv1alpha1.RobotList, error) {
 // workload.UndecodableSpecAnnotation saying which field of the spec could not be read
 // and why. Only metadata that cannot be decoded is an error: the API server
 // validates it on every write, so that means the data is not a Robot at all.
-func decodeRobotLeniently(data []byte) (*robotv1alpha1.Robot, error) {
-	var robot robotv1alpha1.Robot
+func decodeRobotLeniently(data []byte) (*robotv1beta1.Robot, error) {
+	var robot robotv1beta1.Robot
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &robot); err == nil {
 		return &robot, nil
 	}
@@ -156,11 +156,11 @@ func decodeRobotLeniently(data []byte) (*robotv1alpha1.Robot, error) {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &parts); err != nil {
 		return nil, err
 	}
-	robot = robotv1alpha1.Robot{TypeMeta: parts.TypeMeta, ObjectMeta: parts.Metadata}
+	robot = robotv1beta1.Robot{TypeMeta: parts.TypeMeta, ObjectMeta: parts.Metadata}
 	if len(parts.Status) > 0 {
 		// The status is the operator's own: what cannot be read of it is
 		// written again.
-		var status robotv1alpha1.RobotStatus
+		var status robotv1beta1.RobotStatus
 		if kjson.UnmarshalCaseSensitivePreserveInts(parts.Status, &status) == nil {
 			robot.Status = status
 		}
@@ -187,7 +187,7 @@ func specDecodeError(spec []byte) string {
 	slices.Sort(names)
 	for _, name := range names {
 		single, _ := json.Marshal(map[string]json.RawMessage{name: fields[name]})
-		var into robotv1alpha1.RobotSpec
+		var into robotv1beta1.RobotSpec
 		if err := kjson.UnmarshalCaseSensitivePreserveInts(single, &into); err != nil {
 			return fmt.Sprintf("spec.%s is %s, which the operator cannot read: %v", name, quoteValue(fields[name]), err)
 		}

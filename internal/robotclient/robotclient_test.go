@@ -12,13 +12,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	"github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/scheme"
 )
 
 // robotJSON is a Robot as the API server sends it, with spec as given.
 func robotJSON(name, spec string) string {
-	return `{"apiVersion":"robot.dev/v1alpha1","kind":"Robot","metadata":{"name":"` + name +
+	return `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"` + name +
 		`","namespace":"ns","uid":"uid-` + name + `","resourceVersion":"7","generation":3},"spec":` + spec +
 		`,"status":{"observedGeneration":2,"deploymentName":"` + name + `"}}`
 }
@@ -32,7 +32,7 @@ func jsonDecoder(t *testing.T) runtime.Decoder {
 	if !ok {
 		t.Fatal("no JSON serializer")
 	}
-	return s.DecoderToVersion(info.Serializer, robotv1alpha1.SchemeGroupVersion)
+	return s.DecoderToVersion(info.Serializer, robotv1beta1.SchemeGroupVersion)
 }
 
 func TestUndecodableRobotIsDecodedAsItsMetadata(t *testing.T) {
@@ -51,7 +51,7 @@ func TestUndecodableRobotIsDecodedAsItsMetadata(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			decoder := jsonDecoder(t)
-			for _, into := range []runtime.Object{nil, &robotv1alpha1.Robot{}} {
+			for _, into := range []runtime.Object{nil, &robotv1beta1.Robot{}} {
 				obj, _, err := decoder.Decode([]byte(robotJSON(tc.name, tc.spec)), nil, into)
 				if err != nil {
 					t.Fatalf("decoding into %T: %v", into, err)
@@ -59,7 +59,7 @@ func TestUndecodableRobotIsDecodedAsItsMetadata(t *testing.T) {
 				if into != nil && obj != into {
 					t.Fatalf("decoded into a new object, not the one given: a typed client would see nothing")
 				}
-				robot := obj.(*robotv1alpha1.Robot)
+				robot := obj.(*robotv1beta1.Robot)
 				if robot.Name != tc.name || robot.Namespace != "ns" || string(robot.UID) != "uid-"+tc.name || robot.ResourceVersion != "7" || robot.Generation != 3 {
 					t.Errorf("metadata not kept: %+v", robot.ObjectMeta)
 				}
@@ -90,7 +90,7 @@ func TestDecodableRobotIsDecodedAsItIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	robot := obj.(*robotv1alpha1.Robot)
+	robot := obj.(*robotv1beta1.Robot)
 	if _, ok := robot.Annotations[workload.UndecodableSpecAnnotation]; ok || workload.UndecodableSpec(robot) != nil {
 		t.Errorf("a decodable Robot is marked: %v", robot.Annotations)
 	}
@@ -102,9 +102,9 @@ func TestDecodableRobotIsDecodedAsItIs(t *testing.T) {
 // TestListWithAnUndecodableRobot: one Robot that cannot be decoded does not
 // fail the list that carries it, which would stop the informer for all.
 func TestListWithAnUndecodableRobot(t *testing.T) {
-	list := `{"apiVersion":"robot.dev/v1alpha1","kind":"RobotList","metadata":{"resourceVersion":"42"},"items":[` +
+	list := `{"apiVersion":"robot.dev/v1beta1","kind":"RobotList","metadata":{"resourceVersion":"42"},"items":[` +
 		robotJSON("good", `{"image":"a","replicas":2}`) + "," + robotJSON("bad", `{"image":"a","replicas":"two"}`) + `]}`
-	into := &robotv1alpha1.RobotList{}
+	into := &robotv1beta1.RobotList{}
 	obj, _, err := jsonDecoder(t).Decode([]byte(list), nil, into)
 	if err != nil {
 		t.Fatal(err)
@@ -126,9 +126,9 @@ func TestListWithAnUndecodableRobot(t *testing.T) {
 // TestOtherDecodeErrorsAreKept: the fallback is for Robots alone.
 func TestOtherDecodeErrorsAreKept(t *testing.T) {
 	for name, data := range map[string]string{
-		"not JSON":          `{"apiVersion":"robot.dev/v1alpha1","kind":"Robot",`,
+		"not JSON":          `{"apiVersion":"robot.dev/v1beta1","kind":"Robot",`,
 		"another group":     `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"},"spec":{"replicas":"two"}}`,
-		"metadata unusable": `{"apiVersion":"robot.dev/v1alpha1","kind":"Robot","metadata":{"name":7},"spec":{}}`,
+		"metadata unusable": `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":7},"spec":{}}`,
 	} {
 		if _, _, err := jsonDecoder(t).Decode([]byte(data), nil, nil); err == nil {
 			t.Errorf("%s: decoded without an error", name)

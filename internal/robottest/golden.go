@@ -12,14 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // GoldenRobot is a Robot that sets every field of its spec, each in a way
 // that shows in the Deployment.
-func GoldenRobot() *robotv1alpha1.Robot {
-	return &robotv1alpha1.Robot{
-		TypeMeta: metav1.TypeMeta{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot"},
+func GoldenRobot() *robotv1beta1.Robot {
+	return &robotv1beta1.Robot{
+		TypeMeta: metav1.TypeMeta{APIVersion: robotv1beta1.SchemeGroupVersion.String(), Kind: "Robot"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            "golden",
 			Namespace:       "robots",
@@ -27,12 +27,12 @@ func GoldenRobot() *robotv1alpha1.Robot {
 			Generation:      3,
 			ResourceVersion: "4711",
 		},
-		Spec: robotv1alpha1.RobotSpec{
+		Spec: robotv1beta1.RobotSpec{
 			Image:          "registry.example/team/robot:1.4.2",
 			Replicas:       ptr.To[int32](3),
 			DeploymentName: "golden-runner",
-			Port:           ptr.To[int32](8080),
-			Service:        &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort},
+			Ports:          []robotv1beta1.RobotPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+			Service:        &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNodePort},
 			Args:           []string{"serve", "--verbose"},
 			Env: []corev1.EnvVar{
 				{Name: "MODE", Value: "demo"},
@@ -55,7 +55,7 @@ func GoldenRobot() *robotv1alpha1.Robot {
 
 // GoldenDeployment is robot's Deployment with every replica updated and
 // available, as the Deployment controller reports it.
-func GoldenDeployment(robot *robotv1alpha1.Robot) *appsv1.Deployment {
+func GoldenDeployment(robot *robotv1beta1.Robot) *appsv1.Deployment {
 	replicas := *robot.Spec.Replicas
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: cmp.Or(robot.Spec.DeploymentName, robot.Name), Namespace: robot.Namespace, Generation: 2},
@@ -150,7 +150,7 @@ func LineDiff(want, got string) string {
 
 // WorkloadRobot is a Robot that sets every pod template field, the way a
 // real service would.
-func WorkloadRobot() *robotv1alpha1.Robot {
+func WorkloadRobot() *robotv1beta1.Robot {
 	robot := NewRobot("web", 2)
 	robot.Spec.Command = []string{"/agnhost"}
 	robot.Spec.Args = []string{"netexec", "--http-port=8080"}
@@ -163,7 +163,7 @@ func WorkloadRobot() *robotv1alpha1.Robot {
 	robot.Spec.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}}, PeriodSeconds: 5}
 	robot.Spec.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}}
 	robot.Spec.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/started"}}}, FailureThreshold: 30}
-	robot.Spec.Volumes = []robotv1alpha1.RobotVolume{
+	robot.Spec.Volumes = []robotv1beta1.RobotVolume{
 		{Name: "config", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}},
 		{Name: "tls", Secret: &corev1.SecretVolumeSource{SecretName: "web-tls", DefaultMode: ptr.To[int32](0o400)}},
 		{Name: "cache", EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}},
@@ -178,25 +178,49 @@ func WorkloadRobot() *robotv1alpha1.Robot {
 		{Name: "cache", MountPath: "/var/cache/web"},
 		{Name: "identity", MountPath: "/var/run/identity", ReadOnly: true},
 	}
-	robot.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
-	robot.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}
-	robot.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
-		Weight: 100,
-		PodAffinityTerm: corev1.PodAffinityTerm{
-			TopologyKey:   "kubernetes.io/hostname",
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: "web"}},
-		},
-	}}}}
-	robot.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
-		MaxSkew:           1,
-		TopologyKey:       "topology.kubernetes.io/zone",
-		WhenUnsatisfiable: corev1.ScheduleAnyway,
-		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: "web"}},
-	}}
-	robot.Spec.PriorityClassName = "web-critical"
+	robot.Spec.Placement = robotv1beta1.RobotPlacement{
+		NodeSelector: map[string]string{"kubernetes.io/os": "linux"},
+		Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}},
+		Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				TopologyKey:   "kubernetes.io/hostname",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: "web"}},
+			},
+		}}}},
+		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+			MaxSkew:           1,
+			TopologyKey:       "topology.kubernetes.io/zone",
+			WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{labelRobot: "web"}},
+		}},
+		PriorityClassName: "web-critical",
+	}
 	robot.Spec.PodLabels = map[string]string{"sidecar.istio.io/inject": "true"}
 	robot.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "8080"}
 	robot.Spec.ServiceAccountName = "web"
-	robot.Spec.SecurityProfile = robotv1alpha1.SecurityProfileRestricted
+	robot.Spec.SecurityProfile = robotv1beta1.SecurityProfileRestricted
+	return robot
+}
+
+// RolloutRobot is a Robot that sets what robot.dev/v1beta1 added to the
+// spec: several ports of several protocols, a rollout strategy and
+// minReadySeconds, with a Service.
+func RolloutRobot() *robotv1beta1.Robot {
+	robot := NewRobot("relay", 4)
+	robot.Spec.Ports = []robotv1beta1.RobotPort{
+		{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP},
+		{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
+		{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+	}
+	robot.Spec.Service = &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeClusterIP}
+	robot.Spec.Strategy = &robotv1beta1.RobotStrategy{
+		Type: robotv1beta1.StrategyRollingUpdate,
+		RollingUpdate: &robotv1beta1.RollingUpdate{
+			MaxSurge:       ptr.To(intstr.FromInt32(1)),
+			MaxUnavailable: ptr.To(intstr.FromString("0%")),
+		},
+	}
+	robot.Spec.MinReadySeconds = 15
 	return robot
 }

@@ -22,12 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 var (
 	DeploymentsResource = appsv1.SchemeGroupVersion.WithResource("deployments")
-	RobotsResource      = robotv1alpha1.SchemeGroupVersion.WithResource("robots")
+	RobotsResource      = robotv1beta1.SchemeGroupVersion.WithResource("robots")
 	FixtureNow          = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 )
 
@@ -43,7 +43,7 @@ const (
 )
 
 // podLabels are the labels the operator gives robot's pods.
-func podLabels(robot *robotv1alpha1.Robot) map[string]string {
+func podLabels(robot *robotv1beta1.Robot) map[string]string {
 	return map[string]string{
 		labelRobot:                     robot.Name,
 		"app.kubernetes.io/managed-by": "robot-operator",
@@ -107,7 +107,9 @@ func LiveServiceOf(t testing.TB, desired any) *corev1.Service {
 	s.Spec.SessionAffinity = corev1.ServiceAffinityNone
 	s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
 	if s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		s.Spec.Ports[0].NodePort = 31234
+		for i := range s.Spec.Ports {
+			s.Spec.Ports[i].NodePort = 31234 + int32(i)
+		}
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 	}
 	if s.Spec.Type == corev1.ServiceTypeLoadBalancer {
@@ -143,9 +145,9 @@ func MustJSON(t *testing.T, v any) []byte {
 }
 
 // NewRobot returns a Robot as the API server stores it, defaults applied.
-func NewRobot(name string, replicas int32) *robotv1alpha1.Robot {
-	return &robotv1alpha1.Robot{
-		TypeMeta: metav1.TypeMeta{APIVersion: robotv1alpha1.SchemeGroupVersion.String(), Kind: "Robot"},
+func NewRobot(name string, replicas int32) *robotv1beta1.Robot {
+	return &robotv1beta1.Robot{
+		TypeMeta: metav1.TypeMeta{APIVersion: robotv1beta1.SchemeGroupVersion.String(), Kind: "Robot"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            name,
 			Namespace:       metav1.NamespaceDefault,
@@ -153,19 +155,19 @@ func NewRobot(name string, replicas int32) *robotv1alpha1.Robot {
 			Generation:      1,
 			ResourceVersion: "10",
 		},
-		Spec: robotv1alpha1.RobotSpec{
+		Spec: robotv1beta1.RobotSpec{
 			Image:    "registry.example/robot:1.0",
 			Replicas: ptr.To(replicas),
-			Port:     ptr.To[int32](8080),
+			Ports:    []robotv1beta1.RobotPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
 			// No Service: these Robots are about the Deployment, whose
 			// requests the tests count; service_test.go has Robots with one.
-			Service: &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNone},
+			Service: &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNone},
 			Env:     []corev1.EnvVar{{Name: "MODE", Value: "demo"}},
 		},
 	}
 }
 
-func FindCondition(status robotv1alpha1.RobotStatus, conditionType string) metav1.Condition {
+func FindCondition(status robotv1beta1.RobotStatus, conditionType string) metav1.Condition {
 	for _, c := range status.Conditions {
 		if c.Type == conditionType {
 			return c
@@ -239,7 +241,7 @@ func OwnedBy(pod *corev1.Pod, rs *appsv1.ReplicaSet) *corev1.Pod {
 // Pod is a pod of robot's Deployment as the kubelet reports it, with
 // the Robot container in state: a pod of the ReplicaSet of revision 1 of
 // the Deployment LiveDeploymentOf returns for robot.
-func Pod(robot *robotv1alpha1.Robot, name string, state corev1.ContainerState) *corev1.Pod {
+func Pod(robot *robotv1beta1.Robot, name string, state corev1.ContainerState) *corev1.Pod {
 	deployment := robot.Spec.DeploymentName
 	if deployment == "" {
 		deployment = robot.Name
@@ -275,9 +277,9 @@ func LiveHeap() uint64 {
 }
 
 // NewServiceRobot is NewRobot with the Service of the given type.
-func NewServiceRobot(name string, serviceType robotv1alpha1.ServiceType) *robotv1alpha1.Robot {
+func NewServiceRobot(name string, serviceType robotv1beta1.ServiceType) *robotv1beta1.Robot {
 	robot := NewRobot(name, 1)
-	robot.Spec.Service = &robotv1alpha1.RobotService{Type: serviceType}
+	robot.Spec.Service = &robotv1beta1.RobotService{Type: serviceType}
 	return robot
 }
 
@@ -482,7 +484,7 @@ func roundUpToMilli(list corev1.ResourceList) {
 // status. One per type, as the CRD's listType=map keeps them.
 func PreviousConditions(data []byte) []metav1.Condition {
 	b := &FuzzBytes{Data: data}
-	types := []string{robotv1alpha1.ConditionReady, robotv1alpha1.ConditionAvailable, robotv1alpha1.ConditionProgressing, robotv1alpha1.ConditionSynced, "Audited", "example.com/Checked"}
+	types := []string{robotv1beta1.ConditionReady, robotv1beta1.ConditionAvailable, robotv1beta1.ConditionProgressing, robotv1beta1.ConditionSynced, "Audited", "example.com/Checked"}
 	statuses := []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
 	var out []metav1.Condition
 	for b.More() {
@@ -597,9 +599,9 @@ func EncodeFuzzInput(values ...any) []byte {
 
 // DecodedAgain returns robot after a JSON round trip, as the operator's
 // informer decodes it.
-func DecodedAgain(t *testing.T, robot *robotv1alpha1.Robot) *robotv1alpha1.Robot {
+func DecodedAgain(t *testing.T, robot *robotv1beta1.Robot) *robotv1beta1.Robot {
 	t.Helper()
-	out := &robotv1alpha1.Robot{}
+	out := &robotv1beta1.Robot{}
 	if err := jsonRoundTrip(robot, out); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // This file says, on the Robot, why its pods do not run. The operator caches
@@ -53,12 +53,12 @@ type podCause struct {
 // second result, when positive, is when to look again: a cause that only
 // time may reveal (a readiness probe failing for long enough) has no event
 // of its own.
-func Diagnosed(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
-	replicaSets []*ReplicaSetSummary, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1alpha1.RobotStatus, time.Duration) {
+func Diagnosed(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
+	replicaSets []*ReplicaSetSummary, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
 	status := Compute(robot, deployment, service, syncErr, now)
-	ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionFalse || deployment == nil ||
-		(ready.Reason != robotv1alpha1.ReasonRolloutInProgress && ready.Reason != robotv1alpha1.ReasonProgressDeadlineExceeded) {
+		(ready.Reason != robotv1beta1.ReasonRolloutInProgress && ready.Reason != robotv1beta1.ReasonProgressDeadlineExceeded) {
 		return status, 0
 	}
 	cause, recheck := diagnose(deployment, replicaSets, pods, now.Time)
@@ -68,8 +68,8 @@ func Diagnosed(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, servic
 		// does not flip its reason at every restart of a real crash
 		// loop, and a single exit is not called one.
 		cause = nil
-		if previous := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady); previous != nil &&
-			previous.Status == metav1.ConditionFalse && previous.Reason == robotv1alpha1.ReasonCrashLoop {
+		if previous := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady); previous != nil &&
+			previous.Status == metav1.ConditionFalse && previous.Reason == robotv1beta1.ReasonCrashLoop {
 			cause = &podCause{reason: previous.Reason, message: previous.Message}
 		}
 	}
@@ -151,23 +151,23 @@ const betweenCrashes = "betweenCrashes"
 // causeRanks orders the pod causes from the most telling: a pod that cannot
 // start at all says more than one that started and fails.
 var causeRanks = []string{
-	robotv1alpha1.ReasonImagePullFailed,
-	robotv1alpha1.ReasonConfigMissing,
-	robotv1alpha1.ReasonUnschedulable,
-	robotv1alpha1.ReasonCrashLoop,
-	robotv1alpha1.ReasonReadinessProbeFailing,
+	robotv1beta1.ReasonImagePullFailed,
+	robotv1beta1.ReasonConfigMissing,
+	robotv1beta1.ReasonUnschedulable,
+	robotv1beta1.ReasonCrashLoop,
+	robotv1beta1.ReasonReadinessProbeFailing,
 }
 
 // replicaFailureCause tells, from the Deployment's ReplicaFailure condition,
 // what refuses the pods. The ReplicaSet controller copies the API server's
 // refusal into the message; the admission plugins' wording is stable.
 func replicaFailureCause(failure *appsv1.DeploymentCondition) *podCause {
-	reason := robotv1alpha1.ReasonReplicaFailure
+	reason := robotv1beta1.ReasonReplicaFailure
 	switch {
 	case strings.Contains(failure.Message, "exceeded quota"):
-		reason = robotv1alpha1.ReasonQuotaExceeded
+		reason = robotv1beta1.ReasonQuotaExceeded
 	case strings.Contains(failure.Message, "violates PodSecurity"):
-		reason = robotv1alpha1.ReasonPodSecurityRejected
+		reason = robotv1beta1.ReasonPodSecurityRejected
 	}
 	return &podCause{reason: reason, message: "pods cannot be created: " + failure.Message}
 }
@@ -287,7 +287,7 @@ func SummarizePod(obj interface{}) (interface{}, error) {
 // pod's template: the pods of the current ReplicaSet run the Deployment's.
 func (p *PodSummary) diagnosis(image string, now time.Time) (*podCause, time.Duration) {
 	if p.unschedulable != "" {
-		return &podCause{robotv1alpha1.ReasonUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, p.unschedulable)}, 0
+		return &podCause{robotv1beta1.ReasonUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, p.unschedulable)}, 0
 	}
 	c := p.container
 	if c == nil {
@@ -295,13 +295,13 @@ func (p *PodSummary) diagnosis(image string, now time.Time) (*podCause, time.Dur
 	}
 	switch c.waitingReason {
 	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
-		return &podCause{robotv1alpha1.ReasonImagePullFailed,
+		return &podCause{robotv1beta1.ReasonImagePullFailed,
 			fmt.Sprintf("cannot pull image %q (%s): %s", image, c.waitingReason, c.waitingMessage)}, 0
 	case "CreateContainerConfigError":
-		return &podCause{robotv1alpha1.ReasonConfigMissing,
+		return &podCause{robotv1beta1.ReasonConfigMissing,
 			fmt.Sprintf("pod %s cannot start its container: %s", p.Name, c.waitingMessage)}, 0
 	case "CrashLoopBackOff":
-		return &podCause{robotv1alpha1.ReasonCrashLoop, c.crashMessage()}, 0
+		return &podCause{robotv1beta1.ReasonCrashLoop, c.crashMessage()}, 0
 	}
 	if c.ready || !c.running || !c.started {
 		return nil, 0
@@ -319,7 +319,7 @@ func (p *PodSummary) diagnosis(image string, now time.Time) (*podCause, time.Dur
 		}
 		return nil, wait
 	}
-	return &podCause{robotv1alpha1.ReasonReadinessProbeFailing,
+	return &podCause{robotv1beta1.ReasonReadinessProbeFailing,
 		fmt.Sprintf("container %q of pod %s is running but not ready since %s: its readiness probe keeps failing",
 			c.name, p.Name, since.UTC().Format(time.RFC3339))}, 0
 }
@@ -399,5 +399,5 @@ func (p *PodSummary) SameAs(obj interface{}) bool {
 // found: a Warning event is recorded once when the Robot enters it.
 func warnsOnCause(reason string) bool {
 	return slices.Contains(causeRanks, reason) || slices.Contains([]string{
-		robotv1alpha1.ReasonQuotaExceeded, robotv1alpha1.ReasonPodSecurityRejected, robotv1alpha1.ReasonReplicaFailure}, reason)
+		robotv1beta1.ReasonQuotaExceeded, robotv1beta1.ReasonPodSecurityRejected, robotv1beta1.ReasonReplicaFailure}, reason)
 }

@@ -20,11 +20,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // unavailable is robot's Deployment with none of its replicas available.
-func unavailable(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+func unavailable(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 	return robottest.UnavailableNow(liveDeployment(t, robot))
 }
 
@@ -52,17 +52,17 @@ func TestDiagnosedStatus(t *testing.T) {
 	}{{
 		name:   "slow: pods still creating",
 		pods:   []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ContainerCreating", ""))},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:    "image cannot be pulled",
 		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image "registry.example/robot:1.0"`))},
-		reason:  robotv1alpha1.ReasonImagePullFailed,
+		reason:  robotv1beta1.ReasonImagePullFailed,
 		message: `cannot pull image "registry.example/robot:1.0" (ImagePullBackOff): Back-off pulling image`,
 	}, {
 		name:    "crash loop",
 		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "back-off 40s restarting failed container"))},
 		edit:    crashed,
-		reason:  robotv1alpha1.ReasonCrashLoop,
+		reason:  robotv1beta1.ReasonCrashLoop,
 		message: `container "robot" keeps exiting (CrashLoopBackOff): last exit code 3 (Error)`,
 	}, {
 		// The kubelet has not said CrashLoopBackOff (this Robot never
@@ -73,7 +73,7 @@ func TestDiagnosedStatus(t *testing.T) {
 			crashed(p)
 			started(p)
 		},
-		reason:  robotv1alpha1.ReasonRolloutInProgress,
+		reason:  robotv1beta1.ReasonRolloutInProgress,
 		recheck: readinessGrace - time.Second,
 	}, {
 		name: "unschedulable",
@@ -83,24 +83,24 @@ func TestDiagnosedStatus(t *testing.T) {
 			p.Status.Conditions[0] = corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 				Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}
 		},
-		reason:  robotv1alpha1.ReasonUnschedulable,
+		reason:  robotv1beta1.ReasonUnschedulable,
 		message: "pod test-a cannot be scheduled: 0/3 nodes are available",
 	}, {
 		name:    "config missing",
 		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("CreateContainerConfigError", `configmap "settings" not found`))},
-		reason:  robotv1alpha1.ReasonConfigMissing,
+		reason:  robotv1beta1.ReasonConfigMissing,
 		message: `configmap "settings" not found`,
 	}, {
 		name:    "readiness probe failing for long",
 		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.RunningSince(time.Minute))},
 		edit:    started,
-		reason:  robotv1alpha1.ReasonReadinessProbeFailing,
+		reason:  robotv1beta1.ReasonReadinessProbeFailing,
 		message: "running but not ready since",
 	}, {
 		name:    "started, not ready for a few seconds: slow, look again later",
 		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.RunningSince(10*time.Second))},
 		edit:    started,
-		reason:  robotv1alpha1.ReasonRolloutInProgress,
+		reason:  robotv1beta1.ReasonRolloutInProgress,
 		recheck: 20 * time.Second,
 	}, {
 		name: "quota",
@@ -109,7 +109,7 @@ func TestDiagnosedStatus(t *testing.T) {
 			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
 				Reason: "FailedCreate", Message: `pods "test-abc-x" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=0, limited: pods=0`})
 		},
-		reason:  robotv1alpha1.ReasonQuotaExceeded,
+		reason:  robotv1beta1.ReasonQuotaExceeded,
 		message: "pods cannot be created: pods \"test-abc-x\" is forbidden: exceeded quota",
 	}, {
 		name: "pod security",
@@ -118,7 +118,7 @@ func TestDiagnosedStatus(t *testing.T) {
 			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
 				Reason: "FailedCreate", Message: `pods "test-abc-x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`})
 		},
-		reason:  robotv1alpha1.ReasonPodSecurityRejected,
+		reason:  robotv1beta1.ReasonPodSecurityRejected,
 		message: `violates PodSecurity "restricted:latest"`,
 	}, {
 		name: "other replica failure",
@@ -127,7 +127,7 @@ func TestDiagnosedStatus(t *testing.T) {
 			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
 				Reason: "FailedCreate", Message: `admission webhook "x" denied the request`})
 		},
-		reason:  robotv1alpha1.ReasonReplicaFailure,
+		reason:  robotv1beta1.ReasonReplicaFailure,
 		message: "denied the request",
 	}, {
 		// The image typo fixed: revision 2 has no pod yet, revision 1's
@@ -143,26 +143,26 @@ func TestDiagnosedStatus(t *testing.T) {
 		edit: func(p *corev1.Pod) {
 			p.Spec.Containers[0].Image = "registry.example/robot:typo"
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name: "a terminating pod is ignored",
 		pods: []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", "no such image"))},
 		edit: func(p *corev1.Pod) {
 			p.DeletionTimestamp = ptr.To(metav1.NewTime(robottest.FixtureNow))
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name: "the most telling cause wins, whatever the pods' order",
 		pods: []*corev1.Pod{
 			robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "")),
 			robottest.Pod(robot, "test-b", robottest.Waiting("ErrImagePull", "not found")),
 		},
-		reason:  robotv1alpha1.ReasonImagePullFailed,
+		reason:  robotv1beta1.ReasonImagePullFailed,
 		message: "(ErrImagePull): not found",
 	}, {
 		name:    "progress deadline exceeded: the cause says more",
 		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found"))},
-		reason:  robotv1alpha1.ReasonImagePullFailed,
+		reason:  robotv1beta1.ReasonImagePullFailed,
 		message: "not found",
 		deployment: func(d *appsv1.Deployment) {
 			d.Status.Conditions[1] = appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
@@ -171,7 +171,7 @@ func TestDiagnosedStatus(t *testing.T) {
 	}, {
 		name:    "a long kubelet message is cut",
 		pods:    []*corev1.Pod{robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", strings.Repeat("é", 2000)))},
-		reason:  robotv1alpha1.ReasonImagePullFailed,
+		reason:  robotv1beta1.ReasonImagePullFailed,
 		message: "é...",
 	}}
 	for _, tt := range tests {
@@ -190,7 +190,7 @@ func TestDiagnosedStatus(t *testing.T) {
 				replicaSets = tt.replicaSets(deployment)
 			}
 			status, recheck := diagnosed(t, robot, deployment, replicaSets, tt.pods...)
-			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
+			ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 			if ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
 				t.Fatalf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
 			}
@@ -233,8 +233,8 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 		deployment.Annotations[workload.AnnotationSpecHash] = "an-older-spec"
 		got, _ := Diagnosed(robot, deployment, nil, firstReplicaSet(t, deployment), summaries(t, failing...), errors.New("the server is currently unable to handle the request"), metav1.NewTime(robottest.FixtureNow))
 		// Ready says why the sync failed: the pods run an older spec.
-		if ready := meta.FindStatusCondition(got.Conditions, robotv1alpha1.ConditionReady); ready.Reason != robotv1alpha1.ReasonSyncFailed {
-			t.Errorf("Ready: got %s, want %s", ready.Reason, robotv1alpha1.ReasonSyncFailed)
+		if ready := meta.FindStatusCondition(got.Conditions, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonSyncFailed {
+			t.Errorf("Ready: got %s, want %s", ready.Reason, robotv1beta1.ReasonSyncFailed)
 		}
 	})
 }
@@ -279,7 +279,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
 			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{crashing(old, "test-old")}
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:     "the fix keeps the image: the new ReplicaSet's pod starts, the old one's still crashes",
 		revision: "2",
@@ -287,7 +287,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
 			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{crashing(old, "test-a-old"), starting(current, "test-b-new")}
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:     "the current ReplicaSet not in the cache yet: no pod is known to be current",
 		revision: "2",
@@ -295,7 +295,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			old := robottest.ReplicaSet(d, "1")
 			return []*appsv1.ReplicaSet{old}, []*corev1.Pod{crashing(old, "test-old")}
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:     "a rollback: an earlier ReplicaSet is current again, the one it replaces still crashes",
 		revision: "3",
@@ -304,7 +304,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			again.Annotations[RevisionAnnotation] = "3"
 			return []*appsv1.ReplicaSet{again, replaced}, []*corev1.Pod{crashing(replaced, "test-a-replaced"), starting(again, "test-b-again")}
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:     "the predecessor's pods, of a ReplicaSet of another Deployment of the same name",
 		revision: "1",
@@ -313,7 +313,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			return []*appsv1.ReplicaSet{before, robottest.ReplicaSet(d, "1")},
 				[]*corev1.Pod{robottest.OwnedBy(robottest.Pod(robot, "test-6b8d9f7c5-x", robottest.Waiting("ErrImagePull", "not found")), before)}
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:     "the predecessor's pods, its ReplicaSet of the same revision as the current one",
 		revision: "1",
@@ -322,7 +322,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			return []*appsv1.ReplicaSet{before, robottest.ReplicaSet(d, "1")},
 				[]*corev1.Pod{crashing(before, "test-6b8d9f7c5-x"), starting(robottest.ReplicaSet(d, "1"), "test-y")}
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:     "the predecessor's ReplicaSet gone, its pods left, the current one of the same name",
 		revision: "1",
@@ -332,7 +332,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			return []*appsv1.ReplicaSet{robottest.ReplicaSet(d, "1")},
 				[]*corev1.Pod{robottest.OwnedBy(robottest.Pod(robot, "test-x", robottest.Waiting("ErrImagePull", "not found")), before)}
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:     "a Deployment with no revision yet: no ReplicaSet is current",
 		revision: "",
@@ -340,7 +340,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			rs := robottest.ReplicaSet(d, "1")
 			return []*appsv1.ReplicaSet{rs}, []*corev1.Pod{crashing(rs, "test-a")}
 		},
-		reason: robotv1alpha1.ReasonRolloutInProgress,
+		reason: robotv1beta1.ReasonRolloutInProgress,
 	}, {
 		name:     "the current ReplicaSet's pod crashes, the old one's runs: the cause is the current one's",
 		revision: "2",
@@ -348,7 +348,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			old, current := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
 			return []*appsv1.ReplicaSet{old, current}, []*corev1.Pod{starting(old, "test-a-old"), crashing(current, "test-b-new")}
 		},
-		reason: robotv1alpha1.ReasonCrashLoop,
+		reason: robotv1beta1.ReasonCrashLoop,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -356,7 +356,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 			deployment.Annotations[RevisionAnnotation] = tt.revision
 			replicaSets, pods := tt.pods(deployment)
 			status, _ := diagnosed(t, robot, deployment, replicaSets, pods...)
-			if ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
+			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
 				t.Errorf("Ready: got %s/%s (%s), want False/%s", ready.Status, ready.Reason, ready.Message, tt.reason)
 			}
 		})
@@ -365,7 +365,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 
 // diagnosed is Diagnosed at robottest.FixtureNow after a successful sync,
 // with replicaSets and pods in the operator's caches.
-func diagnosed(t testing.TB, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, pods ...*corev1.Pod) (robotv1alpha1.RobotStatus, time.Duration) {
+func diagnosed(t testing.TB, robot *robotv1beta1.Robot, deployment *appsv1.Deployment, replicaSets []*appsv1.ReplicaSet, pods ...*corev1.Pod) (robotv1beta1.RobotStatus, time.Duration) {
 	t.Helper()
 	return Diagnosed(robot, deployment, nil, replicaSetSummaries(t, replicaSets...), summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
 }
@@ -657,8 +657,8 @@ func TestSingleExitIsNoCrashLoop(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			deployment := unavailable(t, robot)
 			status, _ := diagnosed(t, robot, deployment, []*appsv1.ReplicaSet{robottest.ReplicaSet(deployment, "1")}, pod)
-			ready := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionReady)
-			if ready.Reason == robotv1alpha1.ReasonCrashLoop || strings.Contains(ready.Message, "CrashLoopBackOff") {
+			ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
+			if ready.Reason == robotv1beta1.ReasonCrashLoop || strings.Contains(ready.Message, "CrashLoopBackOff") {
 				t.Errorf("Ready: %s (%s); a single exit is no crash loop", ready.Reason, ready.Message)
 			}
 		})
@@ -671,9 +671,9 @@ func TestSingleExitIsNoCrashLoop(t *testing.T) {
 		reported := robot.DeepCopy()
 		reported.Status = before
 		after, _ := Diagnosed(reported, deployment, nil, firstReplicaSet(t, deployment), summaries(t, exitedOnce(robottest.RunningSince(time.Second))), nil, metav1.NewTime(robottest.FixtureNow))
-		was := meta.FindStatusCondition(before.Conditions, robotv1alpha1.ConditionReady)
-		is := meta.FindStatusCondition(after.Conditions, robotv1alpha1.ConditionReady)
-		if was.Reason != robotv1alpha1.ReasonCrashLoop || is.Reason != was.Reason || is.Message != was.Message {
+		was := meta.FindStatusCondition(before.Conditions, robotv1beta1.ConditionReady)
+		is := meta.FindStatusCondition(after.Conditions, robotv1beta1.ConditionReady)
+		if was.Reason != robotv1beta1.ReasonCrashLoop || is.Reason != was.Reason || is.Message != was.Message {
 			t.Errorf("Ready went from %s (%s) to %s (%s); want the crash loop kept", was.Reason, was.Message, is.Reason, is.Message)
 		}
 	})

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // FuzzComputeStatus: whatever the Deployment reports and however the sync
@@ -141,7 +141,7 @@ func FuzzComputeStatus(f *testing.F) {
 		// informer: the next sync, later, computes the same status, and
 		// so writes nothing.
 		written := robot.DeepCopy()
-		written.Status = robotv1alpha1.RobotStatus{}
+		written.Status = robotv1beta1.RobotStatus{}
 		if err := workload.RoundTrip(status, &written.Status); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func FuzzComputeStatus(f *testing.F) {
 
 // checkStatus checks the invariants of status, computed for robot and
 // deployment at now after a sync that returned syncErr.
-func checkStatus(t *testing.T, robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, syncErr error, now metav1.Time, status robotv1alpha1.RobotStatus) {
+func checkStatus(t *testing.T, robot *robotv1beta1.Robot, deployment *appsv1.Deployment, syncErr error, now metav1.Time, status robotv1beta1.RobotStatus) {
 	t.Helper()
 	if status.ObservedGeneration != robot.Generation || status.DeploymentName != workload.DeploymentName(robot) || status.Selector != workload.SelectorString(robot) {
 		t.Errorf("status %+v: want observedGeneration %d, deploymentName %s, selector %s", status, robot.Generation, workload.DeploymentName(robot), workload.SelectorString(robot))
@@ -190,7 +190,7 @@ func checkStatus(t *testing.T, robot *robotv1alpha1.Robot, deployment *appsv1.De
 	if !apiequality.Semantic.DeepEqual(foreign, foreignAfter) {
 		t.Errorf("others' conditions changed:\n%s", diff.Diff(foreign, foreignAfter))
 	}
-	for _, conditionType := range []string{robotv1alpha1.ConditionReady, robotv1alpha1.ConditionAvailable, robotv1alpha1.ConditionProgressing, robotv1alpha1.ConditionSynced} {
+	for _, conditionType := range []string{robotv1beta1.ConditionReady, robotv1beta1.ConditionAvailable, robotv1beta1.ConditionProgressing, robotv1beta1.ConditionSynced} {
 		c, ok := own[conditionType]
 		if !ok {
 			t.Errorf("no %s condition: %+v", conditionType, status.Conditions)
@@ -220,17 +220,17 @@ func checkStatus(t *testing.T, robot *robotv1alpha1.Robot, deployment *appsv1.De
 		}
 	}
 
-	if synced := own[robotv1alpha1.ConditionSynced]; (synced.Status == metav1.ConditionTrue) != (syncErr == nil) {
+	if synced := own[robotv1beta1.ConditionSynced]; (synced.Status == metav1.ConditionTrue) != (syncErr == nil) {
 		t.Errorf("Synced %s after a sync that returned %v", synced.Status, syncErr)
 	}
 	if deployment == nil || !observed(deployment) {
-		for _, conditionType := range []string{robotv1alpha1.ConditionAvailable, robotv1alpha1.ConditionProgressing} {
+		for _, conditionType := range []string{robotv1beta1.ConditionAvailable, robotv1beta1.ConditionProgressing} {
 			if c := own[conditionType]; c.Status != metav1.ConditionUnknown {
 				t.Errorf("%s is %s, but no Deployment status describes the latest spec", conditionType, c.Status)
 			}
 		}
 	}
-	if own[robotv1alpha1.ConditionReady].Status != metav1.ConditionTrue {
+	if own[robotv1beta1.ConditionReady].Status != metav1.ConditionTrue {
 		return
 	}
 	// Ready: the Deployment runs the Robot's spec, the Deployment
@@ -248,7 +248,7 @@ func checkStatus(t *testing.T, robot *robotv1alpha1.Robot, deployment *appsv1.De
 		if s.UpdatedReplicas != desired || s.AvailableReplicas < desired || s.Replicas > s.UpdatedReplicas {
 			t.Errorf("Ready with %d desired replicas and status %+v", desired, s)
 		}
-		if c := deploymentCondition(deployment, appsv1.DeploymentProgressing); c != nil && c.Reason == robotv1alpha1.ReasonProgressDeadlineExceeded {
+		if c := deploymentCondition(deployment, appsv1.DeploymentProgressing); c != nil && c.Reason == robotv1beta1.ReasonProgressDeadlineExceeded {
 			t.Errorf("Ready past the progress deadline")
 		}
 	}

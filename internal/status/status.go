@@ -16,8 +16,8 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
-	robotac "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+	robotac "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1beta1"
 )
 
 // maxMessageLength bounds condition messages well inside the API's limit, so
@@ -36,8 +36,8 @@ var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])
 // sync that just ran, and the current time. It is a pure function: the same
 // inputs always give the same status, and conditions keep their
 // lastTransitionTime unless their status changes.
-func Compute(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error, now metav1.Time) robotv1alpha1.RobotStatus {
-	status := robotv1alpha1.RobotStatus{
+func Compute(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error, now metav1.Time) robotv1beta1.RobotStatus {
+	status := robotv1beta1.RobotStatus{
 		ObservedGeneration: robot.Generation,
 		DeploymentName:     workload.DeploymentName(robot),
 		Selector:           workload.SelectorString(robot),
@@ -92,7 +92,7 @@ func observed(deployment *appsv1.Deployment) bool {
 // specApplied reports whether deployment holds the spec robot asks for now:
 // after a successful sync it does; after a failed one, only if it was
 // applied before (its spec hash is the Robot's).
-func specApplied(robot *robotv1alpha1.Robot, deployment *appsv1.Deployment, syncErr error) bool {
+func specApplied(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, syncErr error) bool {
 	if deployment == nil || syncErr == nil {
 		return deployment != nil
 	}
@@ -111,20 +111,20 @@ func failureMessage(syncErr error, f outcome.Failure) string {
 // syncedCondition says whether the sync that just ran did its job.
 func syncedCondition(syncErr error) metav1.Condition {
 	if syncErr == nil {
-		return metav1.Condition{Type: robotv1alpha1.ConditionSynced, Status: metav1.ConditionTrue, Reason: robotv1alpha1.ReasonSynced,
+		return metav1.Condition{Type: robotv1beta1.ConditionSynced, Status: metav1.ConditionTrue, Reason: robotv1beta1.ReasonSynced,
 			Message: "the Deployment holds what the Robot asks for"}
 	}
 	f := outcome.Classify(syncErr)
-	return metav1.Condition{Type: robotv1alpha1.ConditionSynced, Status: metav1.ConditionFalse, Reason: f.Reason, Message: failureMessage(syncErr, f)}
+	return metav1.Condition{Type: robotv1beta1.ConditionSynced, Status: metav1.ConditionFalse, Reason: f.Reason, Message: failureMessage(syncErr, f)}
 }
 
 // ReportsPaused reports whether status says the Robot is paused: its Synced
 // condition has the reason Paused. Whether a status write saw the Robot
 // paused is told from it, as whether it saw the spec is told from
 // observedGeneration.
-func ReportsPaused(status robotv1alpha1.RobotStatus) bool {
-	synced := meta.FindStatusCondition(status.Conditions, robotv1alpha1.ConditionSynced)
-	return synced != nil && synced.Reason == robotv1alpha1.ReasonPaused
+func ReportsPaused(status robotv1beta1.RobotStatus) bool {
+	synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced)
+	return synced != nil && synced.Reason == robotv1beta1.ReasonPaused
 }
 
 // readyCondition summarizes, for a person, whether the Robot runs as asked.
@@ -133,35 +133,35 @@ func ReportsPaused(status robotv1alpha1.RobotStatus) bool {
 // that a failed request never makes a running Robot not Ready.
 func readyCondition(deployment *appsv1.Deployment, syncErr error, applied bool) metav1.Condition {
 	notReady := func(reason, format string, args ...any) metav1.Condition {
-		return metav1.Condition{Type: robotv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: fmt.Sprintf(format, args...)}
+		return metav1.Condition{Type: robotv1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case syncErr != nil && !applied:
 		f := outcome.Classify(syncErr)
 		return notReady(cmp.Or(f.ReadyReason, f.Reason), "%s", failureMessage(syncErr, f))
 	case deployment == nil:
-		return notReady(robotv1alpha1.ReasonRolloutInProgress, "waiting for the Deployment to be created")
+		return notReady(robotv1beta1.ReasonRolloutInProgress, "waiting for the Deployment to be created")
 	case !observed(deployment):
-		return notReady(robotv1alpha1.ReasonRolloutInProgress, "waiting for the Deployment controller to observe generation %d of Deployment %q", deployment.Generation, deployment.Name)
+		return notReady(robotv1beta1.ReasonRolloutInProgress, "waiting for the Deployment controller to observe generation %d of Deployment %q", deployment.Generation, deployment.Name)
 	}
-	if progressing := deploymentCondition(deployment, appsv1.DeploymentProgressing); progressing != nil && progressing.Reason == robotv1alpha1.ReasonProgressDeadlineExceeded {
-		return notReady(robotv1alpha1.ReasonProgressDeadlineExceeded, "%s", progressing.Message)
+	if progressing := deploymentCondition(deployment, appsv1.DeploymentProgressing); progressing != nil && progressing.Reason == robotv1beta1.ReasonProgressDeadlineExceeded {
+		return notReady(robotv1beta1.ReasonProgressDeadlineExceeded, "%s", progressing.Message)
 	}
 	desired, s := ptr.Deref(deployment.Spec.Replicas, 1), deployment.Status
 	switch {
 	case s.UpdatedReplicas > desired:
-		return notReady(robotv1alpha1.ReasonRolloutInProgress, "scaling down from %d to %d replicas", s.UpdatedReplicas, desired)
+		return notReady(robotv1beta1.ReasonRolloutInProgress, "scaling down from %d to %d replicas", s.UpdatedReplicas, desired)
 	case s.UpdatedReplicas < desired:
-		return notReady(robotv1alpha1.ReasonRolloutInProgress, "%d of %d replicas run the current spec", s.UpdatedReplicas, desired)
+		return notReady(robotv1beta1.ReasonRolloutInProgress, "%d of %d replicas run the current spec", s.UpdatedReplicas, desired)
 	case s.Replicas > s.UpdatedReplicas:
-		return notReady(robotv1alpha1.ReasonRolloutInProgress, "%d old replicas are pending termination", s.Replicas-s.UpdatedReplicas)
+		return notReady(robotv1beta1.ReasonRolloutInProgress, "%d old replicas are pending termination", s.Replicas-s.UpdatedReplicas)
 	case s.AvailableReplicas < s.UpdatedReplicas:
-		return notReady(robotv1alpha1.ReasonRolloutInProgress, "%d of %d updated replicas are available", s.AvailableReplicas, s.UpdatedReplicas)
+		return notReady(robotv1beta1.ReasonRolloutInProgress, "%d of %d updated replicas are available", s.AvailableReplicas, s.UpdatedReplicas)
 	}
 	return metav1.Condition{
-		Type:    robotv1alpha1.ConditionReady,
+		Type:    robotv1beta1.ConditionReady,
 		Status:  metav1.ConditionTrue,
-		Reason:  robotv1alpha1.ReasonRolloutComplete,
+		Reason:  robotv1beta1.ReasonRolloutComplete,
 		Message: fmt.Sprintf("%d of %d replicas are available", s.AvailableReplicas, desired),
 	}
 }
@@ -170,7 +170,7 @@ func readyCondition(deployment *appsv1.Deployment, syncErr error, applied bool) 
 // Deployment controller has observed its latest spec; until then the
 // condition is Unknown.
 func mirroredCondition(deployment *appsv1.Deployment, conditionType appsv1.DeploymentConditionType) metav1.Condition {
-	condition := metav1.Condition{Type: string(conditionType), Status: metav1.ConditionUnknown, Reason: robotv1alpha1.ReasonDeploymentNotObserved}
+	condition := metav1.Condition{Type: string(conditionType), Status: metav1.ConditionUnknown, Reason: robotv1beta1.ReasonDeploymentNotObserved}
 	switch c := deploymentCondition(deployment, conditionType); {
 	case deployment == nil:
 	case !observed(deployment):
@@ -211,7 +211,7 @@ func deploymentCondition(deployment *appsv1.Deployment, conditionType appsv1.Dep
 // ApplyConfiguration is the status the operator applies for robot: all
 // of the fields it computes, and only its own conditions, so that a condition
 // another controller sets on the Robot is left to that controller.
-func ApplyConfiguration(robot *robotv1alpha1.Robot, status *robotv1alpha1.RobotStatus) *robotac.RobotApplyConfiguration {
+func ApplyConfiguration(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus) *robotac.RobotApplyConfiguration {
 	ac := robotac.RobotStatus().
 		WithObservedGeneration(status.ObservedGeneration).
 		WithDeploymentName(status.DeploymentName).
@@ -242,7 +242,7 @@ func ApplyConfiguration(robot *robotv1alpha1.Robot, status *robotv1alpha1.RobotS
 
 func ownCondition(conditionType string) bool {
 	switch conditionType {
-	case robotv1alpha1.ConditionReady, robotv1alpha1.ConditionAvailable, robotv1alpha1.ConditionProgressing, robotv1alpha1.ConditionSynced:
+	case robotv1beta1.ConditionReady, robotv1beta1.ConditionAvailable, robotv1beta1.ConditionProgressing, robotv1beta1.ConditionSynced:
 		return true
 	}
 	return false

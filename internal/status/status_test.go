@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 func TestComputeStatus(t *testing.T) {
@@ -31,19 +31,19 @@ func TestComputeStatus(t *testing.T) {
 	}{{
 		name:       "complete",
 		deployment: func(d *appsv1.Deployment) *appsv1.Deployment { return d },
-		want:       conditions{"True", robotv1alpha1.ReasonRolloutComplete, "True", "True", "True", robotv1alpha1.ReasonSynced},
+		want:       conditions{"True", robotv1beta1.ReasonRolloutComplete, "True", "True", "True", robotv1beta1.ReasonSynced},
 		message:    "2 of 2 replicas are available",
 	}, {
 		name:       "no Deployment yet",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
-		want:       conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown", "True", robotv1alpha1.ReasonSynced},
+		want:       conditions{"False", robotv1beta1.ReasonRolloutInProgress, "Unknown", "Unknown", "True", robotv1beta1.ReasonSynced},
 	}, {
 		name: "spec not observed yet",
 		deployment: func(d *appsv1.Deployment) *appsv1.Deployment {
 			d.Generation = 2
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown", "True", robotv1alpha1.ReasonSynced},
+		want:    conditions{"False", robotv1beta1.ReasonRolloutInProgress, "Unknown", "Unknown", "True", robotv1beta1.ReasonSynced},
 		message: "observe generation 2",
 	}, {
 		name: "rolling out",
@@ -51,7 +51,7 @@ func TestComputeStatus(t *testing.T) {
 			d.Status.UpdatedReplicas = 1
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True", "True", robotv1alpha1.ReasonSynced},
+		want:    conditions{"False", robotv1beta1.ReasonRolloutInProgress, "True", "True", "True", robotv1beta1.ReasonSynced},
 		message: "1 of 2 replicas run the current spec",
 	}, {
 		name: "old replicas terminating",
@@ -59,7 +59,7 @@ func TestComputeStatus(t *testing.T) {
 			d.Status.Replicas = 3
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True", "True", robotv1alpha1.ReasonSynced},
+		want:    conditions{"False", robotv1beta1.ReasonRolloutInProgress, "True", "True", "True", robotv1beta1.ReasonSynced},
 		message: "1 old replicas are pending termination",
 	}, {
 		name: "scaling down",
@@ -67,7 +67,7 @@ func TestComputeStatus(t *testing.T) {
 			d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 4, 4, 4, 4
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "True", "True", "True", robotv1alpha1.ReasonSynced},
+		want:    conditions{"False", robotv1beta1.ReasonRolloutInProgress, "True", "True", "True", robotv1beta1.ReasonSynced},
 		message: "scaling down from 4 to 2 replicas",
 	}, {
 		name: "not available",
@@ -76,7 +76,7 @@ func TestComputeStatus(t *testing.T) {
 			d.Status.Conditions[0].Status, d.Status.Conditions[0].Reason = corev1.ConditionFalse, "MinimumReplicasUnavailable"
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "False", "True", "True", robotv1alpha1.ReasonSynced},
+		want:    conditions{"False", robotv1beta1.ReasonRolloutInProgress, "False", "True", "True", robotv1beta1.ReasonSynced},
 		message: "0 of 2 updated replicas are available",
 	}, {
 		name: "progress deadline exceeded",
@@ -86,19 +86,19 @@ func TestComputeStatus(t *testing.T) {
 				Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "test-abc" has timed out progressing.`}
 			return d
 		},
-		want:    conditions{"False", robotv1alpha1.ReasonProgressDeadlineExceeded, "True", "False", "True", robotv1alpha1.ReasonSynced},
+		want:    conditions{"False", robotv1beta1.ReasonProgressDeadlineExceeded, "True", "False", "True", robotv1beta1.ReasonSynced},
 		message: "timed out progressing",
 	}, {
 		name:       "name taken",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
 		syncErr:    &outcome.NameTakenError{Name: "test", Owner: "ReplicaSet/x"},
-		want:       conditions{"False", robotv1alpha1.ReasonDeploymentNameTaken, "Unknown", "Unknown", "False", robotv1alpha1.ReasonDeploymentNameTaken},
+		want:       conditions{"False", robotv1beta1.ReasonDeploymentNameTaken, "Unknown", "Unknown", "False", robotv1beta1.ReasonDeploymentNameTaken},
 		message:    `Deployment "test" already exists and is not controlled by this Robot (it is controlled by ReplicaSet/x)`,
 	}, {
 		name:       "invalid spec",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
 		syncErr:    &outcome.InvalidSpecError{Err: errors.New("spec.image must not be empty")},
-		want:       conditions{"False", robotv1alpha1.ReasonInvalidSpec, "Unknown", "Unknown", "False", robotv1alpha1.ReasonInvalidSpec},
+		want:       conditions{"False", robotv1beta1.ReasonInvalidSpec, "Unknown", "Unknown", "False", robotv1beta1.ReasonInvalidSpec},
 		message:    "spec.image must not be empty",
 	}, {
 		// A brownout: the Deployment runs the Robot's spec, every replica
@@ -107,7 +107,7 @@ func TestComputeStatus(t *testing.T) {
 		name:       "API error with the spec applied",
 		deployment: func(d *appsv1.Deployment) *appsv1.Deployment { return d },
 		syncErr:    errors.New("the server is currently unable to handle the request"),
-		want:       conditions{"True", robotv1alpha1.ReasonRolloutComplete, "True", "True", "False", robotv1alpha1.ReasonSyncFailed},
+		want:       conditions{"True", robotv1beta1.ReasonRolloutComplete, "True", "True", "False", robotv1beta1.ReasonSyncFailed},
 		message:    "2 of 2 replicas are available",
 	}, {
 		// The Robot changed and the change could not be applied: the
@@ -118,7 +118,7 @@ func TestComputeStatus(t *testing.T) {
 			return d
 		},
 		syncErr: errors.New("the server is currently unable to handle the request"),
-		want:    conditions{"False", robotv1alpha1.ReasonSyncFailed, "True", "True", "False", robotv1alpha1.ReasonSyncFailed},
+		want:    conditions{"False", robotv1beta1.ReasonSyncFailed, "True", "True", "False", robotv1beta1.ReasonSyncFailed},
 		message: "unable to handle the request (retrying)",
 	}, {
 		// An earlier Robot's Deployment is not in the way of anyone: the
@@ -126,13 +126,13 @@ func TestComputeStatus(t *testing.T) {
 		name:       "earlier Robot's Deployment",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
 		syncErr:    &outcome.EarlierRobotError{Name: "test"},
-		want:       conditions{"False", robotv1alpha1.ReasonRolloutInProgress, "Unknown", "Unknown", "False", robotv1alpha1.ReasonWaitingForGarbageCollection},
+		want:       conditions{"False", robotv1beta1.ReasonRolloutInProgress, "Unknown", "Unknown", "False", robotv1beta1.ReasonWaitingForGarbageCollection},
 		message:    "earlier Robot",
 	}, {
 		name:       "long error",
 		deployment: func(*appsv1.Deployment) *appsv1.Deployment { return nil },
 		syncErr:    errors.New(strings.Repeat("x", 5000)),
-		want:       conditions{"False", robotv1alpha1.ReasonSyncFailed, "Unknown", "Unknown", "False", robotv1alpha1.ReasonSyncFailed},
+		want:       conditions{"False", robotv1beta1.ReasonSyncFailed, "Unknown", "Unknown", "False", robotv1beta1.ReasonSyncFailed},
 		message:    "xxx...",
 	}}
 	for _, tt := range tests {
@@ -154,17 +154,17 @@ func TestComputeStatus(t *testing.T) {
 				t.Errorf("another writer's condition became %+v, want %+v", got, audited)
 			}
 			got := conditions{
-				string(robottest.FindCondition(status, robotv1alpha1.ConditionReady).Status),
-				robottest.FindCondition(status, robotv1alpha1.ConditionReady).Reason,
-				string(robottest.FindCondition(status, robotv1alpha1.ConditionAvailable).Status),
-				string(robottest.FindCondition(status, robotv1alpha1.ConditionProgressing).Status),
-				string(robottest.FindCondition(status, robotv1alpha1.ConditionSynced).Status),
-				robottest.FindCondition(status, robotv1alpha1.ConditionSynced).Reason,
+				string(robottest.FindCondition(status, robotv1beta1.ConditionReady).Status),
+				robottest.FindCondition(status, robotv1beta1.ConditionReady).Reason,
+				string(robottest.FindCondition(status, robotv1beta1.ConditionAvailable).Status),
+				string(robottest.FindCondition(status, robotv1beta1.ConditionProgressing).Status),
+				string(robottest.FindCondition(status, robotv1beta1.ConditionSynced).Status),
+				robottest.FindCondition(status, robotv1beta1.ConditionSynced).Reason,
 			}
 			if got != tt.want {
 				t.Errorf("conditions (Ready, reason, Available, Progressing, Synced, reason) = %v, want %v", got, tt.want)
 			}
-			ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady)
+			ready := robottest.FindCondition(status, robotv1beta1.ConditionReady)
 			if !strings.Contains(ready.Message, tt.message) {
 				t.Errorf("Ready message %q, want it to contain %q", ready.Message, tt.message)
 			}
@@ -196,7 +196,7 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 	robot.Status.Conditions = append(robot.Status.Conditions, metav1.Condition{Type: "Audited", Status: "True", Reason: "Checked", LastTransitionTime: earlier})
 
 	same := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
-	if ready := robottest.FindCondition(same, robotv1alpha1.ConditionReady); !ready.LastTransitionTime.Equal(&earlier) {
+	if ready := robottest.FindCondition(same, robotv1beta1.ConditionReady); !ready.LastTransitionTime.Equal(&earlier) {
 		t.Errorf("Ready moved to %v without changing status", ready.LastTransitionTime)
 	}
 	if audited := robottest.FindCondition(same, "Audited"); audited.Reason != "Checked" {
@@ -205,7 +205,7 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 
 	deployment.Status.AvailableReplicas = 1
 	changed := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
-	if ready := robottest.FindCondition(changed, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || !ready.LastTransitionTime.Equal(&metav1.Time{Time: robottest.FixtureNow}) {
+	if ready := robottest.FindCondition(changed, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || !ready.LastTransitionTime.Equal(&metav1.Time{Time: robottest.FixtureNow}) {
 		t.Errorf("Ready %+v, want False since now", ready)
 	}
 }
@@ -246,14 +246,14 @@ func TestPausedStatus(t *testing.T) {
 	if status.ObservedGeneration != 3 {
 		t.Errorf("observedGeneration %d, want 3", status.ObservedGeneration)
 	}
-	synced := robottest.FindCondition(status, robotv1alpha1.ConditionSynced)
-	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1alpha1.ReasonPaused || synced.Message != paused.Error() {
+	synced := robottest.FindCondition(status, robotv1beta1.ConditionSynced)
+	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonPaused || synced.Message != paused.Error() {
 		t.Errorf("Synced: %s %s %q", synced.Status, synced.Reason, synced.Message)
 	}
 	if !ReportsPaused(status) {
 		t.Error("ReportsPaused is false for a paused status")
 	}
-	if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionTrue {
+	if ready := robottest.FindCondition(status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
 		t.Errorf("Ready %s %s, want True: the Deployment runs the Robot's spec", ready.Status, ready.Reason)
 	}
 
@@ -262,8 +262,8 @@ func TestPausedStatus(t *testing.T) {
 	changed := robot.DeepCopy()
 	changed.Spec.Replicas = ptr.To[int32](5)
 	status = Compute(changed, deployment, nil, paused, now)
-	if ready := robottest.FindCondition(status, robotv1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1alpha1.ReasonPaused {
-		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1alpha1.ReasonPaused)
+	if ready := robottest.FindCondition(status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonPaused {
+		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonPaused)
 	}
 
 	if ReportsPaused(Compute(robot, deployment, nil, nil, now)) {

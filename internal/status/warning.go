@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // NewWarning returns the condition a Warning event should repeat when a
@@ -13,7 +13,7 @@ import (
 // must act on, or a rollout past its progress deadline, each once per new
 // reason or message; or a new reason why the pods do not run, once per
 // reason.
-func NewWarning(before, after robotv1alpha1.RobotStatus) *metav1.Condition {
+func NewWarning(before, after robotv1beta1.RobotStatus) *metav1.Condition {
 	entered := func(conditionType string, warns func(string) bool) *metav1.Condition {
 		now := meta.FindStatusCondition(after.Conditions, conditionType)
 		if now == nil || now.Status == metav1.ConditionTrue || !warns(now.Reason) {
@@ -24,16 +24,16 @@ func NewWarning(before, after robotv1alpha1.RobotStatus) *metav1.Condition {
 		}
 		return now
 	}
-	if synced := entered(robotv1alpha1.ConditionSynced, outcome.WarnsOnEntry); synced != nil {
+	if synced := entered(robotv1beta1.ConditionSynced, outcome.WarnsOnEntry); synced != nil {
 		return synced
 	}
-	if ready := entered(robotv1alpha1.ConditionReady, warnsOnCause); ready != nil {
+	if ready := entered(robotv1beta1.ConditionReady, warnsOnCause); ready != nil {
 		// Once per cause, not per message: a kubelet's message changes at
 		// every back-off (ErrImagePull, then ImagePullBackOff).
-		if was := meta.FindStatusCondition(before.Conditions, robotv1alpha1.ConditionReady); was == nil || was.Reason != ready.Reason {
+		if was := meta.FindStatusCondition(before.Conditions, robotv1beta1.ConditionReady); was == nil || was.Reason != ready.Reason {
 			return ready
 		}
 		return nil
 	}
-	return entered(robotv1alpha1.ConditionReady, func(reason string) bool { return reason == robotv1alpha1.ReasonProgressDeadlineExceeded })
+	return entered(robotv1beta1.ConditionReady, func(reason string) bool { return reason == robotv1beta1.ReasonProgressDeadlineExceeded })
 }

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // A cause comes and goes: one Warning when it is new, none when only the
@@ -16,24 +16,24 @@ import (
 func TestNewWarningOncePerCause(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	deployment := unavailable(t, robot)
-	at := func(status robotv1alpha1.RobotStatus, pods ...*corev1.Pod) robotv1alpha1.RobotStatus {
+	at := func(status robotv1beta1.RobotStatus, pods ...*corev1.Pod) robotv1beta1.RobotStatus {
 		r := robot.DeepCopy()
 		r.Status = status
 		s, _ := Diagnosed(r, deployment, nil, firstReplicaSet(t, deployment), summaries(t, pods...), nil, metav1.NewTime(robottest.FixtureNow))
 		return s
 	}
-	slow := at(robotv1alpha1.RobotStatus{})
+	slow := at(robotv1beta1.RobotStatus{})
 	pulling := at(slow, robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")))
 	backingOff := at(pulling, robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image`)))
 	crashing := at(backingOff, robottest.Pod(robot, "test-a", robottest.Waiting("CrashLoopBackOff", "")))
 	for _, step := range []struct {
 		name          string
-		before, after robotv1alpha1.RobotStatus
+		before, after robotv1beta1.RobotStatus
 		want          string
 	}{
-		{"new cause", slow, pulling, robotv1alpha1.ReasonImagePullFailed},
+		{"new cause", slow, pulling, robotv1beta1.ReasonImagePullFailed},
 		{"same cause, another message", pulling, backingOff, ""},
-		{"another cause", backingOff, crashing, robotv1alpha1.ReasonCrashLoop},
+		{"another cause", backingOff, crashing, robotv1beta1.ReasonCrashLoop},
 		{"cause gone", crashing, slow, ""},
 	} {
 		got := ""

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // Every string a cached object holds is a copy of its own: the decoder
@@ -30,7 +30,7 @@ var knownStrings = func() map[string]string {
 		"deployment.kubernetes.io/revision", "1", "2", "3",
 		"pod-template-hash",
 		// Owner references.
-		robotv1alpha1.SchemeGroupVersion.String(), "Robot", "apps/v1", "v1",
+		robotv1beta1.SchemeGroupVersion.String(), "Robot", "apps/v1", "v1",
 		// Defaults of a Deployment and its pod template.
 		string(appsv1.RollingUpdateDeploymentStrategyType), string(appsv1.RecreateDeploymentStrategyType), "25%",
 		string(corev1.RestartPolicyAlways), string(corev1.DNSClusterFirst), corev1.DefaultSchedulerName,
@@ -43,8 +43,8 @@ var knownStrings = func() map[string]string {
 		string(appsv1.DeploymentAvailable), string(appsv1.DeploymentProgressing), string(appsv1.DeploymentReplicaFailure),
 		"NewReplicaSetAvailable", "MinimumReplicasAvailable", "MinimumReplicasUnavailable", "ReplicaSetUpdated",
 		"NewReplicaSetCreated", "FoundNewReplicaSet", "ProgressDeadlineExceeded", "FailedCreate",
-		robotv1alpha1.ConditionReady, robotv1alpha1.ConditionAvailable, robotv1alpha1.ConditionProgressing, robotv1alpha1.ConditionSynced,
-		robotv1alpha1.ReasonConfigMissing, robotv1alpha1.ReasonCrashLoop, robotv1alpha1.ReasonDeploymentContested, robotv1alpha1.ReasonDeploymentNameTaken, robotv1alpha1.ReasonDeploymentNotObserved, robotv1alpha1.ReasonFieldConflict, robotv1alpha1.ReasonImagePullFailed, robotv1alpha1.ReasonInvalidSpec, robotv1alpha1.ReasonPodSecurityRejected, robotv1alpha1.ReasonProgressDeadlineExceeded, robotv1alpha1.ReasonQuotaExceeded, robotv1alpha1.ReasonReadinessProbeFailing, robotv1alpha1.ReasonReplicaFailure, robotv1alpha1.ReasonRolloutComplete, robotv1alpha1.ReasonRolloutInProgress, robotv1alpha1.ReasonServiceNameTaken, robotv1alpha1.ReasonServiceTypeNotAllowed, robotv1alpha1.ReasonSyncFailed, robotv1alpha1.ReasonSynced, robotv1alpha1.ReasonUnschedulable, robotv1alpha1.ReasonWaitingForGarbageCollection,
+		robotv1beta1.ConditionReady, robotv1beta1.ConditionAvailable, robotv1beta1.ConditionProgressing, robotv1beta1.ConditionSynced,
+		robotv1beta1.ReasonConfigMissing, robotv1beta1.ReasonCrashLoop, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonDeploymentNameTaken, robotv1beta1.ReasonDeploymentNotObserved, robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonImagePullFailed, robotv1beta1.ReasonInvalidSpec, robotv1beta1.ReasonPodSecurityRejected, robotv1beta1.ReasonProgressDeadlineExceeded, robotv1beta1.ReasonQuotaExceeded, robotv1beta1.ReasonReadinessProbeFailing, robotv1beta1.ReasonReplicaFailure, robotv1beta1.ReasonRolloutComplete, robotv1beta1.ReasonRolloutInProgress, robotv1beta1.ReasonServiceNameTaken, robotv1beta1.ReasonServiceTypeNotAllowed, robotv1beta1.ReasonSyncFailed, robotv1beta1.ReasonSynced, robotv1beta1.ReasonUnschedulable, robotv1beta1.ReasonWaitingForGarbageCollection,
 		// Container states.
 		"ContainerCreating", "PodInitializing", "ImagePullBackOff", "ErrImagePull", "CrashLoopBackOff",
 		"CreateContainerConfigError", "Error", "Completed", "OOMKilled",

@@ -1,22 +1,27 @@
 package workload
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 const (
@@ -34,10 +39,10 @@ const (
 	// it never changes once the Deployment exists.
 	LabelRobot = "robot.dev/name"
 
-	// AnnotationSpecHash records a hash of what the operator last applied.
-	// Comparing live fields finds drift, but not a field the Robot no
-	// longer asks for (an env var removed from the Robot, say); the hash
-	// does.
+	// AnnotationSpecHash records, on the Deployment and on the Service, a
+	// hash of what the operator last applied. Comparing live fields finds
+	// drift, but not a field the Robot no longer asks for (an env var
+	// removed from the Robot, or one of its ports, say); the hash does.
 	AnnotationSpecHash = "robot.dev/spec-hash"
 
 	// AnnotationPaused on a Robot, with the value "true", stops every write
@@ -48,12 +53,17 @@ const (
 
 	// ContainerName is the name of the Robot's container in the pod.
 	ContainerName = "robot"
-	// PortName is the name of the container port given by spec.port.
+	// defaultProgressDeadlineSeconds is the progress deadline the API
+	// server gives a Deployment, which the operator does not set.
+	defaultProgressDeadlineSeconds = 600
+
+	// PortName is the name that robot.dev/v1alpha1's one port takes in
+	// spec.ports, and so the name most Robots' ports have.
 	PortName = "http"
 )
 
 // DeploymentName is the name of the Deployment that runs robot.
-func DeploymentName(robot *robotv1alpha1.Robot) string {
+func DeploymentName(robot *robotv1beta1.Robot) string {
 	if robot.Spec.DeploymentName != "" {
 		return robot.Spec.DeploymentName
 	}
@@ -63,30 +73,30 @@ func DeploymentName(robot *robotv1alpha1.Robot) string {
 // Paused reports whether robot's annotation robot.dev/paused is exactly
 // "true". Any other value is ignored: "false" or "no" must not pause, and
 // one exact spelling leaves no doubt about which values do.
-func Paused(robot *robotv1alpha1.Robot) bool {
+func Paused(robot *robotv1beta1.Robot) bool {
 	return robot.Annotations[AnnotationPaused] == "true"
 }
 
 // PauseIgnored returns the value of robot's annotation robot.dev/paused
 // when it is set to something other than "true", and so pauses nothing.
-func PauseIgnored(robot *robotv1alpha1.Robot) (string, bool) {
+func PauseIgnored(robot *robotv1beta1.Robot) (string, bool) {
 	value, ok := robot.Annotations[AnnotationPaused]
 	return value, ok && value != "true"
 }
 
 // selectorLabels select robot's pods.
-func selectorLabels(robot *robotv1alpha1.Robot) map[string]string {
+func selectorLabels(robot *robotv1beta1.Robot) map[string]string {
 	return map[string]string{LabelRobot: robot.Name}
 }
 
 // SelectorString is the string form of robot's pod selector, as the scale
 // subresource reports it.
-func SelectorString(robot *robotv1alpha1.Robot) string {
+func SelectorString(robot *robotv1beta1.Robot) string {
 	return labels.SelectorFromSet(selectorLabels(robot)).String()
 }
 
 // ObjectLabels go on the Deployment and on its pods.
-func ObjectLabels(robot *robotv1alpha1.Robot) map[string]string {
+func ObjectLabels(robot *robotv1beta1.Robot) map[string]string {
 	l := selectorLabels(robot)
 	l[LabelManagedBy] = LabelManagedByValue
 	l[labelName] = labelNameValue
@@ -96,22 +106,107 @@ func ObjectLabels(robot *robotv1alpha1.Robot) map[string]string {
 
 // validateSpec repeats the CRD's validation, for Robots stored before a rule
 // existed or written around it.
-func validateSpec(spec *robotv1alpha1.RobotSpec) error {
+func validateSpec(spec *robotv1beta1.RobotSpec) error {
 	switch {
 	case spec.Image == "":
 		return fmt.Errorf("spec.image must not be empty")
 	case spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000):
 		return fmt.Errorf("spec.replicas must be between 0 and 1000, not %d", *spec.Replicas)
-	case spec.Port != nil && (*spec.Port < 1 || *spec.Port > 65535):
-		return fmt.Errorf("spec.port must be between 1 and 65535, not %d", *spec.Port)
+	case spec.MinReadySeconds < 0 || spec.MinReadySeconds > 3600:
+		return fmt.Errorf("spec.minReadySeconds must be between 0 and 3600, not %d", spec.MinReadySeconds)
+	case spec.MinReadySeconds >= defaultProgressDeadlineSeconds:
+		// The API server refuses a Deployment whose progress deadline is
+		// not above its minReadySeconds, and the operator leaves the
+		// deadline at its default.
+		return fmt.Errorf("spec.minReadySeconds must be below %d, the Deployment's progress deadline, not %d", defaultProgressDeadlineSeconds, spec.MinReadySeconds)
+	}
+	if err := validatePorts(spec.Ports); err != nil {
+		return err
+	}
+	if err := validateStrategy(spec.Strategy); err != nil {
+		return err
 	}
 	return validateWorkload(spec)
+}
+
+// validatePorts repeats the CRD's rules for spec.ports. Without them the
+// API server would refuse the Deployment, and server-side apply two ports of
+// the same number and protocol, its key for a container port.
+func validatePorts(ports []robotv1beta1.RobotPort) error {
+	names := map[string]bool{}
+	type key struct {
+		port     int32
+		protocol corev1.Protocol
+	}
+	keys := map[key]bool{}
+	for i, port := range ports {
+		if msgs := validation.IsValidPortName(port.Name); len(msgs) > 0 {
+			return fmt.Errorf("spec.ports[%d].name %q is not a port name: %s", i, port.Name, strings.Join(msgs, "; "))
+		}
+		if names[port.Name] {
+			return fmt.Errorf("spec.ports[%d].name %q names two ports", i, port.Name)
+		}
+		names[port.Name] = true
+		if port.ContainerPort < 1 || port.ContainerPort > 65535 {
+			return fmt.Errorf("spec.ports[%d].containerPort must be between 1 and 65535, not %d", i, port.ContainerPort)
+		}
+		protocol := portProtocol(port)
+		switch protocol {
+		case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
+		default:
+			return fmt.Errorf("spec.ports[%d].protocol must be TCP, UDP or SCTP, not %q", i, port.Protocol)
+		}
+		k := key{port.ContainerPort, protocol}
+		if keys[k] {
+			return fmt.Errorf("spec.ports[%d]: two ports have containerPort %d and protocol %s", i, port.ContainerPort, protocol)
+		}
+		keys[k] = true
+	}
+	return nil
+}
+
+// portProtocol is port's protocol, TCP when it has none: a Robot stored
+// before the CRD defaulted it has none.
+func portProtocol(port robotv1beta1.RobotPort) corev1.Protocol {
+	return cmp.Or(port.Protocol, corev1.ProtocolTCP)
+}
+
+// validateStrategy repeats the CRD's rules for spec.strategy, and the API
+// server's for a Deployment's, which would otherwise refuse every apply.
+func validateStrategy(strategy *robotv1beta1.RobotStrategy) error {
+	if strategy == nil {
+		return nil
+	}
+	switch strategy.Type {
+	case "", robotv1beta1.StrategyRollingUpdate:
+	case robotv1beta1.StrategyRecreate:
+		if strategy.RollingUpdate != nil {
+			return fmt.Errorf("spec.strategy.rollingUpdate can be set only when spec.strategy.type is RollingUpdate, not Recreate")
+		}
+	default:
+		return fmt.Errorf("spec.strategy.type must be RollingUpdate or Recreate, not %q", strategy.Type)
+	}
+	if rolling := strategy.RollingUpdate; rolling != nil && isZero(rolling.MaxSurge) && isZero(rolling.MaxUnavailable) {
+		return fmt.Errorf("spec.strategy.rollingUpdate: maxSurge and maxUnavailable cannot both be 0, or no pod could ever be replaced")
+	}
+	return nil
+}
+
+// isZero reports whether value is set to 0 or "0%". Unset is 25%.
+func isZero(value *intstr.IntOrString) bool {
+	if value == nil {
+		return false
+	}
+	if value.Type == intstr.Int {
+		return value.IntVal == 0
+	}
+	return value.StrVal == "0%"
 }
 
 // NewDeployment returns the Deployment that robot asks for, as the apply
 // configuration that the operator applies: exactly the fields it owns. It
 // returns an *outcome.InvalidSpecError when the spec cannot become a Deployment.
-func NewDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfiguration, error) {
+func NewDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfiguration, error) {
 	if err := UndecodableSpec(robot); err != nil {
 		return nil, &outcome.InvalidSpecError{Err: err}
 	}
@@ -126,11 +221,13 @@ func NewDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfigu
 	if len(robot.Spec.Args) > 0 {
 		container.WithArgs(robot.Spec.Args...)
 	}
-	if robot.Spec.Port != nil {
+	for _, port := range robot.Spec.Ports {
+		// The protocol is always sent: with the number, it is the key by
+		// which server-side apply finds a container port.
 		container.WithPorts(corev1ac.ContainerPort().
-			WithName(PortName).
-			WithContainerPort(*robot.Spec.Port).
-			WithProtocol(corev1.ProtocolTCP))
+			WithName(port.Name).
+			WithContainerPort(port.ContainerPort).
+			WithProtocol(portProtocol(port)))
 	}
 	// EnvVar and ResourceRequirements have deep optional structure whose
 	// apply configurations mirror the API types field for field, so a JSON
@@ -156,19 +253,22 @@ func NewDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfigu
 	}
 
 	replicas := ptr.Deref(robot.Spec.Replicas, 1)
+	spec := appsv1ac.DeploymentSpec().
+		WithReplicas(replicas).
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(robot))).
+		WithTemplate(template.WithSpec(pod.WithContainers(container)))
+	// Both only when the Robot sets them, as every field it may leave
+	// unset: the API server's defaults then stand, and nobody owns them.
+	if strategy := deploymentStrategy(robot.Spec.Strategy); strategy != nil {
+		spec.WithStrategy(strategy)
+	}
+	if robot.Spec.MinReadySeconds > 0 {
+		spec.WithMinReadySeconds(robot.Spec.MinReadySeconds)
+	}
 	deployment := appsv1ac.Deployment(DeploymentName(robot), robot.Namespace).
 		WithLabels(ObjectLabels(robot)).
-		WithOwnerReferences(metav1ac.OwnerReference().
-			WithAPIVersion(robotv1alpha1.SchemeGroupVersion.String()).
-			WithKind("Robot").
-			WithName(robot.Name).
-			WithUID(robot.UID).
-			WithController(true).
-			WithBlockOwnerDeletion(true)).
-		WithSpec(appsv1ac.DeploymentSpec().
-			WithReplicas(replicas).
-			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(robot))).
-			WithTemplate(template.WithSpec(pod.WithContainers(container))))
+		WithOwnerReferences(controllerReference(robot)).
+		WithSpec(spec)
 
 	hash, err := specHash(deployment)
 	if err != nil {
@@ -178,9 +278,36 @@ func NewDeployment(robot *robotv1alpha1.Robot) (*appsv1ac.DeploymentApplyConfigu
 	return deployment, nil
 }
 
+// deploymentStrategy is the Deployment's strategy for the Robot's, nil when
+// the Robot has none. A strategy without a type is a rolling update, as the
+// CRD documents; the type is sent all the same, so that the Deployment's
+// type is the operator's whenever the Robot sets a strategy, and a type
+// another writer set cannot sit next to the Robot's rollingUpdate.
+func deploymentStrategy(strategy *robotv1beta1.RobotStrategy) *appsv1ac.DeploymentStrategyApplyConfiguration {
+	if strategy == nil {
+		return nil
+	}
+	out := appsv1ac.DeploymentStrategy().
+		WithType(appsv1.DeploymentStrategyType(cmp.Or(strategy.Type, robotv1beta1.StrategyRollingUpdate)))
+	// An empty rollingUpdate sets no bound, and applied it would be an
+	// empty field of the operator's that the stored bounds always differ
+	// from.
+	if rolling := strategy.RollingUpdate; rolling != nil && (rolling.MaxSurge != nil || rolling.MaxUnavailable != nil) {
+		update := appsv1ac.RollingUpdateDeployment()
+		if rolling.MaxSurge != nil {
+			update.WithMaxSurge(*rolling.MaxSurge)
+		}
+		if rolling.MaxUnavailable != nil {
+			update.WithMaxUnavailable(*rolling.MaxUnavailable)
+		}
+		out.WithRollingUpdate(update)
+	}
+	return out
+}
+
 // specHash is a short, stable digest of an apply configuration.
-func specHash(deployment *appsv1ac.DeploymentApplyConfiguration) (string, error) {
-	data, err := json.Marshal(deployment)
+func specHash(applyConfiguration any) (string, error) {
+	data, err := json.Marshal(applyConfiguration)
 	if err != nil {
 		return "", err
 	}

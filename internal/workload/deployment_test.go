@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -12,19 +13,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 func TestNewDeployment(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(*robotv1alpha1.Robot)
+		mutate func(*robotv1beta1.Robot)
 		check  func(t *testing.T, d *appsv1.Deployment)
 	}{{
 		name:   "defaults",
-		mutate: func(r *robotv1alpha1.Robot) { r.Spec = robotv1alpha1.RobotSpec{Image: "robot:1"} },
+		mutate: func(r *robotv1beta1.Robot) { r.Spec = robotv1beta1.RobotSpec{Image: "robot:1"} },
 		check: func(t *testing.T, d *appsv1.Deployment) {
 			if d.Name != "test" || d.Namespace != "default" {
 				t.Errorf("name %s/%s, want default/test", d.Namespace, d.Name)
@@ -47,7 +49,7 @@ func TestNewDeployment(t *testing.T) {
 				t.Fatalf("owner references %+v, want one", d.OwnerReferences)
 			}
 			ref := d.OwnerReferences[0]
-			if ref.APIVersion != "robot.dev/v1alpha1" || ref.Kind != "Robot" || ref.Name != "test" || ref.UID != "test-uid" || !ptr.Deref(ref.Controller, false) || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+			if ref.APIVersion != "robot.dev/v1beta1" || ref.Kind != "Robot" || ref.Name != "test" || ref.UID != "test-uid" || !ptr.Deref(ref.Controller, false) || !ptr.Deref(ref.BlockOwnerDeletion, false) {
 				t.Errorf("owner reference %+v, want the Robot as controller", ref)
 			}
 			want := map[string]string{LabelManagedBy: "robot-operator", labelName: "robot", LabelInstance: "test", LabelRobot: "test"}
@@ -66,7 +68,7 @@ func TestNewDeployment(t *testing.T) {
 		},
 	}, {
 		name: "spec fields",
-		mutate: func(r *robotv1alpha1.Robot) {
+		mutate: func(r *robotv1beta1.Robot) {
 			r.Spec.Args = []string{"serve", "--verbose"}
 			r.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}
 			r.Spec.Env = append(r.Spec.Env, corev1.EnvVar{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
@@ -91,10 +93,123 @@ func TestNewDeployment(t *testing.T) {
 		},
 	}, {
 		name:   "deploymentName",
-		mutate: func(r *robotv1alpha1.Robot) { r.Spec.DeploymentName = "robot-runner" },
+		mutate: func(r *robotv1beta1.Robot) { r.Spec.DeploymentName = "robot-runner" },
 		check: func(t *testing.T, d *appsv1.Deployment) {
 			if d.Name != "robot-runner" || d.Labels[LabelRobot] != "test" {
 				t.Errorf("name %q, robot label %q", d.Name, d.Labels[LabelRobot])
+			}
+		},
+	}, {
+		name: "two ports",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Ports = []robotv1beta1.RobotPort{
+				{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP},
+				// A Robot stored before the CRD defaulted the protocol.
+				{Name: "web", ContainerPort: 8080},
+			}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			c := d.Spec.Template.Spec.Containers[0]
+			want := []corev1.ContainerPort{
+				{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP},
+				{Name: "web", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
+			}
+			if d := diff.Diff(want, c.Ports); d != "" {
+				t.Errorf("ports (-want +got):\n%s", d)
+			}
+			if p := c.ReadinessProbe; p == nil || p.TCPSocket == nil || p.TCPSocket.Port != intstr.FromString("web") {
+				t.Errorf("readiness probe %+v, want a TCP probe of port web", p)
+			}
+		},
+	}, {
+		name:   "no ports",
+		mutate: func(r *robotv1beta1.Robot) { r.Spec.Ports = nil },
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if c := d.Spec.Template.Spec.Containers[0]; c.Ports != nil || c.ReadinessProbe != nil {
+				t.Errorf("ports %+v, probe %+v; want neither", c.Ports, c.ReadinessProbe)
+			}
+		},
+	}, {
+		name: "no strategy, no minReadySeconds: the API server's defaults stand",
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if !reflect.ValueOf(d.Spec.Strategy).IsZero() || d.Spec.MinReadySeconds != 0 {
+				t.Errorf("strategy %+v, minReadySeconds %d; want neither set", d.Spec.Strategy, d.Spec.MinReadySeconds)
+			}
+		},
+	}, {
+		name: "strategy Recreate",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			want := appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+			if d := diff.Diff(want, d.Spec.Strategy); d != "" {
+				t.Errorf("strategy (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name: "strategy RollingUpdate with maxSurge and maxUnavailable",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRollingUpdate, RollingUpdate: &robotv1beta1.RollingUpdate{
+				MaxSurge:       ptr.To(intstr.FromInt32(2)),
+				MaxUnavailable: ptr.To(intstr.FromString("10%")),
+			}}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			want := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxSurge:       ptr.To(intstr.FromInt32(2)),
+				MaxUnavailable: ptr.To(intstr.FromString("10%")),
+			}}
+			if d := diff.Diff(want, d.Spec.Strategy); d != "" {
+				t.Errorf("strategy (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name: "strategy without a type is a rolling update; an unset bound is left to the API server",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{MaxUnavailable: ptr.To(intstr.FromInt32(0))}}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			want := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+			}}
+			if d := diff.Diff(want, d.Spec.Strategy); d != "" {
+				t.Errorf("strategy (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name: "an empty rollingUpdate sets no bound",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{}}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			want := appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+			if d := diff.Diff(want, d.Spec.Strategy); d != "" {
+				t.Errorf("strategy (-want +got):\n%s", d)
+			}
+		},
+	}, {
+		name:   "minReadySeconds",
+		mutate: func(r *robotv1beta1.Robot) { r.Spec.MinReadySeconds = 30 },
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			if d.Spec.MinReadySeconds != 30 {
+				t.Errorf("minReadySeconds %d, want 30", d.Spec.MinReadySeconds)
+			}
+		},
+	}, {
+		name: "placement",
+		mutate: func(r *robotv1beta1.Robot) {
+			r.Spec.Placement = robotv1beta1.RobotPlacement{
+				NodeSelector:      map[string]string{"kubernetes.io/arch": "arm64"},
+				Tolerations:       []corev1.Toleration{{Key: "arm", Operator: corev1.TolerationOpExists}},
+				PriorityClassName: "batch",
+			}
+		},
+		check: func(t *testing.T, d *appsv1.Deployment) {
+			pod := d.Spec.Template.Spec
+			if pod.NodeSelector["kubernetes.io/arch"] != "arm64" || len(pod.Tolerations) != 1 || pod.Tolerations[0].Key != "arm" ||
+				pod.PriorityClassName != "batch" || pod.Affinity != nil || pod.TopologySpreadConstraints != nil {
+				t.Errorf("pod spec %+v, want the Robot's placement", pod)
 			}
 		},
 	}, {
@@ -136,12 +251,12 @@ func TestNewDeployment(t *testing.T) {
 }
 
 func TestNewDeploymentRejectsInvalidSpecs(t *testing.T) {
-	for name, mutate := range map[string]func(*robotv1alpha1.RobotSpec){
-		"empty image":       func(s *robotv1alpha1.RobotSpec) { s.Image = "" },
-		"negative replicas": func(s *robotv1alpha1.RobotSpec) { s.Replicas = ptr.To[int32](-1) },
-		"too many replicas": func(s *robotv1alpha1.RobotSpec) { s.Replicas = ptr.To[int32](1001) },
-		"port out of range": func(s *robotv1alpha1.RobotSpec) { s.Port = ptr.To[int32](70000) },
-		"port zero":         func(s *robotv1alpha1.RobotSpec) { s.Port = ptr.To[int32](0) },
+	for name, mutate := range map[string]func(*robotv1beta1.RobotSpec){
+		"empty image":       func(s *robotv1beta1.RobotSpec) { s.Image = "" },
+		"negative replicas": func(s *robotv1beta1.RobotSpec) { s.Replicas = ptr.To[int32](-1) },
+		"too many replicas": func(s *robotv1beta1.RobotSpec) { s.Replicas = ptr.To[int32](1001) },
+		"port out of range": func(s *robotv1beta1.RobotSpec) { s.Ports[0].ContainerPort = 70000 },
+		"port zero":         func(s *robotv1beta1.RobotSpec) { s.Ports[0].ContainerPort = 0 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			robot := robottest.NewRobot("test", 1)
@@ -159,7 +274,7 @@ func TestNewDeploymentRejectsInvalidSpecs(t *testing.T) {
 }
 
 func TestSpecHash(t *testing.T) {
-	hash := func(r *robotv1alpha1.Robot) string {
+	hash := func(r *robotv1beta1.Robot) string {
 		d, err := NewDeployment(r)
 		if err != nil {
 			t.Fatal(err)

@@ -11,12 +11,12 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // ServiceName is the name of robot's Service: the Deployment's, so that a
 // person who knows one knows the other.
-func ServiceName(robot *robotv1alpha1.Robot) string {
+func ServiceName(robot *robotv1beta1.Robot) string {
 	return DeploymentName(robot)
 }
 
@@ -24,7 +24,7 @@ func ServiceName(robot *robotv1alpha1.Robot) string {
 // its name cannot be one. The CRD refuses such a Robot; one stored before
 // that rule existed would otherwise send a create that the API server
 // refuses, again on every sync.
-func ValidateServiceName(robot *robotv1alpha1.Robot) error {
+func ValidateServiceName(robot *robotv1beta1.Robot) error {
 	if !WantsService(robot) {
 		return nil
 	}
@@ -36,27 +36,27 @@ func ValidateServiceName(robot *robotv1alpha1.Robot) error {
 }
 
 // ServiceType is the type of Service robot asks for, None included.
-func ServiceType(robot *robotv1alpha1.Robot) robotv1alpha1.ServiceType {
+func ServiceType(robot *robotv1beta1.Robot) robotv1beta1.ServiceType {
 	if robot.Spec.Service == nil || robot.Spec.Service.Type == "" {
 		// A Robot stored before the field existed has no default in it.
-		return robotv1alpha1.ServiceTypeClusterIP
+		return robotv1beta1.ServiceTypeClusterIP
 	}
 	return robot.Spec.Service.Type
 }
 
 // WantsService reports whether robot should have a Service: it has a port
 // to reach, and does not ask for none.
-func WantsService(robot *robotv1alpha1.Robot) bool {
-	return robot.Spec.Port != nil && ServiceType(robot) != robotv1alpha1.ServiceTypeNone
+func WantsService(robot *robotv1beta1.Robot) bool {
+	return len(robot.Spec.Ports) > 0 && ServiceType(robot) != robotv1beta1.ServiceTypeNone
 }
 
 // controllerReference is the owner reference that makes robot the
 // controller of what the operator creates for it, so that the garbage
 // collector deletes it with the Robot, and not before whoever deletes the
 // Robot in the foreground.
-func controllerReference(robot *robotv1alpha1.Robot) *metav1ac.OwnerReferenceApplyConfiguration {
+func controllerReference(robot *robotv1beta1.Robot) *metav1ac.OwnerReferenceApplyConfiguration {
 	return metav1ac.OwnerReference().
-		WithAPIVersion(robotv1alpha1.SchemeGroupVersion.String()).
+		WithAPIVersion(robotv1beta1.SchemeGroupVersion.String()).
 		WithKind("Robot").
 		WithName(robot.Name).
 		WithUID(robot.UID).
@@ -74,20 +74,33 @@ func controllerReference(robot *robotv1alpha1.Robot) *metav1ac.OwnerReferenceApp
 // families, session affinity, node ports): the operator never sets them,
 // so it never fights over them, and a node port it does not own is released
 // when the type goes back to ClusterIP.
-func NewService(robot *robotv1alpha1.Robot) *corev1ac.ServiceApplyConfiguration {
+func NewService(robot *robotv1beta1.Robot) *corev1ac.ServiceApplyConfiguration {
 	if !WantsService(robot) {
 		return nil
 	}
-	port := *robot.Spec.Port
-	return corev1ac.Service(ServiceName(robot), robot.Namespace).
+	spec := corev1ac.ServiceSpec().
+		WithType(corev1.ServiceType(ServiceType(robot))).
+		WithSelector(selectorLabels(robot))
+	for _, port := range robot.Spec.Ports {
+		// The Service's port number is the container's, so that a port
+		// has one number wherever it is reached. The target is the
+		// container port's name, which stays right when a pod of an older
+		// spec listens on another number during a rollout.
+		spec.WithPorts(corev1ac.ServicePort().
+			WithName(port.Name).
+			WithProtocol(portProtocol(port)).
+			WithPort(port.ContainerPort).
+			WithTargetPort(intstr.FromString(port.Name)))
+	}
+	service := corev1ac.Service(ServiceName(robot), robot.Namespace).
 		WithLabels(ObjectLabels(robot)).
 		WithOwnerReferences(controllerReference(robot)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceType(ServiceType(robot))).
-			WithSelector(selectorLabels(robot)).
-			WithPorts(corev1ac.ServicePort().
-				WithName(PortName).
-				WithProtocol(corev1.ProtocolTCP).
-				WithPort(port).
-				WithTargetPort(intstr.FromInt32(port))))
+		WithSpec(spec)
+	// A port the Robot no longer has is no field that differs, but the
+	// hash is. Strings and numbers alone always marshal, so there is no
+	// error to report.
+	if hash, err := specHash(service); err == nil {
+		service.WithAnnotations(map[string]string{AnnotationSpecHash: hash})
+	}
+	return service
 }

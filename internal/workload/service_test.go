@@ -8,35 +8,53 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 func TestNewService(t *testing.T) {
-	withPort := func(port *int32, service *robotv1alpha1.RobotService) *robotv1alpha1.Robot {
+	http := robotv1beta1.RobotPort{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}
+	httpPort := corev1.ServicePort{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8080, TargetPort: intstr.FromString("http")}
+	withPorts := func(ports []robotv1beta1.RobotPort, service *robotv1beta1.RobotService) *robotv1beta1.Robot {
 		robot := robottest.NewRobot("web", 1)
-		robot.Spec.Port, robot.Spec.Service = port, service
+		robot.Spec.Ports, robot.Spec.Service = ports, service
 		return robot
 	}
-	named := withPort(ptr.To[int32](8080), nil)
+	one := []robotv1beta1.RobotPort{http}
+	named := withPorts(one, nil)
 	named.Spec.DeploymentName = "web-v2"
 	for _, tt := range []struct {
-		name     string
-		robot    *robotv1alpha1.Robot
-		wantName string // "" for no Service
-		wantType corev1.ServiceType
+		name      string
+		robot     *robotv1beta1.Robot
+		wantName  string // "" for no Service
+		wantType  corev1.ServiceType
+		wantPorts []corev1.ServicePort
 	}{
-		{"no port", withPort(nil, nil), "", ""},
-		{"no port, NodePort", withPort(nil, &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort}), "", ""},
-		{"port, no service field", withPort(ptr.To[int32](8080), nil), "web", corev1.ServiceTypeClusterIP},
-		{"port, empty type", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{}), "web", corev1.ServiceTypeClusterIP},
-		{"ClusterIP", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeClusterIP}), "web", corev1.ServiceTypeClusterIP},
-		{"NodePort", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNodePort}), "web", corev1.ServiceTypeNodePort},
-		{"LoadBalancer", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeLoadBalancer}), "web", corev1.ServiceTypeLoadBalancer},
-		{"None", withPort(ptr.To[int32](8080), &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNone}), "", ""},
-		{"deploymentName", named, "web-v2", corev1.ServiceTypeClusterIP},
+		{name: "no port", robot: withPorts(nil, nil)},
+		{name: "empty ports", robot: withPorts([]robotv1beta1.RobotPort{}, nil)},
+		{name: "no port, NodePort", robot: withPorts(nil, &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNodePort})},
+		{"port, no service field", withPorts(one, nil), "web", corev1.ServiceTypeClusterIP, []corev1.ServicePort{httpPort}},
+		{"port, empty type", withPorts(one, &robotv1beta1.RobotService{}), "web", corev1.ServiceTypeClusterIP, []corev1.ServicePort{httpPort}},
+		{"ClusterIP", withPorts(one, &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeClusterIP}), "web", corev1.ServiceTypeClusterIP, []corev1.ServicePort{httpPort}},
+		{"NodePort", withPorts(one, &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNodePort}), "web", corev1.ServiceTypeNodePort, []corev1.ServicePort{httpPort}},
+		{"LoadBalancer", withPorts(one, &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeLoadBalancer}), "web", corev1.ServiceTypeLoadBalancer, []corev1.ServicePort{httpPort}},
+		{name: "None", robot: withPorts(one, &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNone})},
+		{"deploymentName", named, "web-v2", corev1.ServiceTypeClusterIP, []corev1.ServicePort{httpPort}},
+		{"two ports, each under its name and protocol", withPorts([]robotv1beta1.RobotPort{
+			{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP},
+			http,
+		}, nil), "web", corev1.ServiceTypeClusterIP, []corev1.ServicePort{
+			{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 5353, TargetPort: intstr.FromString("dns")},
+			httpPort,
+		}},
+		{"a port without a protocol is TCP", withPorts([]robotv1beta1.RobotPort{{Name: "plain", ContainerPort: 80}}, nil), "web", corev1.ServiceTypeClusterIP, []corev1.ServicePort{
+			{Name: "plain", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromString("plain")},
+		}},
+		{name: "UDP only, None", robot: withPorts([]robotv1beta1.RobotPort{{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP}},
+			&robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNone})},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			desired := NewService(tt.robot)
@@ -44,9 +62,12 @@ func TestNewService(t *testing.T) {
 				if desired != nil {
 					t.Fatalf("newService = %s, want no Service", robottest.MustJSON(t, desired))
 				}
+				if WantsService(tt.robot) {
+					t.Error("WantsService = true, want false")
+				}
 				return
 			}
-			if desired == nil {
+			if desired == nil || !WantsService(tt.robot) {
 				t.Fatal("newService = nil, want a Service")
 			}
 			var s corev1.Service
@@ -65,18 +86,50 @@ func TestNewService(t *testing.T) {
 			if !maps.Equal(s.Labels, ObjectLabels(tt.robot)) {
 				t.Errorf("labels %v, want %v", s.Labels, ObjectLabels(tt.robot))
 			}
-			wantPort := corev1.ServicePort{Name: PortName, Protocol: corev1.ProtocolTCP, Port: 8080, TargetPort: intstr.FromInt32(8080)}
-			if len(s.Spec.Ports) != 1 || s.Spec.Ports[0] != wantPort {
-				t.Errorf("ports %+v, want [%+v]", s.Spec.Ports, wantPort)
+			if d := diff.Diff(tt.wantPorts, s.Spec.Ports); d != "" {
+				t.Errorf("ports (-want +got):\n%s", d)
 			}
 			ref := metav1.GetControllerOf(&s)
-			if ref == nil || ref.UID != tt.robot.UID || ref.Kind != "Robot" || !ptr.Deref(ref.BlockOwnerDeletion, false) {
-				t.Errorf("controller reference %+v, want the Robot's with blockOwnerDeletion", ref)
+			if ref == nil || ref.UID != tt.robot.UID || ref.APIVersion != "robot.dev/v1beta1" || ref.Kind != "Robot" || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+				t.Errorf("controller reference %+v, want the Robot's, robot.dev/v1beta1, with blockOwnerDeletion", ref)
 			}
 			// Nothing the API server allocates or defaults.
 			if s.Spec.ClusterIP != "" || s.Spec.SessionAffinity != "" || s.Spec.ExternalTrafficPolicy != "" || s.Spec.Ports[0].NodePort != 0 {
 				t.Errorf("the Service sets fields the API server fills in: %+v", s.Spec)
 			}
 		})
+	}
+}
+
+// TestServiceSpecHash: the Service's spec hash changes with any field the
+// Robot sets on it, a port removed among them, which no comparison of live
+// fields would find; and with nothing else.
+func TestServiceSpecHash(t *testing.T) {
+	hash := func(r *robotv1beta1.Robot) string { return NewService(r).Annotations[AnnotationSpecHash] }
+	robot := robottest.RolloutRobot()
+	if hash(robot) == "" || hash(robot) != hash(robot.DeepCopy()) {
+		t.Fatalf("hash %q, want the same one for the same Robot", hash(robot))
+	}
+	for name, change := range map[string]func(*robotv1beta1.Robot){
+		"a port removed": func(r *robotv1beta1.Robot) { r.Spec.Ports = r.Spec.Ports[1:] },
+		"a port renamed": func(r *robotv1beta1.Robot) { r.Spec.Ports[0].Name = "resolver" },
+		"the type":       func(r *robotv1beta1.Robot) { r.Spec.Service.Type = robotv1beta1.ServiceTypeNodePort },
+	} {
+		changed := robot.DeepCopy()
+		change(changed)
+		if hash(changed) == hash(robot) {
+			t.Errorf("%s: the hash is the same", name)
+		}
+	}
+	for name, change := range map[string]func(*robotv1beta1.Robot){
+		"the image":    func(r *robotv1beta1.Robot) { r.Spec.Image = "registry.example/robot:2.0" },
+		"the strategy": func(r *robotv1beta1.Robot) { r.Spec.Strategy = nil },
+		"the status":   func(r *robotv1beta1.Robot) { r.Status.ReadyReplicas = 3 },
+	} {
+		changed := robot.DeepCopy()
+		change(changed)
+		if hash(changed) != hash(robot) {
+			t.Errorf("%s: the hash changes, and the Service would be applied for nothing", name)
+		}
 	}
 }

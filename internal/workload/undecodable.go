@@ -3,7 +3,7 @@ package workload
 import (
 	"fmt"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // UndecodableSpecAnnotation marks, in the operator's memory only, a Robot
@@ -14,7 +14,7 @@ const UndecodableSpecAnnotation = "robot-operator: undecodable spec"
 
 // UndecodableSpec returns the error for a Robot whose spec could not be
 // decoded, or nil.
-func UndecodableSpec(robot *robotv1alpha1.Robot) error {
+func UndecodableSpec(robot *robotv1beta1.Robot) error {
 	reason, ok := robot.Annotations[UndecodableSpecAnnotation]
 	if !ok {
 		return nil

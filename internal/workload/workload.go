@@ -9,17 +9,17 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // The pod template fields of a Robot: what its pods run (command, pull
-// policy and secrets, envFrom, probes, volumes), where they run (node
-// selector, tolerations, affinity, spread, priority), what they carry
-// (labels, annotations, a ServiceAccount) and how locked down they are (the
-// security profile). Each is set on the Deployment only when the Robot sets
-// it, with two defaults that every Robot gets: no ServiceAccount token unless
-// the Robot asks for one, and, with a port, a TCP readiness probe on it
-// unless the Robot gives a readiness probe.
+// policy and secrets, envFrom, probes, volumes), where they run (its
+// placement: node selector, tolerations, affinity, spread, priority), what
+// they carry (labels, annotations, a ServiceAccount) and how locked down they
+// are (the security profile). Each is set on the Deployment only when the
+// Robot sets it, with two defaults that every Robot gets: no ServiceAccount
+// token unless the Robot asks for one, and, with a TCP port, a TCP readiness
+// probe on the first one unless the Robot gives a readiness probe.
 
 // ReservedPodLabels are the labels the operator sets on a Robot's pods. The
 // first selects them; a podLabels entry for any of them would fight the
@@ -27,7 +27,7 @@ import (
 var ReservedPodLabels = []string{LabelRobot, LabelManagedBy, labelName, LabelInstance}
 
 // validateWorkload repeats the CRD's rules for the pod template fields.
-func validateWorkload(spec *robotv1alpha1.RobotSpec) error {
+func validateWorkload(spec *robotv1beta1.RobotSpec) error {
 	for _, key := range ReservedPodLabels {
 		if _, ok := spec.PodLabels[key]; ok {
 			return fmt.Errorf("spec.podLabels cannot set %s: the operator sets it", key)
@@ -46,7 +46,7 @@ func validateWorkload(spec *robotv1alpha1.RobotSpec) error {
 		}
 	}
 	switch spec.SecurityProfile {
-	case "", robotv1alpha1.SecurityProfileBaseline, robotv1alpha1.SecurityProfileRestricted:
+	case "", robotv1beta1.SecurityProfileBaseline, robotv1beta1.SecurityProfileRestricted:
 	default:
 		return fmt.Errorf("spec.securityProfile must be baseline or restricted, not %q", spec.SecurityProfile)
 	}
@@ -54,7 +54,7 @@ func validateWorkload(spec *robotv1alpha1.RobotSpec) error {
 }
 
 // volumeSources counts the sources a volume sets.
-func volumeSources(volume robotv1alpha1.RobotVolume) int {
+func volumeSources(volume robotv1beta1.RobotVolume) int {
 	n := 0
 	for _, set := range []bool{volume.ConfigMap != nil, volume.Secret != nil, volume.EmptyDir != nil, volume.Projected != nil} {
 		if set {
@@ -66,7 +66,7 @@ func volumeSources(volume robotv1alpha1.RobotVolume) int {
 
 // addWorkload sets on the pod template, its pod and its container the pod
 // template fields robot sets.
-func addWorkload(robot *robotv1alpha1.Robot, template *corev1ac.PodTemplateSpecApplyConfiguration,
+func addWorkload(robot *robotv1beta1.Robot, template *corev1ac.PodTemplateSpecApplyConfiguration,
 	pod *corev1ac.PodSpecApplyConfiguration, container *corev1ac.ContainerApplyConfiguration) error {
 	spec := &robot.Spec
 
@@ -104,11 +104,13 @@ func addWorkload(robot *robotv1alpha1.Robot, template *corev1ac.PodTemplateSpecA
 			return fmt.Errorf("spec.%s: %w", probe.field, err)
 		}
 	}
-	if spec.ReadinessProbe == nil && spec.Port != nil {
+	if port, ok := firstTCPPort(spec.Ports); ok && spec.ReadinessProbe == nil {
 		// So that Ready means the port answers, not merely that the
-		// container started. The named port follows spec.port.
+		// container started. By name, so that the probe follows the
+		// port's number. A UDP or SCTP port cannot be probed by a TCP
+		// connection: a Robot with none but those gets no probe.
 		container.WithReadinessProbe(corev1ac.Probe().
-			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(PortName))))
+			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(port.Name))))
 	}
 	if len(spec.Volumes) > 0 {
 		if err := RoundTrip(podVolumes(spec.Volumes), &pod.Volumes); err != nil {
@@ -121,27 +123,8 @@ func addWorkload(robot *robotv1alpha1.Robot, template *corev1ac.PodTemplateSpecA
 		}
 	}
 
-	if len(spec.NodeSelector) > 0 {
-		pod.WithNodeSelector(spec.NodeSelector)
-	}
-	if len(spec.Tolerations) > 0 {
-		if err := RoundTrip(spec.Tolerations, &pod.Tolerations); err != nil {
-			return fmt.Errorf("spec.tolerations: %w", err)
-		}
-	}
-	if spec.Affinity != nil {
-		pod.Affinity = &corev1ac.AffinityApplyConfiguration{}
-		if err := RoundTrip(spec.Affinity, pod.Affinity); err != nil {
-			return fmt.Errorf("spec.affinity: %w", err)
-		}
-	}
-	if len(spec.TopologySpreadConstraints) > 0 {
-		if err := RoundTrip(spec.TopologySpreadConstraints, &pod.TopologySpreadConstraints); err != nil {
-			return fmt.Errorf("spec.topologySpreadConstraints: %w", err)
-		}
-	}
-	if spec.PriorityClassName != "" {
-		pod.WithPriorityClassName(spec.PriorityClassName)
+	if err := addPlacement(spec.Placement, pod); err != nil {
+		return err
 	}
 
 	if len(spec.PodLabels) > 0 {
@@ -160,8 +143,46 @@ func addWorkload(robot *robotv1alpha1.Robot, template *corev1ac.PodTemplateSpecA
 	}
 	pod.WithAutomountServiceAccountToken(ptr.Deref(spec.AutomountServiceAccountToken, false))
 
-	if spec.SecurityProfile == robotv1alpha1.SecurityProfileRestricted {
+	if spec.SecurityProfile == robotv1beta1.SecurityProfileRestricted {
 		restrict(pod, container)
+	}
+	return nil
+}
+
+// firstTCPPort returns the first of ports whose protocol is TCP, the one the
+// default readiness probe connects to.
+func firstTCPPort(ports []robotv1beta1.RobotPort) (robotv1beta1.RobotPort, bool) {
+	for _, port := range ports {
+		if portProtocol(port) == corev1.ProtocolTCP {
+			return port, true
+		}
+	}
+	return robotv1beta1.RobotPort{}, false
+}
+
+// addPlacement sets on pod where placement lets it run.
+func addPlacement(placement robotv1beta1.RobotPlacement, pod *corev1ac.PodSpecApplyConfiguration) error {
+	if len(placement.NodeSelector) > 0 {
+		pod.WithNodeSelector(placement.NodeSelector)
+	}
+	if len(placement.Tolerations) > 0 {
+		if err := RoundTrip(placement.Tolerations, &pod.Tolerations); err != nil {
+			return fmt.Errorf("spec.placement.tolerations: %w", err)
+		}
+	}
+	if placement.Affinity != nil {
+		pod.Affinity = &corev1ac.AffinityApplyConfiguration{}
+		if err := RoundTrip(placement.Affinity, pod.Affinity); err != nil {
+			return fmt.Errorf("spec.placement.affinity: %w", err)
+		}
+	}
+	if len(placement.TopologySpreadConstraints) > 0 {
+		if err := RoundTrip(placement.TopologySpreadConstraints, &pod.TopologySpreadConstraints); err != nil {
+			return fmt.Errorf("spec.placement.topologySpreadConstraints: %w", err)
+		}
+	}
+	if placement.PriorityClassName != "" {
+		pod.WithPriorityClassName(placement.PriorityClassName)
 	}
 	return nil
 }
@@ -184,7 +205,7 @@ func restrict(pod *corev1ac.PodSpecApplyConfiguration, container *corev1ac.Conta
 // always differ from the applied one. (The defaults it sets elsewhere in a
 // volume, a defaultMode say, are fields of their own, which the drift check
 // does not look at when the Robot leaves them unset.)
-func podVolumes(volumes []robotv1alpha1.RobotVolume) []corev1.Volume {
+func podVolumes(volumes []robotv1beta1.RobotVolume) []corev1.Volume {
 	out := make([]corev1.Volume, 0, len(volumes))
 	for _, volume := range volumes {
 		v := corev1.Volume{Name: volume.Name, VolumeSource: corev1.VolumeSource{

@@ -17,12 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // deploymentOf is the Deployment NewDeployment builds for robot, as a
 // Deployment.
-func deploymentOf(t *testing.T, robot *robotv1alpha1.Robot) *appsv1.Deployment {
+func deploymentOf(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 	t.Helper()
 	desired, err := NewDeployment(robot)
 	if err != nil {
@@ -53,11 +53,11 @@ func TestWorkloadDeployment(t *testing.T) {
 		{"livenessProbe", robot.Spec.LivenessProbe, c.LivenessProbe},
 		{"startupProbe", robot.Spec.StartupProbe, c.StartupProbe},
 		{"volumeMounts", robot.Spec.VolumeMounts, c.VolumeMounts},
-		{"nodeSelector", robot.Spec.NodeSelector, pod.NodeSelector},
-		{"tolerations", robot.Spec.Tolerations, pod.Tolerations},
-		{"affinity", robot.Spec.Affinity, pod.Affinity},
-		{"topologySpreadConstraints", robot.Spec.TopologySpreadConstraints, pod.TopologySpreadConstraints},
-		{"priorityClassName", robot.Spec.PriorityClassName, pod.PriorityClassName},
+		{"nodeSelector", robot.Spec.Placement.NodeSelector, pod.NodeSelector},
+		{"tolerations", robot.Spec.Placement.Tolerations, pod.Tolerations},
+		{"affinity", robot.Spec.Placement.Affinity, pod.Affinity},
+		{"topologySpreadConstraints", robot.Spec.Placement.TopologySpreadConstraints, pod.TopologySpreadConstraints},
+		{"priorityClassName", robot.Spec.Placement.PriorityClassName, pod.PriorityClassName},
 		{"podAnnotations", robot.Spec.PodAnnotations, d.Spec.Template.Annotations},
 		{"serviceAccountName", robot.Spec.ServiceAccountName, pod.ServiceAccountName},
 		{"automountServiceAccountToken", ptr.To(false), pod.AutomountServiceAccountToken},
@@ -141,26 +141,39 @@ func TestWorkloadServiceAccountToken(t *testing.T) {
 	}
 }
 
-// TestWorkloadDefaultReadinessProbe: a Robot with a port and no readiness
-// probe gets a TCP probe on the named port, so that Ready means the port
-// answers; a probe of its own replaces it, and without a port there is
-// nothing to probe.
+// TestWorkloadDefaultReadinessProbe: a Robot with a TCP port and no
+// readiness probe gets a TCP probe on the first TCP port, by name, so that
+// Ready means the port answers; a probe of its own replaces it, and without
+// a TCP port there is nothing a TCP connection can probe.
 func TestWorkloadDefaultReadinessProbe(t *testing.T) {
 	own := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}}}
+	tcpProbe := func(name string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(name)}}}
+	}
+	http := robotv1beta1.RobotPort{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}
+	admin := robotv1beta1.RobotPort{Name: "admin", ContainerPort: 9000, Protocol: corev1.ProtocolTCP}
+	dns := robotv1beta1.RobotPort{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP}
+	sctp := robotv1beta1.RobotPort{Name: "signal", ContainerPort: 3868, Protocol: corev1.ProtocolSCTP}
 	for _, tt := range []struct {
 		name  string
-		port  *int32
+		ports []robotv1beta1.RobotPort
 		probe *corev1.Probe
 		want  *corev1.Probe
 	}{
 		{name: "no port", want: nil},
-		{name: "a port", port: ptr.To[int32](8080), want: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}}},
-		{name: "a port and a probe", port: ptr.To[int32](8080), probe: own, want: own},
+		{name: "a port", ports: []robotv1beta1.RobotPort{http}, want: tcpProbe("http")},
+		{name: "two ports: the first", ports: []robotv1beta1.RobotPort{admin, http}, want: tcpProbe("admin")},
+		{name: "the first TCP port after a UDP one", ports: []robotv1beta1.RobotPort{dns, http, admin}, want: tcpProbe("http")},
+		{name: "a port without a protocol is TCP", ports: []robotv1beta1.RobotPort{dns, {Name: "plain", ContainerPort: 80}}, want: tcpProbe("plain")},
+		{name: "UDP only", ports: []robotv1beta1.RobotPort{dns}, want: nil},
+		{name: "UDP and SCTP", ports: []robotv1beta1.RobotPort{dns, sctp}, want: nil},
+		{name: "a port and a probe", ports: []robotv1beta1.RobotPort{http}, probe: own, want: own},
 		{name: "a probe and no port", probe: own, want: own},
+		{name: "a probe and UDP only", ports: []robotv1beta1.RobotPort{dns}, probe: own, want: own},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			robot := robottest.NewRobot("test", 1)
-			robot.Spec.Port, robot.Spec.ReadinessProbe = tt.port, tt.probe
+			robot.Spec.Ports, robot.Spec.ReadinessProbe = tt.ports, tt.probe
 			got := deploymentOf(t, robot).Spec.Template.Spec.Containers[0].ReadinessProbe
 			if !apiequality.Semantic.DeepEqual(got, tt.want) {
 				gotJSON, _ := json.Marshal(got)
@@ -181,17 +194,21 @@ func TestWorkloadUnsetKeepsTheDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, mutate := range map[string]func(*robotv1alpha1.RobotSpec){
-		"baseline": func(s *robotv1alpha1.RobotSpec) { s.SecurityProfile = robotv1alpha1.SecurityProfileBaseline },
-		"empty lists": func(s *robotv1alpha1.RobotSpec) {
-			s.Command, s.EnvFrom, s.Volumes, s.Tolerations = []string{}, []corev1.EnvFromSource{}, nil, []corev1.Toleration{}
+	for name, mutate := range map[string]func(*robotv1beta1.RobotSpec){
+		"baseline": func(s *robotv1beta1.RobotSpec) { s.SecurityProfile = robotv1beta1.SecurityProfileBaseline },
+		"empty lists": func(s *robotv1beta1.RobotSpec) {
+			s.Command, s.EnvFrom, s.Volumes, s.Placement.Tolerations = []string{}, []corev1.EnvFromSource{}, nil, []corev1.Toleration{}
 		},
-		"empty maps": func(s *robotv1alpha1.RobotSpec) {
-			s.NodeSelector, s.PodLabels, s.PodAnnotations = map[string]string{}, map[string]string{}, nil
+		"empty maps": func(s *robotv1beta1.RobotSpec) {
+			s.Placement.NodeSelector, s.PodLabels, s.PodAnnotations = map[string]string{}, map[string]string{}, nil
 		},
-		"empty others": func(s *robotv1alpha1.RobotSpec) {
+		"empty others": func(s *robotv1beta1.RobotSpec) {
 			s.ImagePullSecrets, s.VolumeMounts = []corev1.LocalObjectReference{}, []corev1.VolumeMount{}
 		},
+		"empty placement": func(s *robotv1beta1.RobotSpec) {
+			s.Placement = robotv1beta1.RobotPlacement{TopologySpreadConstraints: []corev1.TopologySpreadConstraint{}}
+		},
+		"no minReadySeconds": func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 0 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			robot := base.DeepCopy()
@@ -209,21 +226,42 @@ func TestWorkloadUnsetKeepsTheDeployment(t *testing.T) {
 
 func TestWorkloadRejectsInvalidSpecs(t *testing.T) {
 	for name, tt := range map[string]struct {
-		mutate func(*robotv1alpha1.RobotSpec)
+		mutate func(*robotv1beta1.RobotSpec)
 		want   string
 	}{
-		"selector label": {func(s *robotv1alpha1.RobotSpec) { s.PodLabels = map[string]string{LabelRobot: "other"} }, "spec.podLabels cannot set robot.dev/name"},
-		"instance label": {func(s *robotv1alpha1.RobotSpec) { s.PodLabels = map[string]string{LabelInstance: "other"} }, "spec.podLabels cannot set app.kubernetes.io/instance"},
-		"volume without a source": {func(s *robotv1alpha1.RobotSpec) {
-			s.Volumes = []robotv1alpha1.RobotVolume{{Name: "host"}}
+		"selector label": {func(s *robotv1beta1.RobotSpec) { s.PodLabels = map[string]string{LabelRobot: "other"} }, "spec.podLabels cannot set robot.dev/name"},
+		"instance label": {func(s *robotv1beta1.RobotSpec) { s.PodLabels = map[string]string{LabelInstance: "other"} }, "spec.podLabels cannot set app.kubernetes.io/instance"},
+		"volume without a source": {func(s *robotv1beta1.RobotSpec) {
+			s.Volumes = []robotv1beta1.RobotVolume{{Name: "host"}}
 		}, `spec.volumes[0] ("host") must have exactly one of configMap, secret, emptyDir or projected, not 0`},
-		"volume with two sources": {func(s *robotv1alpha1.RobotSpec) {
-			s.Volumes = []robotv1alpha1.RobotVolume{{Name: "two", EmptyDir: &corev1.EmptyDirVolumeSource{}, Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
+		"volume with two sources": {func(s *robotv1beta1.RobotSpec) {
+			s.Volumes = []robotv1beta1.RobotVolume{{Name: "two", EmptyDir: &corev1.EmptyDirVolumeSource{}, Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
 		}, "not 2"},
-		"mount of no volume": {func(s *robotv1alpha1.RobotSpec) {
+		"mount of no volume": {func(s *robotv1beta1.RobotSpec) {
 			s.VolumeMounts = []corev1.VolumeMount{{Name: "missing", MountPath: "/x"}}
 		}, `spec.volumeMounts[0] names "missing"`},
-		"security profile": {func(s *robotv1alpha1.RobotSpec) { s.SecurityProfile = "privileged" }, `spec.securityProfile must be baseline or restricted, not "privileged"`},
+		"security profile": {func(s *robotv1beta1.RobotSpec) { s.SecurityProfile = "privileged" }, `spec.securityProfile must be baseline or restricted, not "privileged"`},
+		"port name":        {func(s *robotv1beta1.RobotSpec) { s.Ports[0].Name = "HTTP" }, `spec.ports[0].name "HTTP" is not a port name`},
+		"no port name":     {func(s *robotv1beta1.RobotSpec) { s.Ports[0].Name = "" }, `spec.ports[0].name "" is not a port name`},
+		"port name twice": {func(s *robotv1beta1.RobotSpec) {
+			s.Ports = append(s.Ports, robotv1beta1.RobotPort{Name: "http", ContainerPort: 9090})
+		}, `spec.ports[1].name "http" names two ports`},
+		"port number and protocol twice": {func(s *robotv1beta1.RobotSpec) {
+			// No protocol is TCP, the first port's.
+			s.Ports = append(s.Ports, robotv1beta1.RobotPort{Name: "other", ContainerPort: 8080})
+		}, "spec.ports[1]: two ports have containerPort 8080 and protocol TCP"},
+		"port protocol": {func(s *robotv1beta1.RobotSpec) { s.Ports[0].Protocol = "ICMP" }, `spec.ports[0].protocol must be TCP, UDP or SCTP, not "ICMP"`},
+		"strategy type": {func(s *robotv1beta1.RobotSpec) {
+			s.Strategy = &robotv1beta1.RobotStrategy{Type: "BlueGreen"}
+		}, `spec.strategy.type must be RollingUpdate or Recreate, not "BlueGreen"`},
+		"rollingUpdate with Recreate": {func(s *robotv1beta1.RobotSpec) {
+			s.Strategy = &robotv1beta1.RobotStrategy{Type: robotv1beta1.StrategyRecreate, RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(1))}}
+		}, "spec.strategy.rollingUpdate can be set only when spec.strategy.type is RollingUpdate"},
+		"no surge and no unavailable": {func(s *robotv1beta1.RobotSpec) {
+			s.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromString("0%"))}}
+		}, "maxSurge and maxUnavailable cannot both be 0"},
+		"minReadySeconds":                          {func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 3601 }, "spec.minReadySeconds must be between 0 and 3600, not 3601"},
+		"minReadySeconds at the progress deadline": {func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 600 }, "spec.minReadySeconds must be below 600, the Deployment's progress deadline, not 600"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			robot := robottest.NewRobot("test", 1)
@@ -245,7 +283,7 @@ func TestWorkloadRejectsInvalidSpecs(t *testing.T) {
 func TestGoldenWorkloadDeployment(t *testing.T) {
 	robot := robottest.GoldenRobot()
 	robotWithWorkload := robottest.WorkloadRobot()
-	robotWithWorkload.Spec.Image, robotWithWorkload.Spec.Replicas, robotWithWorkload.Spec.Port = robot.Spec.Image, robot.Spec.Replicas, robot.Spec.Port
+	robotWithWorkload.Spec.Image, robotWithWorkload.Spec.Replicas, robotWithWorkload.Spec.Ports = robot.Spec.Image, robot.Spec.Replicas, robot.Spec.Ports
 	robotWithWorkload.ObjectMeta = robot.ObjectMeta
 	robotWithWorkload.Name = "golden-web"
 	desired, err := NewDeployment(robotWithWorkload)

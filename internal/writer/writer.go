@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 )
 
@@ -59,7 +59,7 @@ type Writer struct {
 
 	deployments  *echo.RecentWrites[*appsv1.Deployment]
 	services     *echo.RecentWrites[*corev1.Service]
-	robotStatus  *echo.RecentWrites[*robotv1alpha1.Robot]
+	robotStatus  *echo.RecentWrites[*robotv1beta1.Robot]
 	specsChecked *drift.SpecChecks
 }
 
@@ -67,7 +67,7 @@ type Writer struct {
 // remembers what it wrote in deployments, services and robotStatus.
 func New(kube kubernetes.Interface, robots clientset.Interface, recorder record.EventRecorder, mayWrite func() error,
 	deployments *echo.RecentWrites[*appsv1.Deployment], services *echo.RecentWrites[*corev1.Service],
-	robotStatus *echo.RecentWrites[*robotv1alpha1.Robot], specsChecked *drift.SpecChecks) *Writer {
+	robotStatus *echo.RecentWrites[*robotv1beta1.Robot], specsChecked *drift.SpecChecks) *Writer {
 	return &Writer{kube: kube, robots: robots, Recorder: recorder, mayWrite: mayWrite,
 		deployments: deployments, services: services, robotStatus: robotStatus, specsChecked: specsChecked}
 }
@@ -82,11 +82,11 @@ func (w *Writer) checkMayWrite() error {
 
 // ApplyStatus applies status to robot's status subresource and returns the
 // Robot as then stored; nil, and no error, when the Robot is gone.
-func (w *Writer) ApplyStatus(ctx context.Context, robot *robotv1alpha1.Robot, newStatus *robotv1alpha1.RobotStatus) (*robotv1alpha1.Robot, error) {
+func (w *Writer) ApplyStatus(ctx context.Context, robot *robotv1beta1.Robot, newStatus *robotv1beta1.RobotStatus) (*robotv1beta1.Robot, error) {
 	if err := w.checkMayWrite(); err != nil {
 		return nil, err
 	}
-	written, err := w.robots.RobotV1alpha1().Robots(robot.Namespace).ApplyStatus(ctx,
+	written, err := w.robots.RobotV1beta1().Robots(robot.Namespace).ApplyStatus(ctx,
 		status.ApplyConfiguration(robot, newStatus), metav1.ApplyOptions{FieldManager: workload.FieldManager, Force: true})
 	if apierrors.IsNotFound(err) {
 		// Deleted meanwhile: nothing left to report on.
@@ -101,8 +101,8 @@ func (w *Writer) ApplyStatus(ctx context.Context, robot *robotv1alpha1.Robot, ne
 
 // CheckRobotExists asks the API server whether robot still exists, the
 // same Robot (by UID): outcome.ErrRobotGone when not.
-func (w *Writer) CheckRobotExists(ctx context.Context, robot *robotv1alpha1.Robot) error {
-	live, err := w.robots.RobotV1alpha1().Robots(robot.Namespace).Get(ctx, robot.Name, metav1.GetOptions{})
+func (w *Writer) CheckRobotExists(ctx context.Context, robot *robotv1beta1.Robot) error {
+	live, err := w.robots.RobotV1beta1().Robots(robot.Namespace).Get(ctx, robot.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || err == nil && live.UID != robot.UID {
 		return outcome.ErrRobotGone
 	}
@@ -113,7 +113,7 @@ func (w *Writer) CheckRobotExists(ctx context.Context, robot *robotv1alpha1.Robo
 // rather than an apply: a create fails with AlreadyExists when a Deployment of
 // that name exists, so one that someone else created after the cache was
 // filled is never written, and no read is needed first to make sure.
-func (w *Writer) CreateDeployment(ctx context.Context, robot *robotv1alpha1.Robot, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
+func (w *Writer) CreateDeployment(ctx context.Context, robot *robotv1beta1.Robot, desired *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
 	var deployment appsv1.Deployment
 	if err := workload.RoundTrip(desired, &deployment); err != nil {
 		return nil, &outcome.InvalidSpecError{Err: err}
@@ -140,10 +140,13 @@ func (w *Writer) CreateDeployment(ctx context.Context, robot *robotv1alpha1.Robo
 // current, which differs from it as drift says, and returns the Deployment
 // as it then is. The apply is forced: what the Robot sets is the Robot's,
 // whoever changed it since.
-func (w *Writer) ApplyDeployment(ctx context.Context, robot *robotv1alpha1.Robot, desired *appsv1ac.DeploymentApplyConfiguration,
+func (w *Writer) ApplyDeployment(ctx context.Context, robot *robotv1beta1.Robot, desired *appsv1ac.DeploymentApplyConfiguration,
 	current *appsv1.Deployment, drift string) (*appsv1.Deployment, error) {
 	current, err := w.claimCreatedFields(ctx, desired, current)
 	if err != nil {
+		return current, err
+	}
+	if current, err = w.clearRollingUpdate(ctx, desired, current); err != nil {
 		return current, err
 	}
 	if err := w.checkMayWrite(); err != nil {
@@ -233,7 +236,7 @@ func (w *Writer) GetDeployment(ctx context.Context, namespace, name string) (*ap
 // CreateService creates robot's Service with a plain create, which fails
 // when a Service of that name exists: one that someone else created after
 // the cache was filled is never written.
-func (w *Writer) CreateService(ctx context.Context, robot *robotv1alpha1.Robot, desired *corev1ac.ServiceApplyConfiguration) (*corev1.Service, error) {
+func (w *Writer) CreateService(ctx context.Context, robot *robotv1beta1.Robot, desired *corev1ac.ServiceApplyConfiguration) (*corev1.Service, error) {
 	var service corev1.Service
 	if err := workload.RoundTrip(desired, &service); err != nil {
 		return nil, &outcome.InvalidSpecError{Err: err}
@@ -255,7 +258,7 @@ func (w *Writer) CreateService(ctx context.Context, robot *robotv1alpha1.Robot, 
 // ApplyService applies desired, what robot asks for, to its Service,
 // current, which differs from it as drift says. The apply is forced: what
 // the Robot sets is the Robot's, whoever changed it since.
-func (w *Writer) ApplyService(ctx context.Context, robot *robotv1alpha1.Robot, desired *corev1ac.ServiceApplyConfiguration,
+func (w *Writer) ApplyService(ctx context.Context, robot *robotv1beta1.Robot, desired *corev1ac.ServiceApplyConfiguration,
 	current *corev1.Service, drift string) (*corev1.Service, error) {
 	current, err := w.claimCreatedServiceFields(ctx, current)
 	if err != nil {
@@ -298,7 +301,7 @@ func (w *Writer) claimCreatedServiceFields(ctx context.Context, current *corev1.
 // DeleteOwnService deletes robot's Service, current, which the Robot no
 // longer asks for. The UID precondition makes sure that only that Service
 // goes: one created under the same name since the cache saw it is left.
-func (w *Writer) DeleteOwnService(ctx context.Context, robot *robotv1alpha1.Robot, current *corev1.Service) error {
+func (w *Writer) DeleteOwnService(ctx context.Context, robot *robotv1beta1.Robot, current *corev1.Service) error {
 	if err := w.checkMayWrite(); err != nil {
 		return err
 	}
@@ -350,6 +353,28 @@ func (w *Writer) claimCreatedFields(ctx context.Context, desired *appsv1ac.Deplo
 		w.deployments.Remember(claimed)
 	}
 	return claimed, err
+}
+
+// clearRollingUpdate sends drift.RecreatePatch when the apply of desired,
+// a Recreate strategy, needs current's rollingUpdate gone first, and returns
+// the Deployment as it then is. As for the claim, a failed test (422) is an
+// ordinary failure, retried with backoff, not an invalid spec.
+func (w *Writer) clearRollingUpdate(ctx context.Context, desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (*appsv1.Deployment, error) {
+	data, err := drift.RecreatePatch(desired, current)
+	if err != nil || data == nil {
+		return current, err
+	}
+	if err := w.checkMayWrite(); err != nil {
+		return current, err
+	}
+	patched, err := w.kube.AppsV1().Deployments(current.Namespace).Patch(ctx, current.Name, types.JSONPatchType, data,
+		metav1.PatchOptions{FieldManager: workload.FieldManager})
+	if err != nil {
+		return current, fmt.Errorf("removing the rollingUpdate of Deployment %s/%s before its strategy becomes Recreate: %w", current.Namespace, current.Name, err)
+	}
+	w.deployments.Remember(patched)
+	klog.FromContext(ctx).V(4).Info("Removed the rollingUpdate before applying Recreate", "deployment", klog.KObj(patched))
+	return patched, nil
 }
 
 // claimCreated sends, through patch, the drift.ClaimPatch of current's create
