@@ -112,13 +112,12 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 		return fmt.Errorf("spec.image must not be empty")
 	case spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000):
 		return fmt.Errorf("spec.replicas must be between 0 and 1000, not %d", *spec.Replicas)
-	case spec.MinReadySeconds < 0 || spec.MinReadySeconds > 3600:
-		return fmt.Errorf("spec.minReadySeconds must be between 0 and 3600, not %d", spec.MinReadySeconds)
-	case spec.MinReadySeconds >= defaultProgressDeadlineSeconds:
+	case spec.MinReadySeconds < 0 || spec.MinReadySeconds >= defaultProgressDeadlineSeconds:
 		// The API server refuses a Deployment whose progress deadline is
 		// not above its minReadySeconds, and the operator leaves the
-		// deadline at its default.
-		return fmt.Errorf("spec.minReadySeconds must be below %d, the Deployment's progress deadline, not %d", defaultProgressDeadlineSeconds, spec.MinReadySeconds)
+		// deadline at its default; the CRD says so too, for Robots stored
+		// before it did.
+		return fmt.Errorf("spec.minReadySeconds must be between 0 and %d, below the Deployment's progress deadline, not %d", defaultProgressDeadlineSeconds-1, spec.MinReadySeconds)
 	}
 	if err := validatePorts(spec.Ports); err != nil {
 		return err

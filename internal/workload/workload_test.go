@@ -260,8 +260,8 @@ func TestWorkloadRejectsInvalidSpecs(t *testing.T) {
 		"no surge and no unavailable": {func(s *robotv1beta1.RobotSpec) {
 			s.Strategy = &robotv1beta1.RobotStrategy{RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromString("0%"))}}
 		}, "maxSurge and maxUnavailable cannot both be 0"},
-		"minReadySeconds":                          {func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 3601 }, "spec.minReadySeconds must be between 0 and 3600, not 3601"},
-		"minReadySeconds at the progress deadline": {func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 600 }, "spec.minReadySeconds must be below 600, the Deployment's progress deadline, not 600"},
+		"minReadySeconds":                          {func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = -1 }, "spec.minReadySeconds must be between 0 and 599, below the Deployment's progress deadline, not -1"},
+		"minReadySeconds at the progress deadline": {func(s *robotv1beta1.RobotSpec) { s.MinReadySeconds = 600 }, "spec.minReadySeconds must be between 0 and 599, below the Deployment's progress deadline, not 600"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			robot := robottest.NewRobot("test", 1)

@@ -88,8 +88,8 @@ type RobotSpec struct {
 	DeploymentName string `json:"deploymentName,omitempty"`
 
 	// Ports are the ports the container listens on, each declared on the
-	// container under its name. The first one is the port of the default
-	// readiness probe.
+	// container under its name. The first TCP one is the port of the
+	// default readiness probe.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -113,10 +113,11 @@ type RobotSpec struct {
 	// MinReadySeconds is how long a new pod must be ready, with none of its
 	// containers crashing, before it counts as available. A rollout moves
 	// on only over available pods, so this slows it to catch a bad release
-	// early.
+	// early. It must stay below the Deployment's progress deadline, 600
+	// seconds.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:validation:Maximum=599
 	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
 
 	// Args are the arguments passed to the image's entrypoint.
@@ -168,10 +169,10 @@ type RobotSpec struct {
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
 	// ReadinessProbe tells when a pod may receive traffic; the Robot is
-	// Ready once every replica passes it. Unset, a Robot with ports gets a
-	// TCP probe on the first one (tcpSocket: {port: NAME}), so that Ready
-	// means the port answers; a Robot without ports is ready as soon as
-	// its container starts.
+	// Ready once every replica passes it. Unset, a Robot with a TCP port
+	// gets a TCP probe on the first (tcpSocket: {port: NAME}), so that
+	// Ready means the port answers; a Robot without one is ready as soon
+	// as its container starts.
 	// +optional
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 

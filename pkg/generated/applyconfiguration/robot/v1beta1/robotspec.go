@@ -40,8 +40,8 @@ type RobotSpecApplyConfiguration struct {
 	// operator never loses track of a Deployment it created.
 	DeploymentName *string `json:"deploymentName,omitempty"`
 	// Ports are the ports the container listens on, each declared on the
-	// container under its name. The first one is the port of the default
-	// readiness probe.
+	// container under its name. The first TCP one is the port of the
+	// default readiness probe.
 	Ports []RobotPortApplyConfiguration `json:"ports,omitempty"`
 	// Service is how the Robot is reached. When ports are set, the operator
 	// keeps a Service named like the Deployment that selects the Robot's
@@ -55,7 +55,8 @@ type RobotSpecApplyConfiguration struct {
 	// MinReadySeconds is how long a new pod must be ready, with none of its
 	// containers crashing, before it counts as available. A rollout moves
 	// on only over available pods, so this slows it to catch a bad release
-	// early.
+	// early. It must stay below the Deployment's progress deadline, 600
+	// seconds.
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
 	// Args are the arguments passed to the image's entrypoint.
 	Args []string `json:"args,omitempty"`
@@ -78,10 +79,10 @@ type RobotSpecApplyConfiguration struct {
 	// set.
 	EnvFrom []v1.EnvFromSource `json:"envFrom,omitempty"`
 	// ReadinessProbe tells when a pod may receive traffic; the Robot is
-	// Ready once every replica passes it. Unset, a Robot with ports gets a
-	// TCP probe on the first one (tcpSocket: {port: NAME}), so that Ready
-	// means the port answers; a Robot without ports is ready as soon as
-	// its container starts.
+	// Ready once every replica passes it. Unset, a Robot with a TCP port
+	// gets a TCP probe on the first (tcpSocket: {port: NAME}), so that
+	// Ready means the port answers; a Robot without one is ready as soon
+	// as its container starts.
 	ReadinessProbe *v1.Probe `json:"readinessProbe,omitempty"`
 	// LivenessProbe tells when the container must be restarted.
 	LivenessProbe *v1.Probe `json:"livenessProbe,omitempty"`
