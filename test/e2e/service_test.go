@@ -39,7 +39,7 @@ func TestServiceLifecycle(t *testing.T) {
 	if s.Spec.Type != corev1.ServiceTypeClusterIP || s.Spec.ClusterIP == "" {
 		t.Errorf("Service type %q, clusterIP %q: want ClusterIP with an address", s.Spec.Type, s.Spec.ClusterIP)
 	}
-	wantPort := corev1.ServicePort{Name: portName, Protocol: corev1.ProtocolTCP, Port: 8080, TargetPort: intstr.FromInt32(8080)}
+	wantPort := corev1.ServicePort{Name: portName, Protocol: corev1.ProtocolTCP, Port: 8080, TargetPort: intstr.FromString(portName)}
 	if len(s.Spec.Ports) != 1 || s.Spec.Ports[0] != wantPort {
 		t.Errorf("Service ports %+v, want [%+v]", s.Spec.Ports, wantPort)
 	}
@@ -139,7 +139,7 @@ func TestServiceLifecycle(t *testing.T) {
 	s = waitForService(t, ns, "web", "has port 9090 and no other", func(s *corev1.Service) bool {
 		return len(s.Spec.Ports) == 1 && s.Spec.Ports[0].Port == 9090
 	})
-	if want := (corev1.ServicePort{Name: portName, Protocol: corev1.ProtocolTCP, Port: 9090, TargetPort: intstr.FromInt32(9090)}); s.Spec.Ports[0] != want {
+	if want := (corev1.ServicePort{Name: portName, Protocol: corev1.ProtocolTCP, Port: 9090, TargetPort: intstr.FromString(portName)}); s.Spec.Ports[0] != want {
 		t.Errorf("Service port %+v, want %+v", s.Spec.Ports[0], want)
 	}
 
