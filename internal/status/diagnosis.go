@@ -53,7 +53,19 @@ type podCause struct {
 // second result, when positive, is when to look again: a cause that only
 // time may reveal (a readiness probe failing for long enough) has no event
 // of its own.
+//
+// The conditions Reconciling and Stalled follow the Ready condition it
+// settles on (progress.go).
 func Diagnosed(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
+	replicaSets []*ReplicaSetSummary, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
+	status, recheck := diagnoseStatus(robot, deployment, service, replicaSets, pods, syncErr, now)
+	setProgress(&status, robot.Generation, now)
+	return status, recheck
+}
+
+// diagnoseStatus is Diagnosed but for Reconciling and Stalled, which follow
+// the Ready condition it settles on.
+func diagnoseStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
 	replicaSets []*ReplicaSetSummary, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
 	status := Compute(robot, deployment, service, syncErr, now)
 	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)

@@ -68,6 +68,7 @@ func Compute(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *
 		}
 		meta.SetStatusCondition(&status.Conditions, condition)
 	}
+	setProgress(&status, robot.Generation, now)
 	return status
 }
 
@@ -242,7 +243,8 @@ func ApplyConfiguration(robot *robotv1beta1.Robot, status *robotv1beta1.RobotSta
 
 func ownCondition(conditionType string) bool {
 	switch conditionType {
-	case robotv1beta1.ConditionReady, robotv1beta1.ConditionAvailable, robotv1beta1.ConditionProgressing, robotv1beta1.ConditionSynced:
+	case robotv1beta1.ConditionReady, robotv1beta1.ConditionAvailable, robotv1beta1.ConditionProgressing, robotv1beta1.ConditionSynced,
+		robotv1beta1.ConditionReconciling, robotv1beta1.ConditionStalled:
 		return true
 	}
 	return false

@@ -498,6 +498,17 @@ const (
 	// Ready stays about the workload: a failed request does not make a
 	// running Robot not Ready.
 	ConditionSynced = "Synced"
+	// ConditionReconciling is True while the Robot is on its way to Ready
+	// (a rollout in progress, a Deployment not yet observed), with Ready's
+	// reason; False once it is Ready or stalled. It and Stalled are the
+	// conditions that kstatus, and with it Flux and kpt, read: a Robot
+	// with neither True and its generation observed is Current.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the Robot will not become Ready
+	// without a change (an image that cannot be pulled, a crash loop, an
+	// invalid spec, a progress deadline exceeded...), with Ready's reason
+	// and message.
+	ConditionStalled = "Stalled"
 )
 
 // Reasons of a Robot's conditions. The operator also uses them as the reasons

@@ -1,0 +1,55 @@
+package status
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// stalledReasons are the reasons of a Ready=False that no waiting will
+// cure: each needs a change to the Robot, its image, its namespace or the
+// cluster. A Robot with one is Stalled (kstatus: Failed); with any other
+// reason it is Reconciling (kstatus: InProgress).
+var stalledReasons = map[string]bool{
+	robotv1beta1.ReasonImagePullFailed:          true,
+	robotv1beta1.ReasonCrashLoop:                true,
+	robotv1beta1.ReasonUnschedulable:            true,
+	robotv1beta1.ReasonConfigMissing:            true,
+	robotv1beta1.ReasonReadinessProbeFailing:    true,
+	robotv1beta1.ReasonQuotaExceeded:            true,
+	robotv1beta1.ReasonPodSecurityRejected:      true,
+	robotv1beta1.ReasonReplicaFailure:           true,
+	robotv1beta1.ReasonProgressDeadlineExceeded: true,
+	robotv1beta1.ReasonInvalidSpec:              true,
+	robotv1beta1.ReasonDeploymentNameTaken:      true,
+}
+
+// setProgress sets Reconciling and Stalled from the Ready condition, the
+// abnormal-true conditions that kstatus reads (Flux's and kpt's health
+// checks): a Robot is Reconciling on its way to Ready, Stalled when it will
+// not get there without a change, and neither once it is Ready. Each takes
+// Ready's reason and message, so a tool that shows only them says why.
+func setProgress(status *robotv1beta1.RobotStatus, generation int64, now metav1.Time) {
+	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
+	if ready == nil {
+		return
+	}
+	reconciling, stalled := metav1.ConditionFalse, metav1.ConditionFalse
+	switch {
+	case ready.Status == metav1.ConditionTrue:
+	case stalledReasons[ready.Reason]:
+		stalled = metav1.ConditionTrue
+	default:
+		reconciling = metav1.ConditionTrue
+	}
+	for _, c := range []metav1.Condition{
+		{Type: robotv1beta1.ConditionReconciling, Status: reconciling},
+		{Type: robotv1beta1.ConditionStalled, Status: stalled},
+	} {
+		c.Reason, c.Message = ready.Reason, ready.Message
+		c.ObservedGeneration = generation
+		c.LastTransitionTime = now
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
+}
