@@ -53,7 +53,11 @@ type Robot struct {
 	Spec RobotSpec `json:"spec"`
 
 	// Status is what the operator last observed of the Robot's Deployment.
+	// It defaults to observedGeneration 0, so that a Robot the operator has
+	// not looked at yet reads as not observed (kstatus: InProgress) rather
+	// than as a status with nothing to say.
 	// +optional
+	// +kubebuilder:default={observedGeneration: 0}
 	Status RobotStatus `json:"status,omitempty"`
 }
 

@@ -1,0 +1,106 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// kstatusOf computes what kstatus, the library Flux and kpt judge health
+// with, says of a Robot as the API server returns it.
+func kstatusOf(t *testing.T, robot *robotv1beta1.Robot) *status.Result {
+	t.Helper()
+	object, err := runtime.DefaultUnstructuredConverter.ToUnstructured(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: object}
+	u.SetAPIVersion(robotv1beta1.SchemeGroupVersion.String())
+	u.SetKind("Robot")
+	result, err := status.Compute(u)
+	if err != nil {
+		t.Fatalf("kstatus: %v", err)
+	}
+	return result
+}
+
+// followKstatus reads the Robot every poll until until says stop, and
+// fails the test at the first read where kstatus says Current while the
+// Robot is not Ready for its generation. It returns the statuses seen, in
+// order, without repeats.
+func followKstatus(t *testing.T, ns, name string, timeout time.Duration, until func(*status.Result) bool) []status.Status {
+	t.Helper()
+	var seen []status.Status
+	eventually(t, timeout, "kstatus of Robot "+ns+"/"+name+" settles", func(ctx context.Context) (bool, string, error) {
+		robot, err := env.robots.RobotV1beta1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		result := kstatusOf(t, robot)
+		if len(seen) == 0 || seen[len(seen)-1] != result.Status {
+			seen = append(seen, result.Status)
+		}
+		ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady)
+		readyNow := ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == robot.Generation &&
+			robot.Status.ObservedGeneration == robot.Generation
+		if result.Status == status.CurrentStatus && !readyNow {
+			t.Fatalf("kstatus says Current (%s) of a Robot that is not Ready for generation %d: %+v", result.Message, robot.Generation, robot.Status)
+		}
+		return until(result), fmt.Sprintf("%s: %s", result.Status, result.Message), nil
+	})
+	return seen
+}
+
+// TestKstatusRollout: a new Robot is InProgress, from the first read, until
+// it is Ready, then Current; a change of its spec is InProgress again until
+// the rollout ends.
+func TestKstatusRollout(t *testing.T) {
+	parallel(t)
+	ns := newNamespace(t)
+	createRobot(t, newRobot(ns, "web", 2))
+	seen := followKstatus(t, ns, "web", convergeTimeout, func(r *status.Result) bool { return r.Status == status.CurrentStatus })
+	if seen[0] != status.InProgressStatus {
+		t.Errorf("kstatus of the new Robot, first read: %s, want InProgress (statuses seen: %v)", seen[0], seen)
+	}
+	patchRobot(t, ns, "web", `{"spec":{"replicas":3}}`)
+	seen = followKstatus(t, ns, "web", convergeTimeout, func(r *status.Result) bool { return r.Status == status.CurrentStatus })
+	t.Logf("kstatus after the change: %v", seen)
+}
+
+// TestKstatusImagePullFailed: a Robot whose image cannot be pulled is never
+// Current: InProgress, then Failed with the reason once the kubelet says so.
+func TestKstatusImagePullFailed(t *testing.T) {
+	parallel(t)
+	ns := newNamespace(t)
+	robot := newRobot(ns, "web", 1)
+	robot.Spec.Image = pullFailsImage
+	createRobot(t, robot)
+	var last *status.Result
+	seen := followKstatus(t, ns, "web", convergeTimeout, func(r *status.Result) bool {
+		last = r
+		return r.Status == status.FailedStatus
+	})
+	if !strings.Contains(last.Message, pullFailsImage) {
+		t.Errorf("kstatus Failed with message %q, want the image named", last.Message)
+	}
+	var stalled bool
+	for _, c := range last.Conditions {
+		stalled = stalled || (c.Type == status.ConditionStalled && c.Reason == robotv1beta1.ReasonImagePullFailed)
+	}
+	if !stalled {
+		t.Errorf("kstatus conditions %+v, want Stalled with reason %s", last.Conditions, robotv1beta1.ReasonImagePullFailed)
+	}
+	t.Logf("kstatus: %v", seen)
+}
