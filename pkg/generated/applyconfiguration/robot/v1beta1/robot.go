@@ -37,6 +37,9 @@ type RobotApplyConfiguration struct {
 	// Spec is what the Robot asks for.
 	Spec *RobotSpecApplyConfiguration `json:"spec,omitempty"`
 	// Status is what the operator last observed of the Robot's Deployment.
+	// It defaults to observedGeneration 0, so that a Robot the operator has
+	// not looked at yet reads as not observed (kstatus: InProgress) rather
+	// than as a status with nothing to say.
 	Status *RobotStatusApplyConfiguration `json:"status,omitempty"`
 }
 
