@@ -26,15 +26,44 @@ const (
 	backoffNamespacePrefix = "e2e-failingrobotbacksoff-"
 )
 
-// installDeployManifests applies artifacts/deploy: the namespace, the CRD,
-// the ServiceAccount and RBAC, and the operator's own Deployment, whose pods
-// kwok marks Running without running anything.
+// installDeployManifests applies artifacts/deploy, through deployOverlay:
+// the namespace, the CRD, the ServiceAccount and its RBAC, and the
+// operator's Deployment, whose pods kwok reports as running.
 func installDeployManifests(ctx context.Context) error {
-	dir := filepath.Join(env.root, "artifacts", "deploy")
+	dir, err := deployOverlay()
+	if err != nil {
+		return err
+	}
 	if _, stderr, err := kubectl(ctx, "", "apply", "-k", dir); err != nil {
 		return fmt.Errorf("kubectl apply -k %s: %v\n%s", dir, err, stderr)
 	}
 	return nil
+}
+
+// deployOverlay writes, and returns the directory of, a kustomization of
+// artifacts/deploy whose CRD has its conversion at webhookURL, as installCRD
+// installs it: applying the shipped manifests as they are would name the
+// Service beside the URL, which the API server refuses.
+func deployOverlay() (string, error) {
+	dir := filepath.Join(env.root, "_output", fmt.Sprintf("e2e-deploy-%d", env.webhookPort))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../../artifacts/deploy
+patches:
+- target:
+    group: apiextensions.k8s.io
+    kind: CustomResourceDefinition
+    name: robots.robot.dev
+  patch: |-
+    - op: replace
+      path: /spec/conversion/webhook/clientConfig
+      value: {url: %q}
+`, webhookURL())
+	return dir, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644)
 }
 
 // writeServiceAccountKubeconfig writes a kubeconfig for the operator's
@@ -88,7 +117,10 @@ func checkNeverForbidden(start time.Time) error {
 // "restricted", and the operator's pods are admitted under it and run.
 func TestDeployManifests(t *testing.T) {
 	parallel(t)
-	dir := filepath.Join(env.root, "artifacts", "deploy")
+	dir, err := deployOverlay()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"apply", "-k", dir, "--dry-run=server"},
 		{"apply", "-k", dir},

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,23 +13,34 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
+// getUnstructured reads a Robot as the API server returns it, as JSON, the
+// way Flux and kpt read it: the typed client would drop fields at their
+// zero value (observedGeneration: 0).
+func getUnstructured(ctx context.Context, ns, name string) (*unstructured.Unstructured, *robotv1beta1.Robot, error) {
+	body, err := env.robots.RobotV1beta1().RESTClient().Get().Namespace(ns).Resource("robots").Name(name).DoRaw(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(body); err != nil {
+		return nil, nil, err
+	}
+	robot := &robotv1beta1.Robot{}
+	if err := json.Unmarshal(body, robot); err != nil {
+		return nil, nil, err
+	}
+	return u, robot, nil
+}
+
 // kstatusOf computes what kstatus, the library Flux and kpt judge health
 // with, says of a Robot as the API server returns it.
-func kstatusOf(t *testing.T, robot *robotv1beta1.Robot) *status.Result {
+func kstatusOf(t *testing.T, u *unstructured.Unstructured) *status.Result {
 	t.Helper()
-	object, err := runtime.DefaultUnstructuredConverter.ToUnstructured(robot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: object}
-	u.SetAPIVersion(robotv1beta1.SchemeGroupVersion.String())
-	u.SetKind("Robot")
 	result, err := status.Compute(u)
 	if err != nil {
 		t.Fatalf("kstatus: %v", err)
@@ -44,11 +56,11 @@ func followKstatus(t *testing.T, ns, name string, timeout time.Duration, until f
 	t.Helper()
 	var seen []status.Status
 	eventually(t, timeout, "kstatus of Robot "+ns+"/"+name+" settles", func(ctx context.Context) (bool, string, error) {
-		robot, err := env.robots.RobotV1beta1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
+		u, robot, err := getUnstructured(ctx, ns, name)
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		result := kstatusOf(t, robot)
+		result := kstatusOf(t, u)
 		if len(seen) == 0 || seen[len(seen)-1] != result.Status {
 			seen = append(seen, result.Status)
 		}

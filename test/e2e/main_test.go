@@ -112,6 +112,13 @@ func setUp() (*environment, error) {
 	}
 	env = e // the helpers below use it
 
+	// The CRD's conversion goes to the shared operator, on this host.
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	e.webhookPort = listener.Addr().(*net.TCPAddr).Port
+	listener.Close()
 	if err := installCRD(ctx); err != nil {
 		return nil, err
 	}
@@ -120,17 +127,7 @@ func setUp() (*environment, error) {
 	if err := installDeployManifests(ctx); err != nil {
 		return nil, err
 	}
-	// The CRD's conversion goes to the operator under test, on this host.
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	e.webhookPort = listener.Addr().(*net.TCPAddr).Port
-	listener.Close()
-	webhookArgs, err := pointWebhookHere(ctx)
-	if err != nil {
-		return nil, err
-	}
+	webhookArgs := webhookFlags()
 	e.audit = openAuditLog(e.kubeconfig)
 	if err := checkNoOtherOperator(ctx); err != nil {
 		return nil, err
@@ -223,11 +220,15 @@ func findKubectl(root string) (string, error) {
 	return "", errors.New("hack/tools.sh env printed no KUBECTL= line; set KUBECTL")
 }
 
-// installCRD applies the Robot CRD and waits until the API server serves it.
+// installCRD applies the Robot CRD, its conversion at webhookURL, and
+// waits until the API server serves it.
 func installCRD(ctx context.Context) error {
-	crds := filepath.Join(env.root, "artifacts", "crd")
-	if _, stderr, err := kubectl(ctx, "", "apply", "-f", crds); err != nil {
-		return fmt.Errorf("installing the CRD (kubectl apply -f %s): %v\n%s", crds, err, stderr)
+	crd, err := localCRD()
+	if err != nil {
+		return err
+	}
+	if _, stderr, err := kubectl(ctx, crd, "apply", "-f", "-"); err != nil {
+		return fmt.Errorf("installing the CRD (kubectl apply -f artifacts/crd/, its conversion at %s): %v\n%s", webhookURL(), err, stderr)
 	}
 	// kubectl 1.35 (unlike 1.37) fails at once, rather than waiting, while the
 	// new CRD has no conditions yet: ask again until the deadline.
@@ -244,21 +245,41 @@ func installCRD(ctx context.Context) error {
 	}
 }
 
-// pointWebhookHere points the CRD's conversion at the loopback port
-// env.webhookPort, and returns the flags that make the operator serve the
-// webhook there (hack/local-webhook.sh).
-func pointWebhookHere(ctx context.Context) ([]string, error) {
-	script := exec.CommandContext(ctx, filepath.Join(env.root, "hack", "local-webhook.sh"), strconv.Itoa(env.webhookPort))
-	script.Env = append(os.Environ(), "KUBECTL="+env.kubectlBin, "KUBECONFIG="+env.kubeconfig)
-	out, err := script.Output()
+// webhookURL is where the API server reaches the shared operator's
+// conversion webhook: on this host, since no pod backs the Service that the
+// shipped CRD names.
+func webhookURL() string {
+	return fmt.Sprintf("https://127.0.0.1:%d/convert", env.webhookPort)
+}
+
+// webhookFlags make the operator serve the webhook at webhookURL, with the
+// Secret of the deploy manifests.
+func webhookFlags() []string {
+	return []string{"-webhook-bind-address=127.0.0.1:" + strconv.Itoa(env.webhookPort), "-webhook-url=" + webhookURL(), "-webhook-namespace=" + operatorNamespace}
+}
+
+// shippedClientConfig is the conversion's client configuration in the
+// shipped CRD.
+const shippedClientConfig = `      clientConfig:
+        service:
+          name: robot-operator-webhook
+          namespace: robot-operator
+          path: /convert
+          port: 443
+`
+
+// localCRD returns the shipped CRD with its conversion at webhookURL, as a
+// cluster whose operator runs outside it needs it (hack/local-webhook.sh
+// does the same for make demo).
+func localCRD() (string, error) {
+	data, err := os.ReadFile(filepath.Join(env.root, "artifacts", "crd", "robot.dev_robots.yaml"))
 	if err != nil {
-		var stderr []byte
-		if exit, ok := err.(*exec.ExitError); ok {
-			stderr = exit.Stderr
-		}
-		return nil, fmt.Errorf("hack/local-webhook.sh: %v\n%s", err, stderr)
+		return "", err
 	}
-	return strings.Fields(string(out)), nil
+	if !strings.Contains(string(data), shippedClientConfig) {
+		return "", fmt.Errorf("artifacts/crd/robot.dev_robots.yaml has no conversion client configuration like:\n%s", shippedClientConfig)
+	}
+	return strings.Replace(string(data), shippedClientConfig, "      clientConfig:\n        url: "+webhookURL()+"\n", 1), nil
 }
 
 // checkNoOtherOperator fails when some robot-operator other than the one
