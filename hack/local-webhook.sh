@@ -17,7 +17,7 @@ url="https://127.0.0.1:${port}/convert"
 "${KUBECTL}" create namespace "${namespace}" --dry-run=client -o yaml | "${KUBECTL}" apply -f - >/dev/null
 # Only the Secret of webhook.yaml: its Service would select no pod.
 "${KUBECTL}" create secret generic robot-operator-webhook-cert -n "${namespace}" \
-	--from-literal=tls.crt= --from-literal=tls.key= --dry-run=client -o yaml | "${KUBECTL}" apply -f - >/dev/null
+	--dry-run=client -o yaml | "${KUBECTL}" apply -f - >/dev/null
 # A merge patch, which can drop the Service that the CRD names.
 "${KUBECTL}" patch crd robots.robot.dev --type=merge \
 	-p "{\"spec\":{\"conversion\":{\"webhook\":{\"clientConfig\":{\"service\":null,\"url\":\"${url}\"}}}}}" >/dev/null

@@ -25,12 +25,11 @@ const (
 	crdName    = "robots.robot.dev"
 )
 
-// shippedSecret is the Secret as the manifests ship it: empty.
+// shippedSecret is the Secret as the manifests ship it: no data at all.
 func shippedSecret() *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: secretName},
-		Type:       corev1.SecretTypeTLS,
-		Data:       map[string][]byte{CertKey: {}, KeyKey: {}},
+		Type:       corev1.SecretTypeOpaque,
 	}
 }
 

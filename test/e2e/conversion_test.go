@@ -117,9 +117,20 @@ func TestTwoPortsSurviveAnEditThroughV1alpha1(t *testing.T) {
 	if ptr.Deref(old.Spec.Port, 0) != 8080 || !strings.Contains(old.Annotations[robotv1alpha1.ConversionDataAnnotation], "metrics") {
 		t.Fatalf("as v1alpha1: port %v, annotations %v; want 8080 and the rest in %s", old.Spec.Port, old.Annotations, robotv1alpha1.ConversionDataAnnotation)
 	}
-	old.Spec.Replicas = ptr.To[int32](2)
-	if _, err := env.robots.RobotV1alpha1().Robots(ns).Update(ctx, old, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("replacing it through v1alpha1: %v", err)
+	// The operator writes the status meanwhile: read again and retry on a
+	// conflict, as kubectl edit asks its user to.
+	for attempt := 0; ; attempt++ {
+		old.Spec.Replicas = ptr.To[int32](2)
+		_, err := env.robots.RobotV1alpha1().Robots(ns).Update(ctx, old, metav1.UpdateOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt == 5 {
+			t.Fatalf("replacing it through v1alpha1: %v", err)
+		}
+		if old, err = env.robots.RobotV1alpha1().Robots(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	got, err := env.robots.RobotV1beta1().Robots(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {

@@ -250,6 +250,9 @@ func TestRobotWritesStayInItsNamespace(t *testing.T) {
 	for _, w := range writes {
 		ref := w.ObjectRef
 		switch {
+		case ref != nil && ref.Resource == "customresourcedefinitions" && ref.Name == "robots.robot.dev":
+			// The conversion webhook's caBundle, which the leader keeps
+			// on the CRD: not a write for any Robot.
 		case ref == nil || ref.Namespace == "":
 			t.Errorf("the operator wrote outside any namespace: %s", w.String())
 		case ref.Namespace == ns:

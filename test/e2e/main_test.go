@@ -168,6 +168,14 @@ func setUp() (*environment, error) {
 	if err := e.operator.start(); err != nil {
 		return e, err
 	}
+	// The operator's first writes of its webhook's certificates and the
+	// CRD's caBundle are done before any test starts counting writes.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := e.robots.RobotV1alpha1().Robots(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return e, fmt.Errorf("the operator's conversion webhook did not answer within 60s; see %s", logPath)
+	}
 	fmt.Fprintf(os.Stderr, "e2e: the operator is running; its log is %s\n", logPath)
 	return e, nil
 }
