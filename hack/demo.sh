@@ -52,7 +52,8 @@ done
 "${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s
 
 step "Pointing the CRD's conversion at the operator on this host"
-read -r -a webhook_flags <<<"$(hack/local-webhook.sh 9443)"
+flags=$(KUBECTL="${KUBECTL}" KUBECONFIG="${KUBECONFIG}" hack/local-webhook.sh 9443)
+read -r -a webhook_flags <<<"${flags}"
 
 step "Building and starting the operator (log: _output/operator.log)"
 make --no-print-directory build
