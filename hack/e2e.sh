@@ -101,6 +101,7 @@ for run in "${runs[@]}"; do
 done
 
 failed=0
+group_status=()
 for i in "${!pids[@]}"; do
 	read -r group cluster _ <<<"${runs[i]}"
 	if wait "${pids[i]}"; then
@@ -109,6 +110,7 @@ for i in "${!pids[@]}"; do
 		status=FAILED
 		failed=1
 	fi
+	group_status+=("${status}")
 	log "${group} tests on ${cluster}: ${status} ($(grep -c '^--- PASS' "${logs[i]}" || true) passed, $(grep -c '^--- FAIL' "${logs[i]}" || true) failed, $(grep -c '^--- SKIP' "${logs[i]}" || true) skipped)"
 done
 
@@ -136,10 +138,17 @@ for i in "${!logs[@]}"; do
 done
 
 # Every test that started ran to an end in one group at least: none was
-# skipped by both.
+# skipped by both. A parallel test that ran (its === CONT line) in a group
+# that passed counts too: go test -v now and then loses a parallel test's
+# --- PASS line among the others' output.
+passed_logs=()
+for i in "${!logs[@]}"; do
+	[[ "${group_status[i]}" == ok ]] && passed_logs+=("${logs[i]}")
+done
 missing=()
 for test in $(cat "${logs[@]}" | sed -n 's/^=== RUN   \(Test[^/]*\)$/\1/p' | sort -u); do
-	if ! grep -qE "^--- (PASS|FAIL): ${test} " "${logs[@]}"; then
+	if ! grep -qE "^--- (PASS|FAIL): ${test} " "${logs[@]}" &&
+		! { [[ ${#passed_logs[@]} -gt 0 ]] && grep -qxF "=== CONT  ${test}" "${passed_logs[@]}"; }; then
 		missing+=("${test}")
 	fi
 done
