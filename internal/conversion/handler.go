@@ -24,11 +24,16 @@ import (
 // Path is where the webhook is served.
 const Path = "/convert"
 
-// maxReviewBytes bounds a ConversionReview's body. The API server sends the
-// Robots of one request in one review (a list of every Robot, say), each at
-// most its 3 MiB object limit in etcd, so the bound is generous: it only
-// keeps a stray client from making the operator buffer without limit.
-const maxReviewBytes = 64 << 20
+// maxReviewBytes bounds a ConversionReview's body, which is read whole
+// before it is decoded. The API server converts what it reads from storage
+// one object at a time, so a review holds one Robot. A Robot is at most
+// what etcd stores in one request (1.5 MiB by default) and never over the
+// API server's own 3 MiB limit on a request body, so 4 MiB leaves room for
+// the review around the largest Robot any cluster can hold. Anyone who can
+// reach the port can send a body: the bound, times the reviews served at
+// once (serving.MaxConcurrentReviews), is what they can make the operator
+// hold.
+const maxReviewBytes = 4 << 20
 
 // Result is what one review came to, for Observer.
 type Result string
