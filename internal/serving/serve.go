@@ -12,6 +12,18 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// Limits are what an HTTP server allows one connection: how long it may
+// take to send its headers and its whole request, how long an answer may
+// take to write, how long it may stay idle between requests, and how large
+// its headers may be.
+type Limits struct {
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+}
+
 // Serve starts an HTTP server for handler on addr, over TLS when tlsConfig
 // is not nil.
 func Serve(logger klog.Logger, name, addr string, handler http.Handler, tlsConfig *tls.Config) (*http.Server, error) {
@@ -22,7 +34,7 @@ func Serve(logger klog.Logger, name, addr string, handler http.Handler, tlsConfi
 	if tlsConfig != nil {
 		listener = tls.NewListener(listener, tlsConfig)
 	}
-	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	server := &http.Server{Addr: listener.Addr().String(), Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(err, "HTTP server failed", "server", name)
