@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
 	"slices"
@@ -366,12 +365,6 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return err
 	}
-	pprofMux := http.NewServeMux()
-	pprofMux.HandleFunc("/debug/pprof/", pprof.Index)
-	pprofMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	pprofMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	pprofMux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	pprofMux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	for _, s := range []struct {
 		name, addr string
 		handler    http.Handler
@@ -379,7 +372,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	}{
 		{"metrics", opts.metricsAddr, metricsHandler, metricsTLS},
 		{"health probes", opts.healthAddr, serving.HealthHandler(controller, opts.syncTimeout), nil},
-		{"pprof", opts.pprofAddr, pprofMux, nil},
+		{"pprof", opts.pprofAddr, serving.ProfileHandler(), nil},
 		{"conversion webhook", opts.webhook.addr, webhook.handler, webhook.tls},
 	} {
 		if s.addr == "" || s.addr == "0" {

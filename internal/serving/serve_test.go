@@ -155,3 +155,24 @@ func dial(t *testing.T, addr string) net.Conn {
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn
 }
+
+// TestProfileOutlastsWriteTimeout: a CPU profile longer than the server's
+// WriteTimeout is still delivered, so the pprof server needs no limits of
+// its own.
+func TestProfileOutlastsWriteTimeout(t *testing.T) {
+	server, err := Serve(ktesting.NewLogger(t, ktesting.DefaultConfig), "pprof", "127.0.0.1:0", quickLimits{ProfileHandler()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	client := &http.Client{Timeout: 10 * time.Second}
+	response, err := client.Get("http://" + server.Addr + "/debug/pprof/profile?seconds=3")
+	if err != nil {
+		t.Fatalf("a 3-second profile with a WriteTimeout of 2s: %v", err)
+	}
+	defer response.Body.Close()
+	body, err := io.ReadAll(response.Body)
+	if err != nil || response.StatusCode != http.StatusOK || len(body) == 0 {
+		t.Fatalf("a 3-second profile with a WriteTimeout of 2s: status %d, %d bytes, %v", response.StatusCode, len(body), err)
+	}
+}
