@@ -552,11 +552,9 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(conversion.Path, handler)
 	source := &webhookcert.Source{}
 	w := &webhook{
-		handler: mux,
+		handler: serving.WebhookHandler(handler),
 		tls:     source.TLSConfig(),
 		watch:   webhookcert.NewSecretWatch(kubeClient, opts.namespace, opts.secret, source),
 	}
