@@ -110,7 +110,10 @@ func TestMetricsAuth(t *testing.T) {
 		{name: "a user without the reader role", header: "Bearer other-token", want: http.StatusForbidden, tokenReviews: 1, accessReviews: 1},
 		{name: "a reader", header: "Bearer prometheus-token", want: http.StatusOK, tokenReviews: 1, accessReviews: 1},
 		{name: "a reader, scheme in lower case", header: "bearer prometheus-token", want: http.StatusOK, tokenReviews: 1, accessReviews: 1},
-		{name: "a reader, on another path", header: "Bearer prometheus-token", path: "/debug", want: http.StatusForbidden, tokenReviews: 1, accessReviews: 1},
+		{name: "a reader, on another path", header: "Bearer prometheus-token", path: "/debug", want: http.StatusNotFound},
+		{name: "a made-up token, on another path", header: "Bearer made-up", path: "/debug", want: http.StatusNotFound},
+		{name: "a made-up token, on a 1 MiB path", header: "Bearer made-up", path: "/" + strings.Repeat("a", 1<<20), want: http.StatusNotFound},
+		{name: "a token of over 8 KiB", header: "Bearer " + strings.Repeat("a", 8<<10+1), want: http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := r.client()
@@ -437,5 +440,77 @@ func TestMetricsEndpointFlood(t *testing.T) {
 	limit := wantReviewBurst + int(elapsed.Seconds()*wantReviewRate) + 1
 	if tr, _ := reviews(reviewClient); tr > limit {
 		t.Errorf("2000 made-up tokens over %v: %d TokenReviews, want at most %d", elapsed, tr, limit)
+	}
+}
+
+// TestMetricsAuthOnlyGets: /metrics is read with GET (or HEAD); any other
+// method is refused before a review.
+func TestMetricsAuthOnlyGets(t *testing.T) {
+	r := &reviewer{users: map[string]string{"reader": "alice"}, readers: map[string]bool{"alice": true}}
+	client := r.client()
+	handler := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client).wrap(metricsOK)
+	req := httptest.NewRequest(http.MethodPost, "/metrics", strings.NewReader("x"))
+	req.Header.Set("Authorization", "Bearer made-up")
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /metrics: %d, want 405", rec.Code)
+	}
+	if tr, sar := reviews(client); tr != 0 || sar != 0 {
+		t.Errorf("POST /metrics: %d TokenReviews and %d SubjectAccessReviews, want none", tr, sar)
+	}
+}
+
+// TestMetricsAuthForgetsExpiredRefusals: refusals are let go as they
+// expire, not only once the cache is full, so the refusal cache holds no
+// more than a refusal's lifetime of reviews.
+func TestMetricsAuthForgetsExpiredRefusals(t *testing.T) {
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), (&reviewer{}).client())
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	auth.now = func() time.Time { return now }
+	handler := auth.wrap(metricsOK)
+	for i := range 100 {
+		now = now.Add(time.Second)
+		if code := get(handler, "/metrics", fmt.Sprintf("made-up-%d", i)).Code; code != http.StatusUnauthorized {
+			t.Fatalf("made-up token %d: %d, want 401", i, code)
+		}
+	}
+	auth.mu.Lock()
+	held := len(auth.denied)
+	auth.mu.Unlock()
+	if limit := int(metricsDeniedTTL/time.Second) + 1; held > limit {
+		t.Errorf("after 100 refusals a second apart, %d are held, want at most %d (those of the last %s)", held, limit, metricsDeniedTTL)
+	}
+}
+
+// TestMetricsAuthFloodFromOneClient: one client flooding made-up tokens
+// does not use up the reviews of the others: a scraper with a token never
+// seen before (a rotated projected token, or any token after a restart)
+// gets in during the flood.
+func TestMetricsAuthFloodFromOneClient(t *testing.T) {
+	r := &reviewer{users: map[string]string{"new-token": "prometheus"}, readers: map[string]bool{"prometheus": true}}
+	client := r.client()
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	auth.now = func() time.Time { return now }
+	handler := auth.wrap(metricsOK)
+	from := func(addr, token string) int {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.RemoteAddr = addr
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for second := range 3 {
+		now = now.Add(time.Second)
+		for i := range 500 {
+			if code := from("10.0.0.66:40000", fmt.Sprintf("made-up-%d-%d", second, i)); code != http.StatusUnauthorized && code != http.StatusTooManyRequests {
+				t.Fatalf("a made-up token: %d, want 401 or 429", code)
+			}
+		}
+	}
+	if code := from("10.0.0.7:50000", "new-token"); code != http.StatusOK {
+		t.Errorf("a scraper's new token from another pod during the flood: %d, want 200", code)
 	}
 }
