@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,26 +23,39 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// The cache of review results. A scraper sends the same token every scrape
-// (15 to 60 seconds apart), so remembering a decision for a minute costs
-// the API server one TokenReview and one SubjectAccessReview per scraper
-// per minute instead of two per scrape. A refusal (401 or 403) is
-// remembered for less, so that a scraper that was just granted the reader
-// role gets in soon; a revoked token or role is honoured within
-// metricsAllowedTTL. Grants and refusals are kept apart, each within
-// metricsAuthCacheLimit entries: when one is full its expired entries go
-// first, and if none has expired, a single entry. Refusals, which anyone
-// can cause, so never push out a reader's grant.
+// Only GET (or HEAD) /metrics is reviewed: any other path is answered 404
+// and any other method 405 before a review, so that what a caller sends
+// beyond its token costs neither a review nor a cache entry. A token of
+// over metricsMaxTokenBytes is refused unreviewed: a projected
+// ServiceAccount token is 1-2 KB.
+//
+// The cache of review results is keyed by a hash of the token alone, since
+// every review asks the same question (may this user get /metrics). A
+// scraper sends the same token every scrape (15 to 60 seconds apart), so
+// remembering a decision for a minute costs the API server one TokenReview
+// and one SubjectAccessReview per scraper per minute instead of two per
+// scrape. A refusal (401 or 403) is remembered for less, so that a scraper
+// that was just granted the reader role gets in soon; a revoked token or
+// role is honoured within metricsAllowedTTL. Grants and refusals are kept
+// apart, each within metricsAuthCacheLimit entries of a fixed size. Each
+// insert first lets go of the expired entries, and when the cache is still
+// full, of one more. Refusals, which anyone can cause, so never push out a
+// reader's grant, and since a refusal follows a review, the refusals held
+// are at most a refusal's lifetime of reviews (about 60).
 //
 // Reviews themselves, whoever asks, are limited to metricsReviewRate a
 // second with bursts of metricsReviewBurst; a request over the limit gets
-// 429 with a Retry-After at once, unreviewed and not remembered. Renewing
-// a grant that has expired draws on a bucket of its own
+// 429 with a Retry-After at once, unreviewed and not remembered. Before
+// that, a client (a source IP address) may start at most
+// metricsClientReviewRate reviews a second with bursts of
+// metricsClientReviewBurst: a flood from one pod takes only that share, so
+// a scraper elsewhere whose token is new (the kubelet rotates projected
+// tokens; after a restart every token is new) still gets its review.
+// Renewing a grant that has expired draws on a bucket of its own
 // (metricsRenewalRate, metricsRenewalBurst), since only a token that was
 // granted can: a flood of made-up tokens, which empties the first bucket,
 // does not shut the scrapers out when their minute is up. Identical
-// requests under review at the same time (same token, verb and path) share
-// one review. A review sends at most two requests (a TokenReview, then a
+// requests under review at the same time (same token) share one review. A review sends at most two requests (a TokenReview, then a
 // SubjectAccessReview), so the API server sees at most twice both rates
 // from the metrics endpoint, through a client of its own
 // (MetricsReviewQPS, MetricsReviewBurst) that the syncs never wait on.
@@ -55,6 +69,12 @@ const (
 	metricsRenewalRate     = 1
 	metricsRenewalBurst    = 5
 	metricsRetryAfter      = "1" // seconds: the bucket refills in 1/metricsReviewRate
+
+	metricsClientReviewRate  = 1
+	metricsClientReviewBurst = 3
+	metricsClientLimit       = 1024 // clients whose buckets are kept
+	metricsMaxTokenBytes     = 8 << 10
+	metricsPath              = "/metrics"
 )
 
 // The rate limit of the client that MetricsEndpoint is given: room for
@@ -77,7 +97,7 @@ var errReviewLimited = errors.New("too many reviews")
 // not the one the syncs share.
 func MetricsEndpoint(ctx context.Context, secure bool, certDir string, registry *prometheus.Registry, reviewClient kubernetes.Interface) (http.Handler, *tls.Config, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
+	mux.Handle(metricsPath, promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
 	if !secure {
 		return mux, nil, nil
 	}
@@ -113,18 +133,15 @@ type metricsAuth struct {
 	mu      sync.Mutex
 	allowed map[authCacheKey]authDecision
 	denied  map[authCacheKey]authDecision
+	clients map[string]*rate.Limiter // reviews of tokens not granted, by source IP, timed by now
 }
 
-// authCacheKey holds a hash of the token, never the token itself, and what
-// it asked for.
-type authCacheKey struct {
-	token      [sha256.Size]byte
-	verb, path string
-}
+// authCacheKey is a hash of the token, never the token itself.
+type authCacheKey [sha256.Size]byte
 
 // String is the key of the review under way for k.
 func (k authCacheKey) String() string {
-	return string(k.token[:]) + k.verb + " " + k.path
+	return string(k[:])
 }
 
 func newMetricsAuth(logger klog.Logger, client kubernetes.Interface) *metricsAuth {
@@ -136,13 +153,29 @@ func newMetricsAuth(logger klog.Logger, client kubernetes.Interface) *metricsAut
 		renewals: rate.NewLimiter(metricsRenewalRate, metricsRenewalBurst),
 		allowed:  map[authCacheKey]authDecision{},
 		denied:   map[authCacheKey]authDecision{},
+		clients:  map[string]*rate.Limiter{},
 	}
 }
 
-// wrap returns next behind authentication and authorization.
+// wrap returns next, at GET /metrics only, behind authentication and
+// authorization.
 func (a *metricsAuth) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != metricsPath {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "GET /metrics only", http.StatusMethodNotAllowed)
+			return
+		}
 		token, ok := bearerToken(r)
+		if ok && len(token) > metricsMaxTokenBytes {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="robot-operator"`)
+			http.Error(w, fmt.Sprintf("Unauthorized: a token of over %d bytes", metricsMaxTokenBytes), http.StatusUnauthorized)
+			return
+		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="robot-operator"`)
 			http.Error(w, "Unauthorized: send a bearer token (Authorization: Bearer ...)", http.StatusUnauthorized)
@@ -156,7 +189,7 @@ func (a *metricsAuth) wrap(next http.Handler) http.Handler {
 		}
 		if err != nil {
 			// Not remembered: the next scrape asks again.
-			a.logger.Error(err, "Reviewing a metrics request", "path", r.URL.Path)
+			a.logger.Error(err, "Reviewing a metrics request")
 			http.Error(w, "the API server could not review the request", http.StatusInternalServerError)
 			return
 		}
@@ -185,7 +218,7 @@ func bearerToken(r *http.Request) (string, bool) {
 // once for all the identical requests that arrive meanwhile, and only
 // within the limit on reviews (else errReviewLimited).
 func (a *metricsAuth) decide(r *http.Request, token string) (authDecision, error) {
-	key := authCacheKey{token: sha256.Sum256([]byte(token)), verb: strings.ToLower(r.Method), path: r.URL.Path}
+	key := authCacheKey(sha256.Sum256([]byte(token)))
 	if cached, ok := a.cached(key); ok {
 		return cached, nil
 	}
@@ -198,14 +231,10 @@ func (a *metricsAuth) decide(r *http.Request, token string) (authDecision, error
 			return cached, nil
 		}
 		now := a.now()
-		limiter := a.limiter
-		if a.granted(key) {
-			limiter = a.renewals
-		}
-		if !limiter.AllowN(now, 1) {
+		if !a.mayReview(key, r.RemoteAddr, now) {
 			return authDecision{}, errReviewLimited
 		}
-		decision, err := a.review(ctx, r.URL.Path, token, key.verb)
+		decision, err := a.review(ctx, token)
 		if err != nil {
 			return authDecision{}, err
 		}
@@ -237,18 +266,52 @@ func (a *metricsAuth) cached(key authCacheKey) (authDecision, bool) {
 	return authDecision{}, false
 }
 
-// granted says whether key was granted, expired or not: whether it is a
-// scraper's.
-func (a *metricsAuth) granted(key authCacheKey) bool {
+// mayReview says whether a review of key, from remoteAddr, is within the
+// limits: a grant's renewal draws on the renewals' bucket, any other review
+// on its client's and then on the shared one.
+func (a *metricsAuth) mayReview(key authCacheKey, remoteAddr string, now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, ok := a.allowed[key]
-	return ok
+	if _, ok := a.allowed[key]; ok {
+		return a.renewals.AllowN(now, 1)
+	}
+	return a.clientLimiter(remoteAddr, now).AllowN(now, 1) && a.limiter.AllowN(now, 1)
 }
 
-// review asks the API server who token is, then whether they may verb the
-// request's path.
-func (a *metricsAuth) review(ctx context.Context, path, token, verb string) (authDecision, error) {
+// clientLimiter returns the bucket of the client at remoteAddr, made
+// now if it has none. When metricsClientLimit clients have one, those that
+// are full again (idle) go first, and if none is, one other: a client that
+// comes back then starts with a full bucket, and the shared bucket still
+// bounds the reviews.
+func (a *metricsAuth) clientLimiter(remoteAddr string, now time.Time) *rate.Limiter {
+	client, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		client = remoteAddr
+	}
+	if limiter, ok := a.clients[client]; ok {
+		return limiter
+	}
+	if len(a.clients) >= metricsClientLimit {
+		for c, limiter := range a.clients {
+			if limiter.TokensAt(now) >= metricsClientReviewBurst {
+				delete(a.clients, c)
+			}
+		}
+		for c := range a.clients {
+			if len(a.clients) < metricsClientLimit {
+				break
+			}
+			delete(a.clients, c)
+		}
+	}
+	limiter := rate.NewLimiter(metricsClientReviewRate, metricsClientReviewBurst)
+	a.clients[client] = limiter
+	return limiter
+}
+
+// review asks the API server who token is, then whether they may get
+// /metrics.
+func (a *metricsAuth) review(ctx context.Context, token string) (authDecision, error) {
 	ctx, cancel := context.WithTimeout(ctx, metricsAuthReviewLimit)
 	defer cancel()
 	tr, err := a.client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
@@ -272,8 +335,8 @@ func (a *metricsAuth) review(ctx context.Context, path, token, verb string) (aut
 			Groups: user.Groups,
 			Extra:  extra,
 			NonResourceAttributes: &authorizationv1.NonResourceAttributes{
-				Path: path,
-				Verb: verb,
+				Path: metricsPath,
+				Verb: "get",
 			},
 		},
 	}, metav1.CreateOptions{})
@@ -281,7 +344,7 @@ func (a *metricsAuth) review(ctx context.Context, path, token, verb string) (aut
 		return authDecision{}, fmt.Errorf("SubjectAccessReview: %w", err)
 	}
 	if !sar.Status.Allowed || sar.Status.Denied {
-		return authDecision{code: http.StatusForbidden, message: fmt.Sprintf("Forbidden: user %q may not %s %s", user.Username, verb, path)}, nil
+		return authDecision{code: http.StatusForbidden, message: fmt.Sprintf("Forbidden: user %q may not get %s", user.Username, metricsPath)}, nil
 	}
 	return authDecision{code: http.StatusOK}, nil
 }
@@ -296,19 +359,16 @@ func (a *metricsAuth) remember(key authCacheKey, decision authDecision, now time
 		into, other = a.allowed, a.denied
 	}
 	delete(other, key)
-	if _, ok := into[key]; !ok {
-		makeRoom(into, now)
-	}
+	delete(into, key)
+	makeRoom(into, now)
 	into[key] = decision
 }
 
-// makeRoom keeps cache below metricsAuthCacheLimit before an entry is
-// added: expired entries go first; if none has expired, one entry, the
-// first the map yields.
+// makeRoom lets go of cache's expired entries, then, if it still holds
+// metricsAuthCacheLimit, of one more, the first the map yields. It runs
+// only after a review, so at most a few times a second over at most
+// metricsAuthCacheLimit entries.
 func makeRoom(cache map[authCacheKey]authDecision, now time.Time) {
-	if len(cache) < metricsAuthCacheLimit {
-		return
-	}
 	for k, d := range cache {
 		if !now.Before(d.expires) {
 			delete(cache, k)

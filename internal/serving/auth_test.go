@@ -187,7 +187,7 @@ func TestMetricsAuthCacheBound(t *testing.T) {
 	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), (&reviewer{}).client())
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	key := func(kind string, i int) authCacheKey {
-		return authCacheKey{token: sha256.Sum256(fmt.Appendf(nil, "%s-%d", kind, i)), verb: "get", path: "/metrics"}
+		return authCacheKey(sha256.Sum256(fmt.Appendf(nil, "%s-%d", kind, i)))
 	}
 	for i := range metricsAuthCacheLimit + 10 {
 		auth.remember(key("granted", i), authDecision{code: http.StatusOK, expires: now.Add(metricsAllowedTTL)}, now)
@@ -380,7 +380,7 @@ func TestMetricsAuthFloodKeepsReaders(t *testing.T) {
 	// Whatever reaches the cache: refusals by the thousand never push a
 	// reader's decision out.
 	for i := range 3 * metricsAuthCacheLimit {
-		key := authCacheKey{token: sha256.Sum256(fmt.Appendf(nil, "refused-%d", i)), verb: "get", path: "/metrics"}
+		key := authCacheKey(sha256.Sum256(fmt.Appendf(nil, "refused-%d", i)))
 		auth.remember(key, authDecision{code: http.StatusUnauthorized, expires: now.Add(metricsDeniedTTL)}, now)
 	}
 	before, _ = reviews(client)
