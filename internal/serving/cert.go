@@ -30,11 +30,25 @@ const (
 // anyway; a year only has to outlast any one process.
 const selfSignedValidity = 365 * 24 * time.Hour
 
+// metricsCipherSuites are the TLS 1.2 suites the metrics server accepts:
+// ECDHE with AES-GCM or ChaCha20-Poly1305 only, for ECDSA certificates (the
+// self-signed one) and RSA ones (a cert-manager Issuer may make those).
+// TLS 1.2 stays for scrapers built with older TLS stacks; TLS 1.3's own
+// suites are all AEAD and not configurable.
+var metricsCipherSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
 // metricsTLSConfig returns the TLS configuration of the metrics server: the
 // certificate in certDir, reloaded when it changes, or a self-signed one
 // made now when certDir is empty.
 func metricsTLSConfig(logger klog.Logger, certDir string) (*tls.Config, error) {
-	config := &tls.Config{MinVersion: tls.VersionTLS12}
+	config := &tls.Config{MinVersion: tls.VersionTLS12, CipherSuites: metricsCipherSuites}
 	if certDir == "" {
 		host, _ := os.Hostname()
 		cert, err := selfSignedCertificate(time.Now(), "localhost", host, "127.0.0.1", "::1")

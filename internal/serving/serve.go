@@ -77,6 +77,7 @@ func Serve(logger klog.Logger, name, addr string, handler http.Handler, tlsConfi
 		WriteTimeout:      limits.WriteTimeout,
 		IdleTimeout:       limits.IdleTimeout,
 		MaxHeaderBytes:    limits.MaxHeaderBytes,
+		ErrorLog:          newErrorLog(logger, name),
 	}
 	go func() {
 		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
