@@ -304,7 +304,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 		}),
-		kubeinformers.WithTransform(transform.TrimManagedFields))
+		kubeinformers.WithTransform(transform.Workloads))
 	// The pods and ReplicaSets of those Deployments, by the same label (a
 	// ReplicaSet has its pod template's labels), summarized to what says
 	// why the pods of each Deployment's current ReplicaSet do not run

@@ -1,0 +1,6 @@
+package transform
+
+// Workloads is the Deployment and Service informers' transform.
+func Workloads(obj interface{}) (interface{}, error) {
+	return TrimManagedFields(obj)
+}
