@@ -296,9 +296,10 @@ func runOperator(ctx context.Context, opts *options) error {
 	}
 
 	// Only the Deployments and Services the operator manages are cached, so
-	// memory follows the Robots, not the cluster. Of their managedFields the
-	// cache keeps only the little the controller reads (transform.TrimManagedFields);
-	// a Robot's are never read, and dropped.
+	// memory follows the Robots, not the cluster: those a Robot controls
+	// whole but for the little of their managedFields the controller reads,
+	// any other with the label as a stub (transform.Workloads). A Robot's
+	// managedFields are never read, and dropped.
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, opts.resyncPeriod,
 		kubeinformers.WithNamespace(opts.namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
