@@ -1,0 +1,88 @@
+//go:build chart
+
+package chart
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// networkPolicyRules returns, for the operator's NetworkPolicy in objs,
+// each port it opens and the peers allowed to it (nil: from anywhere).
+func networkPolicyRules(t *testing.T, objs map[string]*unstructured.Unstructured) map[string][]any {
+	t.Helper()
+	policy := objs["NetworkPolicy "+namespace+"/robot-operator"]
+	if policy == nil {
+		t.Fatal("no NetworkPolicy robot-operator limits who reaches the operator's pods")
+	}
+	spec := policy.Object["spec"].(map[string]any)
+	selector, _, _ := unstructured.NestedStringMap(spec, "podSelector", "matchLabels")
+	if selector["app.kubernetes.io/name"] != "robot-operator" || selector["app.kubernetes.io/component"] != "operator" {
+		t.Errorf("the NetworkPolicy selects %v, want the operator's pods", selector)
+	}
+	types, _, _ := unstructured.NestedStringSlice(spec, "policyTypes")
+	if !slices.Equal(types, []string{"Ingress"}) {
+		t.Errorf("policyTypes %v, want [Ingress]: the operator must reach the API server", types)
+	}
+	rules := map[string][]any{}
+	ingress, _, _ := unstructured.NestedSlice(spec, "ingress")
+	for _, r := range ingress {
+		rule := r.(map[string]any)
+		from, _, _ := unstructured.NestedSlice(rule, "from")
+		ports, _, _ := unstructured.NestedSlice(rule, "ports")
+		for _, p := range ports {
+			rules[fmt.Sprint(p.(map[string]any)["port"])] = from
+		}
+	}
+	return rules
+}
+
+// TestNetworkPolicy: the manifests let the API server reach the webhook
+// from anywhere (it cannot be selected), the metrics port only from
+// namespaces labelled for scraping, and nothing else: the health probes
+// come from the kubelet on the pod's own node.
+func TestNetworkPolicy(t *testing.T) {
+	for name, objs := range map[string]map[string]*unstructured.Unstructured{
+		"artifacts/deploy":            kustomize(t, root+"/artifacts/deploy"),
+		"artifacts/deploy-namespaced": kustomize(t, root+"/artifacts/deploy-namespaced"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			rules := networkPolicyRules(t, objs)
+			if from, ok := rules["webhook"]; !ok || from != nil {
+				t.Errorf("webhook port: %v (open %v), want open to all", from, ok)
+			}
+			metrics := rules["metrics"]
+			if len(metrics) == 0 || !strings.Contains(indent(t, metrics), `"robot-operator.dev/metrics-scraper": "true"`) {
+				t.Errorf("metrics port: from %s, want namespaces labelled robot-operator.dev/metrics-scraper=true", indent(t, metrics))
+			}
+			if len(rules) != 2 {
+				t.Errorf("ports opened: %v, want webhook and metrics only", rules)
+			}
+		})
+	}
+}
+
+// TestChartNetworkPolicyValues: who may reach the webhook and the metrics
+// port is set by values, extra rules are added, and the policy can be left
+// out.
+func TestChartNetworkPolicyValues(t *testing.T) {
+	rules := networkPolicyRules(t, helmTemplate(t,
+		"networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.0/24",
+		"networkPolicy.metricsFrom[0].podSelector.matchLabels.app=prometheus",
+		"networkPolicy.extraIngress[0].ports[0].port=health",
+		"networkPolicy.extraIngress[0].from[0].ipBlock.cidr=192.168.0.0/16"))
+	for port, want := range map[string]string{"webhook": `"cidr": "10.0.0.0/24"`, "metrics": `"app": "prometheus"`, "health": `"cidr": "192.168.0.0/16"`} {
+		if got := indent(t, rules[port]); !strings.Contains(got, want) {
+			t.Errorf("port %s: from %s, want %s", port, got, want)
+		}
+	}
+	for key := range helmTemplate(t, "networkPolicy.enabled=false") {
+		if strings.HasPrefix(key, "NetworkPolicy ") {
+			t.Errorf("%s is rendered although networkPolicy.enabled=false", key)
+		}
+	}
+}
