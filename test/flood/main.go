@@ -10,7 +10,9 @@
 //	make build
 //	CLUSTER_NAME=flood KUBECONFIG_OUT=$PWD/_output/flood-kubeconfig hack/cluster.sh up
 //	eval "$(hack/tools.sh env)"
-//	go run ./test/flood -kubeconfig _output/flood-kubeconfig -bin bin/robot-operator
+//	go run ./test/flood -kubeconfig _output/flood-kubeconfig -kubectl "$KUBECTL" -bin bin/robot-operator
+//
+// It fails when a flood takes the peak RSS past -max-rss-mib (200 MiB).
 //
 // It installs the CRD, readies the webhook as hack/local-webhook.sh does,
 // and creates the namespace robot-flood-foreign, which it deletes at the
@@ -64,14 +66,15 @@ func main() {
 	kubectl := flag.String("kubectl", os.Getenv("KUBECTL"), "kubectl")
 	logPath := flag.String("log", "_output/flood-operator.log", "where the operator's log goes")
 	only := flag.String("only", "", "run only the floods whose name contains this")
+	maxRSS := flag.Int64("max-rss-mib", 200, "fail when a flood's peak RSS passes this many MiB (0: never); the shipped limit is 256")
 	flag.Parse()
-	if err := run(*kubeconfig, *bin, *kubectl, *logPath, *only); err != nil {
+	if err := run(*kubeconfig, *bin, *kubectl, *logPath, *only, *maxRSS<<20); err != nil {
 		fmt.Fprintln(os.Stderr, "flood:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, bin, kubectl, logPath, only string) error {
+func run(kubeconfig, bin, kubectl, logPath, only string, maxRSS int64) error {
 	if kubeconfig == "" || kubectl == "" {
 		return fmt.Errorf("-kubeconfig and -kubectl (or $KUBECONFIG and $KUBECTL) are needed")
 	}
@@ -143,6 +146,7 @@ func run(kubeconfig, bin, kubectl, logPath, only string) error {
 	if err != nil {
 		return err
 	}
+	var over []string
 	fmt.Printf("%-44s %10s %12s %12s %12s %8s  %s\n", "flood", "RSS MiB", "peak RSS", "peak heap", "live heap", "max fds", "answers")
 	for _, f := range []struct {
 		name string
@@ -174,8 +178,14 @@ func run(kubeconfig, bin, kubectl, logPath, only string) error {
 		if !processAlive(pid) {
 			return fmt.Errorf("the operator died during %s (the limit would be %d MiB)", f.name, memoryLimitMiB)
 		}
+		if maxRSS > 0 && status["VmHWM"] > maxRSS {
+			over = append(over, fmt.Sprintf("%s: peak RSS %s MiB", f.name, mib(status["VmHWM"])))
+		}
 	}
 	fmt.Printf("shipped memory limit: %d MiB\n", memoryLimitMiB)
+	if len(over) > 0 {
+		return fmt.Errorf("over %s MiB of RSS: %s", mib(maxRSS), strings.Join(over, "; "))
+	}
 	return nil
 }
 
