@@ -2,14 +2,20 @@ package migration
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 
@@ -99,5 +105,76 @@ func TestRefusesACRDOfAnotherRelease(t *testing.T) {
 	}
 	if len(patched) != 0 || !slices.Equal(stored, []string{"v1alpha1"}) {
 		t.Errorf("patched %v, storedVersions %v; want nothing touched", patched, stored)
+	}
+}
+
+// journal records, in order, the Robot patches and CRD status updates two
+// fake clientsets receive, and refuses the patches of the Robots in refuse
+// as an admission policy would, each as many times as its count says.
+type journal struct {
+	mu      sync.Mutex
+	entries []string
+	refuse  map[string]int
+}
+
+func (j *journal) add(entry string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.entries = append(j.entries, entry)
+}
+
+func (j *journal) list() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.entries)
+}
+
+// watch installs the journal's reactors on the two clientsets.
+func (j *journal) watch(robots *robotfake.Clientset, crds *apiextensionsfake.Clientset) {
+	robots.PrependReactor("patch", "robots", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		patch := action.(k8stesting.PatchAction)
+		key := patch.GetNamespace() + "/" + patch.GetName()
+		j.mu.Lock()
+		refused := j.refuse[key] > 0
+		if refused {
+			j.refuse[key]--
+		}
+		j.mu.Unlock()
+		if refused {
+			j.add("refused " + key)
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "robot.dev", Resource: "robots"}, patch.GetName(),
+				errors.New("ValidatingAdmissionPolicy 'freeze' denied request"))
+		}
+		j.add("patched " + key)
+		return false, nil, nil
+	})
+	crds.PrependReactor("update", "customresourcedefinitions", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() == "status" {
+			stored := action.(k8stesting.UpdateAction).GetObject().(*apiextensionsv1.CustomResourceDefinition).Status.StoredVersions
+			j.add(fmt.Sprintf("storedVersions %v", stored))
+		}
+		return false, nil, nil
+	})
+}
+
+// TestContinuesPastARefusedRobot: a Robot whose rewrite is refused does not
+// keep the others from theirs; it alone is retried, and storedVersions is
+// cleaned only once it too is rewritten.
+func TestContinuesPastARefusedRobot(t *testing.T) {
+	robotClient := robotfake.NewSimpleClientset(robot("a", "one"), robot("a", "two"), robot("b", "three"))
+	crdClient := apiextensionsfake.NewSimpleClientset(crd("v1beta1", "v1alpha1", "v1beta1"))
+	j := &journal{refuse: map[string]int{"a/one": 1}}
+	j.watch(robotClient, crdClient)
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	m := &Migrator{Robots: robotClient.RobotV1beta1(), CRDs: crdClient.ApiextensionsV1().CustomResourceDefinitions(), CRDName: crdName}
+	_, err := m.Run(ctx)
+	if err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	want := []string{"refused a/one", "patched a/two", "patched b/three", "patched a/one", "storedVersions [v1beta1]"}
+	if got := j.list(); !slices.Equal(got, want) {
+		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
