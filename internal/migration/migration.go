@@ -183,6 +183,10 @@ func (m *Migrator) rewrite(ctx context.Context, p *progress, robots []robotv1bet
 		robot := &robots[i]
 		_, err := m.Robots.Robots(robot.Namespace).Patch(ctx, robot.Name, types.MergePatchType, []byte("{}"), metav1.PatchOptions{FieldManager: fieldManager})
 		switch {
+		case ctx.Err() != nil:
+			// Leadership lost, or shutting down: no Robot is at fault,
+			// and Run returns.
+			return append(failed, robots[i:]...)
 		case apierrors.IsNotFound(err):
 			// Deleted meanwhile: nothing left to rewrite.
 		case err != nil:
@@ -203,7 +207,7 @@ func (m *Migrator) reportFailure(ctx context.Context, robot *robotv1beta1.Robot,
 	if m.Observer != nil {
 		m.Observer.RewriteFailed()
 	}
-	if m.Recorder != nil && ctx.Err() == nil {
+	if m.Recorder != nil {
 		m.Recorder.Eventf(robot, corev1.EventTypeWarning, EventStorageMigrationFailed,
 			"The API server refused to write the Robot again in the storage version %s: %v. Until it is written, the CRD keeps "+
 				"earlier versions in status.storedVersions, and reading the Robot may need the conversion webhook. "+
