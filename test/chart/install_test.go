@@ -101,8 +101,10 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	// Only the storage migration updates the CRD's status, and only an
 	// operator that watches every namespace migrates.
 	canUpdateCRDStatus := func() string {
+		// The answer is on stdout; kubectl warns on stderr that the
+		// resource has no namespace.
 		out, _ := exec.Command(kubectl, "auth", "can-i", "update", "customresourcedefinitions.apiextensions.k8s.io/robots.robot.dev",
-			"--subresource=status", "--as=system:serviceaccount:"+namespace+":robot-operator").CombinedOutput()
+			"--subresource=status", "--as=system:serviceaccount:"+namespace+":robot-operator").Output()
 		return strings.TrimSpace(string(out))
 	}
 	if got := canUpdateCRDStatus(); got != "yes" {
