@@ -151,6 +151,10 @@ type Controller struct {
 	// the API server refused as invalid, and that refusal: no write is
 	// sent again for that generation (a refusal), only for the next one.
 	refused sync.Map
+	// statusRefused holds, the same way, the generation whose status the
+	// API server could not store because the Robot is too large: the
+	// status is not written again for that generation.
+	statusRefused sync.Map
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight        sync.Map
@@ -622,14 +626,20 @@ func (c *Controller) noteRefusal(robot *robotv1beta1.Robot, err error) error {
 // Deployment status update, a resync) then costs no request, and the
 // Robot keeps its InvalidSpec status.
 func (c *Controller) refusedBefore(robot *robotv1beta1.Robot) error {
-	last, ok := c.refused.Load(robot.UID)
+	return refusedAt(&c.refused, robot)
+}
+
+// refusedAt returns the refusal that refusals holds for robot's current
+// generation, if any, and forgets one of an earlier generation.
+func refusedAt(refusals *sync.Map, robot *robotv1beta1.Robot) error {
+	last, ok := refusals.Load(robot.UID)
 	if !ok {
 		return nil
 	}
 	if r := last.(refusal); r.generation == robot.Generation {
 		return r.err
 	}
-	c.refused.Delete(robot.UID)
+	refusals.Delete(robot.UID)
 	return nil
 }
 
@@ -777,7 +787,22 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 		c.observeReadiness(robot, &robotStatus, now)
 		return nil
 	}
+	if err := refusedAt(&c.statusRefused, robot); err != nil {
+		// The Robot is as large as when the API server could not store
+		// it: the write would fail again.
+		klog.FromContext(ctx).V(4).Info("Not writing the status, which the API server cannot store at this generation", "err", err)
+		return nil
+	}
 	written, err := c.writer.ApplyStatus(ctx, robot, &robotStatus)
+	var tooLarge *outcome.StatusTooLargeError
+	if errors.As(err, &tooLarge) && outcome.Classify(err).Retry == outcome.RetryOnChange {
+		// Retrying cannot help: only a smaller spec, a new generation,
+		// can. A person must know, and no condition can tell them.
+		c.statusRefused.Store(robot.UID, refusal{generation: robot.Generation, err: err})
+		klog.FromContext(ctx).Error(err, "Writing the Robot's status failed; not retrying until its spec changes")
+		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, outcome.ReasonStatusTooLarge, tooLarge.Error())
+		return nil
+	}
 	if err != nil || written == nil {
 		return err
 	}
@@ -887,6 +912,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 		c.readiness.Forget(robot.UID)
 		c.writtenRobots.Forget(robot.UID)
 		c.refused.Delete(robot.UID)
+		c.statusRefused.Delete(robot.UID)
 	}
 }
 

@@ -3723,3 +3723,68 @@ func TestPauseNeedsTrue(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusTooLargeIsReportedNotRetried: a Robot so large that the API
+// server cannot store it with its status (etcd's request limit) gets one
+// Warning Event, and no retry: not with backoff, not at its next event,
+// only at its next generation.
+func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 1)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	var statusWrites atomic.Int32
+	f.robotClient.PrependReactor("patch", "robots", func(action core.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		statusWrites.Add(1)
+		// What the API server answers when etcd refuses the write.
+		return true, nil, apierrors.NewInternalError(errors.New("etcdserver: request is too large"))
+	})
+	key := cache.MetaObjectToName(robot)
+	queue := recordQueue(c)
+	sync := func(what string, wantWrites int32, wantEvents int) {
+		t.Helper()
+		c.workqueue.Add(key)
+		if !c.processNextWorkItem(ctx) {
+			t.Fatal("processNextWorkItem returned false: the queue is not shut down")
+		}
+		if n := statusWrites.Load(); n != wantWrites {
+			t.Errorf("%s: %d status writes in all, want %d", what, n, wantWrites)
+		}
+		var events []string
+		for _, event := range f.events() {
+			if hasPrefix(event, corev1.EventTypeWarning) {
+				events = append(events, event)
+			}
+		}
+		if len(events) != wantEvents {
+			t.Errorf("%s: Warning events %q, want %d", what, events, wantEvents)
+		}
+		for _, event := range events {
+			if !hasPrefix(event, corev1.EventTypeWarning+" StatusTooLarge ") || !strings.Contains(event, "request is too large") {
+				t.Errorf("%s: event %q, want a Warning StatusTooLarge that says why", what, event)
+			}
+		}
+	}
+
+	sync("first sync", 1, 1)
+	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Add", key: key}, {method: "Forget", key: key}}); got != want {
+		t.Errorf("queue calls %s, want %s: no retry", got, want)
+	}
+	if n := c.workqueue.Len(); n != 0 {
+		t.Errorf("%d Robots queued, want none", n)
+	}
+	// Another event about the Robot (its Deployment's status, a resync):
+	// the write would be refused again, so it is not sent.
+	sync("same generation", 1, 0)
+	// A new generation may be smaller: its status is written again.
+	changed := robot.DeepCopy()
+	changed.Generation = 2
+	if err := f.robotIndexer.Update(changed); err != nil {
+		t.Fatal(err)
+	}
+	sync("next generation", 2, 1)
+}

@@ -46,6 +46,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
@@ -358,7 +359,7 @@ func runOperator(ctx context.Context, opts *options) error {
 	if err != nil {
 		return err
 	}
-	migrator, err := newMigrator(opts, robotClient, syncCfg)
+	migrator, err := newMigrator(opts, robotClient, syncCfg, controller.writer.Recorder, registry)
 	if err != nil {
 		return err
 	}
@@ -592,8 +593,9 @@ func (w *webhook) keepCertificates(ctx context.Context) {
 
 // newMigrator returns what moves the Robots an earlier release stored as
 // v1alpha1 to v1beta1; nil for an operator that watches one namespace, which
-// cannot see, nor rewrite, every Robot.
-func newMigrator(opts *options, robotClient *clientset.Clientset, cfg *rest.Config) (*migration.Migrator, error) {
+// cannot see, nor rewrite, every Robot. It records its Warning Events with
+// recorder.
+func newMigrator(opts *options, robotClient *clientset.Clientset, cfg *rest.Config, recorder record.EventRecorder, registry prometheus.Registerer) (*migration.Migrator, error) {
 	if opts.namespace != metav1.NamespaceAll {
 		return nil, nil
 	}
@@ -601,27 +603,20 @@ func newMigrator(opts *options, robotClient *clientset.Clientset, cfg *rest.Conf
 	if err != nil {
 		return nil, fmt.Errorf("building the CRD client: %w", err)
 	}
-	return &migration.Migrator{Robots: robotClient.RobotV1beta1(), CRDs: crdClient.ApiextensionsV1().CustomResourceDefinitions(), CRDName: robotsCRD}, nil
+	observer, err := metrics.NewMigrationMetrics(registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering the migration's metrics: %w", err)
+	}
+	return &migration.Migrator{Robots: robotClient.RobotV1beta1(), CRDs: crdClient.ApiextensionsV1().CustomResourceDefinitions(), CRDName: robotsCRD,
+		Recorder: recorder, Observer: observer}, nil
 }
 
-// migrateStorage runs the migration until it is done or ctx ends, with
-// backoff: the Robots stored as v1alpha1 are read through the conversion
-// webhook, which may not answer yet.
+// migrateStorage runs the migration until it is done or ctx ends: it retries
+// by itself, with backoff, what fails (the Robots stored as v1alpha1 are read
+// through the conversion webhook, which may not answer yet).
 func migrateStorage(ctx context.Context, migrator *migration.Migrator) {
 	if migrator == nil {
 		return
 	}
-	logger := klog.FromContext(ctx)
-	for backoff := time.Second; ; backoff = min(2*backoff, 5*time.Minute) {
-		_, err := migrator.Run(ctx)
-		if err == nil {
-			return
-		}
-		logger.Error(err, "Moving the Robots to the storage version failed; retrying", "in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-	}
+	_, _ = migrator.Run(ctx)
 }

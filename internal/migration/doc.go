@@ -1,6 +1,8 @@
 // Package migration moves the Robots an earlier release stored as v1alpha1
 // to v1beta1, the storage version, and then drops v1alpha1 from the CRD's
 // status.storedVersions, so that a later release can stop serving it. The
-// leader does it once after it starts, while storedVersions lists another
-// version; afterwards it costs one read of the CRD per start.
+// leader does it after it starts, while storedVersions lists another
+// version; afterwards it costs one read of the CRD per start. A Robot the
+// API server refuses to write is reported (a Warning Event, a metric) and
+// retried on its own, and keeps storedVersions as it is until it is written.
 package migration

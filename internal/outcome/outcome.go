@@ -10,6 +10,7 @@ import (
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -61,8 +62,13 @@ func Classify(err error) Failure {
 		conflict  *FieldConflictError
 		contested *ContestedError
 		paused    *PausedError
+		tooLarge  *StatusTooLargeError
 	)
 	switch {
+	case errors.As(err, &tooLarge):
+		// The Robot does not fit in etcd with its status: only a change
+		// of its spec, a new generation, can make it fit.
+		return Failure{Reason: ReasonStatusTooLarge, Retry: RetryOnChange}
 	case errors.As(err, &paused):
 		// The person who paused the Robot unpauses it; that change
 		// queues it.
@@ -247,6 +253,39 @@ type PausedError struct {
 func (e *PausedError) Error() string {
 	return fmt.Sprintf("reconciliation is paused by the robot.dev/paused annotation: the operator writes nothing to Deployment %q "+
 		"or its Service until the annotation is removed or set to another value than \"true\"", e.Deployment)
+}
+
+// ReasonStatusTooLarge is the reason of the Warning Event on a Robot whose
+// status the API server cannot store. No condition carries it: the status
+// that would hold it is what cannot be written.
+const ReasonStatusTooLarge = "StatusTooLarge"
+
+// StatusTooLargeError is a status write the API server refused because the
+// Robot, with that status, is larger than what etcd stores in one request
+// (1.5 MiB by default). The status is small: the Robot's spec (an env value,
+// say) takes the room. Retrying does not help; a smaller spec does.
+type StatusTooLargeError struct{ Err error }
+
+func (e *StatusTooLargeError) Error() string {
+	return fmt.Sprintf("the Robot is too large for the API server to store its status (%v): shrink its spec, "+
+		"for instance move large env values to a ConfigMap; the operator writes its status again at its next spec change", e.Err)
+}
+
+func (e *StatusTooLargeError) Unwrap() error { return e.Err }
+
+// StatusWriteError returns err, the error of a Robot's status write, as a
+// StatusTooLargeError when it says that the Robot is too large to store.
+// The API server answers that with a 413, or, when etcd refuses the
+// request, with a 500 that quotes etcd.
+func StatusWriteError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if apierrors.IsRequestEntityTooLargeError(err) || strings.Contains(err.Error(), "etcdserver: request is too large") ||
+		strings.Contains(err.Error(), "trying to send message larger than max") {
+		return &StatusTooLargeError{Err: err}
+	}
+	return err
 }
 
 // ErrRobotGone is a Robot the cache holds but the API server no longer does.

@@ -93,7 +93,7 @@ func (w *Writer) ApplyStatus(ctx context.Context, robot *robotv1beta1.Robot, new
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("applying status of Robot %s/%s: %w", robot.Namespace, robot.Name, err)
+		return nil, fmt.Errorf("applying status of Robot %s/%s: %w", robot.Namespace, robot.Name, outcome.StatusWriteError(err))
 	}
 	w.robotStatus.Remember(written)
 	return written, nil

@@ -8,7 +8,7 @@
 // running as its own ServiceAccount with the RBAC of artifacts/deploy. The
 // API server's audit log is the witness of the operator's requests.
 //
-// Run it with `make chaos` or `go run ./test/chaos -n 60 -scenarios 1,3,7`.
+// Run it with `make chaos` or `go run ./test/chaos -n 60 -scenarios 1,3,7,10`.
 // It exits non-zero when any invariant fails.
 package main
 
@@ -46,7 +46,7 @@ func main() {
 	var scenarios string
 	flag.IntVar(&cfg.n, "n", 300, "Robots per scenario.")
 	flag.StringVar(&cfg.cluster, "cluster", "chaos", "Name of the local cluster each scenario makes afresh (and removes).")
-	flag.StringVar(&scenarios, "scenarios", "1,3,7", "Comma-separated scenarios to run: 1 (kill -9 the operator), 2 (kill -9 the leader of two replicas), 3 (kube-apiserver down), 4 (etcd down), 5 (watches expire: 410 Gone), 6 (partition the leader from the API server), 7 (another writer fights), 8 (churn: Robots created, changed and deleted for -churn), 9 (hostile input: -hostile random Robots at the schema's edges).")
+	flag.StringVar(&scenarios, "scenarios", "1,3,7", "Comma-separated scenarios to run: 1 (kill -9 the operator), 2 (kill -9 the leader of two replicas), 3 (kube-apiserver down), 4 (etcd down), 5 (watches expire: 410 Gone), 6 (partition the leader from the API server), 7 (another writer fights), 8 (churn: Robots created, changed and deleted for -churn), 9 (hostile input: -hostile random Robots at the schema's edges), 10 (kill -9 both replicas serving the conversion webhook, writes through v1alpha1 and v1beta1).")
 	flag.IntVar(&cfg.kills, "kills", 50, "Scenario 1: how many times to kill the operator.")
 	flag.DurationVar(&cfg.fight, "fight", 2*time.Minute, "Scenario 7: how long the other writer fights.")
 	flag.DurationVar(&cfg.churn, "churn", 20*time.Minute, "Scenario 8: how long Robots are created, changed and deleted.")

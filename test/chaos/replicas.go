@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robot-operator/robot-operator/test/internal/task"
@@ -46,6 +47,8 @@ type replica struct {
 	env        *environment
 	kubeconfig string
 	log        io.Writer
+	// extra are added to the command line of each of its processes.
+	extra []string
 
 	mu       sync.Mutex
 	op       *operator
@@ -63,10 +66,11 @@ type replicaExit struct {
 	killed   bool
 }
 
-// startReplica starts a replica and the supervisor that restarts it.
-func (s *scenarioRun) startReplica(ctx context.Context, name, kubeconfig string) (*replica, error) {
-	r := &replica{name: name, env: s.env, kubeconfig: kubeconfig, log: s.log, stopped: make(chan struct{})}
-	op, err := r.env.startOperatorAs(name, kubeconfig, r.log, leaderElectionFlags()...)
+// startReplica starts a replica, with extra flags, and the supervisor that
+// restarts it.
+func (s *scenarioRun) startReplica(ctx context.Context, name, kubeconfig string, extra ...string) (*replica, error) {
+	r := &replica{name: name, env: s.env, kubeconfig: kubeconfig, log: s.log, extra: extra, stopped: make(chan struct{})}
+	op, err := r.env.startOperatorAs(name, kubeconfig, r.log, r.flags()...)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +78,11 @@ func (s *scenarioRun) startReplica(ctx context.Context, name, kubeconfig string)
 	s.replicas = append(s.replicas, r)
 	go r.supervise(ctx)
 	return r, nil
+}
+
+// flags are the replica's flags: leader election, and its extra ones.
+func (r *replica) flags() []string {
+	return append(leaderElectionFlags(), r.extra...)
 }
 
 func (r *replica) current() *operator {
@@ -114,7 +123,7 @@ func (r *replica) supervise(ctx context.Context) {
 				backoff = min(2*backoff, 10*time.Second)
 			}
 		}
-		next, err := r.env.startOperatorAs(r.name, r.kubeconfig, r.log, leaderElectionFlags()...)
+		next, err := r.env.startOperatorAs(r.name, r.kubeconfig, r.log, r.flags()...)
 		if err != nil {
 			logf("restarting replica %s: %v", r.name, err)
 			return
@@ -520,23 +529,26 @@ func (s *scenarioRun) proxiedKubeconfig(name string) (*tcpProxy, string, error) 
 	return p, path, nil
 }
 
-// tcpProxy forwards TCP connections to target. cut closes every connection
-// and refuses new ones (nothing listens) until heal.
+// tcpProxy forwards TCP connections to the first of its targets that
+// accepts one. cut closes every connection and refuses new ones (nothing
+// listens) until heal.
 type tcpProxy struct {
-	target string
-	addr   string
+	targets []string
+	addr    string
+	// next rotates the target tried first, so that each takes turns.
+	next atomic.Uint32
 
 	mu       sync.Mutex
 	listener net.Listener // nil while cut
 	conns    map[net.Conn]struct{}
 }
 
-func startProxy(target string) (*tcpProxy, error) {
+func startProxy(targets ...string) (*tcpProxy, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &tcpProxy{target: target, addr: l.Addr().String(), listener: l, conns: map[net.Conn]struct{}{}}
+	p := &tcpProxy{targets: targets, addr: l.Addr().String(), listener: l, conns: map[net.Conn]struct{}{}}
 	go p.serve(l)
 	return p, nil
 }
@@ -568,7 +580,16 @@ func (p *tcpProxy) track(conns ...net.Conn) bool {
 }
 
 func (p *tcpProxy) forward(client net.Conn) {
-	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	var server net.Conn
+	err := errors.New("no target")
+	first := int(p.next.Add(1))
+	for i := range p.targets {
+		// A target whose process is gone refuses at once.
+		target := p.targets[(first+i)%len(p.targets)]
+		if server, err = net.DialTimeout("tcp", target, 5*time.Second); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		client.Close()
 		return

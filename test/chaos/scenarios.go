@@ -46,6 +46,7 @@ var scenarios = []scenario{
 	{7, "another writer fights", fightOperator},
 	{8, "churn: Robots come and go", churnRobots},
 	{hostileScenario, "hostile input: random Robots at the schema's edges", hostileRobots},
+	{10, "kill -9 every replica serving the conversion webhook", killWebhook},
 }
 
 // convergeTimeout is how long n Robots may take to converge once a fault

@@ -161,6 +161,43 @@ func TestChartWatchNamespaceRendersArtifactsDeployNamespaced(t *testing.T) {
 	compare(t, helm, kust, operatorNamespace)
 }
 
+// TestOnlyTheClusterWideOperatorMayCleanStoredVersions: the right to update
+// the CRD's status, which only the storage migration uses, is granted to the
+// operator that watches every namespace, and to no operator with -namespace:
+// that one does not migrate (it cannot see every Robot).
+func TestOnlyTheClusterWideOperatorMayCleanStoredVersions(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		objects map[string]*unstructured.Unstructured
+		want    bool
+	}{
+		{"artifacts/deploy", kustomize(t, root+"/artifacts/deploy"), true},
+		{"artifacts/deploy-namespaced", kustomize(t, root+"/artifacts/deploy-namespaced"), false},
+		{"the chart", helmTemplate(t), true},
+		{"the chart with watchNamespace", helmTemplate(t, "watchNamespace=robots"), false},
+	} {
+		var granted []string
+		for key, object := range tc.objects {
+			if kind := object.GetKind(); kind != "ClusterRole" && kind != "Role" {
+				continue
+			}
+			rules, _, err := unstructured.NestedSlice(object.Object, "rules")
+			if err != nil {
+				t.Fatalf("%s: %s: %v", tc.name, key, err)
+			}
+			for _, rule := range rules {
+				resources, _, _ := unstructured.NestedStringSlice(rule.(map[string]any), "resources")
+				if slices.Contains(resources, "customresourcedefinitions/status") {
+					granted = append(granted, key)
+				}
+			}
+		}
+		if got := len(granted) > 0; got != tc.want {
+			t.Errorf("%s: customresourcedefinitions/status granted by %v; want granted: %v", tc.name, granted, tc.want)
+		}
+	}
+}
+
 // TestChartMonitoringRendersArtifactsMonitoring: the ServiceMonitor and the
 // PrometheusRule render artifacts/deploy with the artifacts/monitoring
 // component.

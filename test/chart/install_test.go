@@ -98,6 +98,19 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 	t.Logf("upgrade: %d writes in all, %d to the operator's Deployment, none to Robots or their Deployments", len(writes), operatorRolled)
 
+	// Only the storage migration updates the CRD's status, and only an
+	// operator that watches every namespace migrates.
+	canUpdateCRDStatus := func() string {
+		// The answer is on stdout; kubectl warns on stderr that the
+		// resource has no namespace.
+		out, _ := exec.Command(kubectl, "auth", "can-i", "update", "customresourcedefinitions.apiextensions.k8s.io/robots.robot.dev",
+			"--subresource=status", "--as=system:serviceaccount:"+namespace+":robot-operator").Output()
+		return strings.TrimSpace(string(out))
+	}
+	if got := canUpdateCRDStatus(); got != "yes" {
+		t.Errorf("the operator watching every namespace may update the CRD's status: %q, want yes", got)
+	}
+
 	// Namespaced: watchNamespace replaces the ClusterRole with a Role in
 	// the watched namespace, and the operator, run with -namespace, makes a
 	// Robot there Ready with no request refused.
@@ -108,6 +121,9 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		t.Errorf("the ClusterRole robot-operator is still there with watchNamespace set: %s", out)
 	}
 	run(t, kubectl, "-n", robots, "get", "role/robot-operator", "rolebinding/robot-operator")
+	if got := canUpdateCRDStatus(); got != "no" {
+		t.Errorf("the operator watching one namespace may update the CRD's status: %q, want no", got)
+	}
 	stop = startOperator(t, bin, saKubeconfig, "chart-e2e-operator-namespaced.log", "-namespace="+robots)
 	defer stop()
 	apply = exec.Command(kubectl, "apply", "-f", "-")

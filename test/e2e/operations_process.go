@@ -337,3 +337,17 @@ func requireAuditLog(t *testing.T) {
 		t.Fatalf("this test reads the operator's writes from the API server's audit log: %v", env.audit.err)
 	}
 }
+
+// logSize returns how long the operator's log is now: where what it logs
+// next begins.
+func logSize(t *testing.T, o *operator) int64 {
+	t.Helper()
+	info, err := os.Stat(o.logPath)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Size()
+}
