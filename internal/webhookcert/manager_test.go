@@ -257,7 +257,6 @@ func TestManagerSaysWhatIsWrong(t *testing.T) {
 		secret   *corev1.Secret
 		want     string
 	}{
-		{"no Secret", inCluster, nil, "may update it but not create it"},
 		{"a URL that is not https", Endpoint{URL: "http://127.0.0.1:9443/convert"}, shippedSecret(), "not an https:// URL"},
 		{"a URL, and a CRD that names a Service", Endpoint{URL: "https://127.0.0.1:9443/convert"}, shippedSecret(), "install the CRD with that url"},
 	}
