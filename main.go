@@ -378,7 +378,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		tls        *tls.Config
 	}{
 		{"metrics", opts.metricsAddr, metricsHandler, metricsTLS},
-		{"health probes", opts.healthAddr, serving.HealthHandler(controller, opts.syncTimeout), nil},
+		{"health probes", opts.healthAddr, serving.HealthHandler(controller, opts.syncTimeout, webhook.ready), nil},
 		{"pprof", opts.pprofAddr, pprofMux, nil},
 		{"conversion webhook", opts.webhook.addr, webhook.handler, webhook.tls},
 	} {
@@ -408,10 +408,10 @@ func runOperator(ctx context.Context, opts *options) error {
 	robotInformerFactory.Start(informersCtx.Done())
 	var watches sync.WaitGroup
 	defer watches.Wait()
-	if webhook.watch != nil {
+	if webhook.upkeep != nil {
 		watches.Go(func() {
-			if err := webhook.watch.Run(informersCtx); err != nil {
-				logger.Error(err, "Watching the webhook's Secret")
+			if err := webhook.upkeep.Run(informersCtx); err != nil {
+				logger.Error(err, "Keeping the webhook's certificates")
 			}
 		})
 	}
@@ -419,7 +419,6 @@ func runOperator(ctx context.Context, opts *options) error {
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
 		"workers", opts.workers, "leaderElection", opts.leaderElection.Enabled)
 	if !opts.leaderElection.Enabled {
-		webhook.keepCertificates(ctx)
 		go migrateStorage(ctx, migrator)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	}
@@ -434,7 +433,6 @@ func runOperator(ctx context.Context, opts *options) error {
 	}
 	return leader.Run(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
 		fence.Arm(mayWrite)
-		webhook.keepCertificates(ctx)
 		go migrateStorage(ctx, migrator)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})
@@ -537,12 +535,12 @@ func namespaceOrAll(namespace string) string {
 type webhook struct {
 	handler http.Handler
 	tls     *tls.Config
-	// watch keeps the served certificate up to date, on every replica;
-	// manager keeps the certificates (unless -webhook-certs=external) and
-	// the CRD's caBundle, on the leader only. Both nil when the webhook is
-	// off.
-	watch   *webhookcert.SecretWatch
-	manager *webhookcert.Manager
+	// upkeep keeps the served certificate up to date, the certificates
+	// (unless -webhook-certs=external) and the CRD's caBundle, on every
+	// replica, leader or not; ready says whether this replica has a
+	// certificate to serve with. Both nil when the webhook is off.
+	upkeep *webhookcert.Upkeep
+	ready  func() error
 }
 
 // newWebhook builds the conversion webhook: its handler, its TLS
@@ -562,11 +560,7 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 	mux := http.NewServeMux()
 	mux.Handle(conversion.Path, handler)
 	source := &webhookcert.Source{}
-	w := &webhook{
-		handler: mux,
-		tls:     source.TLSConfig(),
-		watch:   webhookcert.NewSecretWatch(kubeClient, opts.namespace, opts.secret, source),
-	}
+	w := &webhook{handler: mux, tls: source.TLSConfig(), ready: source.Ready}
 	endpoint := webhookcert.Endpoint{ServiceNamespace: opts.namespace, ServiceName: opts.service, ServicePort: 443, Path: conversion.Path, URL: opts.url}
 	if _, err := endpoint.Hosts(); err != nil {
 		return nil, fmt.Errorf("-webhook-url: %w", err)
@@ -575,7 +569,11 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 	if err != nil {
 		return nil, fmt.Errorf("building the CRD client: %w", err)
 	}
-	w.manager = &webhookcert.Manager{
+	w.upkeep = &webhookcert.Upkeep{
+		Secret: webhookcert.NewSecretWatch(kubeClient, opts.namespace, opts.secret, source),
+		CRD:    webhookcert.NewCRDWatch(crdClient, robotsCRD),
+	}
+	w.upkeep.Manager = &webhookcert.Manager{
 		Secrets:    kubeClient.CoreV1().Secrets(opts.namespace),
 		SecretName: opts.secret,
 		CRDs:       crdClient.ApiextensionsV1().CustomResourceDefinitions(),
@@ -589,14 +587,6 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 
 // robotsCRD is the name of the Robot CRD.
 const robotsCRD = "robots." + robot.GroupName
-
-// keepCertificates runs the upkeep of the webhook's certificates until ctx
-// ends, when this replica keeps them.
-func (w *webhook) keepCertificates(ctx context.Context) {
-	if w.manager != nil {
-		go w.manager.Run(ctx, w.watch.Changed())
-	}
-}
 
 // newMigrator returns what moves the Robots an earlier release stored as
 // v1alpha1 to v1beta1; nil for an operator that watches one namespace, which

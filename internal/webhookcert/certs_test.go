@@ -45,7 +45,7 @@ func bundleSize(data map[string][]byte) int {
 
 func mustCheck(t *testing.T, data map[string][]byte, hosts []string, now time.Time) Plan {
 	t.Helper()
-	plan, err := Check(data, hosts, now)
+	plan, err := Check(data, hosts, now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
