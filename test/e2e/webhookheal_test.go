@@ -53,10 +53,14 @@ func TestWebhookHeals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replaced := time.Now()
-	if _, stderr, err := kubectl(ctx, crd, "replace", "-f", "-"); err != nil {
-		t.Fatalf("kubectl replace of the CRD: %v\n%s", err, stderr)
-	}
+	// kubectl replace reads the CRD's resourceVersion first: another
+	// writer in between (the migration's storedVersions) makes it try again.
+	var replaced time.Time
+	eventually(t, healTimeout, "kubectl replace of the CRD", func(ctx context.Context) (bool, string, error) {
+		replaced = time.Now()
+		_, stderr, err := kubectl(ctx, crd, "replace", "-f", "-")
+		return err == nil, stderr, nil
+	})
 	waitForHealed(t, ns, replaced, "the CRD was replaced without its caBundle")
 
 	// The Secret deleted: it comes back, with certificates the CRD trusts.
