@@ -108,9 +108,10 @@ func waitForHealed(t *testing.T, ns string, since time.Time, what string) {
 func TestReadinessWaitsForTheWebhookCertificate(t *testing.T) {
 	exclusive(t, "pauses the shared operator and runs a replica of its own, which serves the webhook")
 	pauseSharedOperator(t)
-	// Another writer (-webhook-certs=external) is to fill a Secret that
-	// never comes.
-	args := append(slices.Clone(env.operator.args), "-webhook-certs=external", "-webhook-secret="+webhookSecret+"-never-filled")
+	// Another writer (-webhook-certs=external) is to fill the Secret, and
+	// never does. The shared operator fills it again when it restarts.
+	emptyWebhookSecret(t)
+	args := append(slices.Clone(env.operator.args), "-webhook-certs=external")
 	o := extraOperator(t, "no-certificate", args)
 	off := launch(t, o)
 	mustLog(t, o, off, `"Started workers"`, operatorStartTimeout)
