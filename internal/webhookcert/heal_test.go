@@ -207,3 +207,36 @@ func TestManagerExternalKeepsThePreviousCA(t *testing.T) {
 		t.Errorf("after the previous CA expired the caBundle holds %d certificates, want 1", got)
 	}
 }
+
+// TestManagersThatDisagreeBackOff: two installations that point the one
+// CRD at two different Services (two chart releases in two namespaces)
+// each put back their own as soon as the CRD changes; they must not fight
+// at the speed of the CRD watch, but back off.
+func TestManagersThatDisagreeBackOff(t *testing.T) {
+	a := newCluster(t, inCluster, shippedSecret())
+	other := inCluster
+	other.ServiceNamespace = "team-other"
+	b := newCluster(t, other, shippedSecret())
+	// One CRD for both.
+	b.manager.CRDs = a.manager.CRDs
+	now := start
+	a.manager.Now = func() time.Time { return now }
+	b.manager.Now = func() time.Time { return now }
+	_, ctx := ktesting.NewTestContext(t)
+	applies := 0
+	a.crds.PrependReactor("patch", "customresourcedefinitions", func(k8stesting.Action) (bool, runtime.Object, error) {
+		applies++
+		return false, nil, nil
+	})
+	// Each pass is what the CRD watch sets off when the other wrote: ten
+	// minutes of it, a pass a second for each.
+	for range 600 {
+		_, _ = a.manager.Sync(ctx)
+		_, _ = b.manager.Sync(ctx)
+		now = now.Add(time.Second)
+	}
+	if applies > 30 {
+		t.Errorf("two installations that disagree applied the CRD %d times in 10 minutes, want them to back off (at most 30)", applies)
+	}
+	t.Logf("%d applies in 10 minutes", applies)
+}
