@@ -95,7 +95,24 @@ type Manager struct {
 	// Manager only copies its CA (ca.crt) into the CRD, keeping the
 	// previous one there until it expires.
 	External bool
+
+	// lastApply is when this Manager last applied the CRD, applied the
+	// conversion's client configuration that apply left, and fightDelay
+	// how long it waits before applying again while another writer keeps
+	// undoing its applies.
+	lastApply  time.Time
+	applied    string
+	fightDelay time.Duration
 }
+
+// fightWindow is how soon after an apply another one counts as a fight:
+// another writer (another installation pointing the CRD elsewhere) undoing
+// it. The first apply after a quiet window is made at once; in a fight, the
+// wait between applies doubles from firstFightDelay to maxBackoff.
+const (
+	fightWindow     = time.Minute
+	firstFightDelay = 5 * time.Second
+)
 
 // errLostRace is what a pass returns when another writer changed the Secret
 // or the CRD between its read and its write: the next pass, soon, reads
@@ -130,7 +147,10 @@ func (m *Manager) Sync(ctx context.Context) (time.Duration, error) {
 		if len(bundle) == 0 {
 			return 0, fmt.Errorf("the %s of the webhook's Secret %s holds no certificate that parses and has not expired", CABundleKey, m.SecretName)
 		}
-		return recheck, m.applyConversion(ctx, crd, bundle)
+		if wait, err := m.applyConversion(ctx, crd, bundle); err != nil || wait > 0 {
+			return wait, err
+		}
+		return recheck, nil
 	}
 	hosts, err := m.Endpoint.Hosts()
 	if err != nil {
@@ -173,8 +193,8 @@ func (m *Manager) Sync(ctx context.Context) (time.Duration, error) {
 		logger.Info("Renewed the webhook's certificates", "secret", klog.KRef(secret.Namespace, m.SecretName), "reason", plan.Reason, "notAfter", plan.NotAfter)
 		data = plan.Data
 	}
-	if err := m.applyConversion(ctx, crd, data[CABundleKey]); err != nil {
-		return 0, err
+	if wait, err := m.applyConversion(ctx, crd, data[CABundleKey]); err != nil || wait > 0 {
+		return wait, err
 	}
 	wait := min(recheck, max(time.Minute, plan.NotAfter.Add(-ServingRenewBefore).Sub(now)))
 	if !plan.SwitchAt.IsZero() {
@@ -193,8 +213,9 @@ func caBundleOf(crd *apiextensionsv1.CustomResourceDefinition) []byte {
 
 // applyConversion points the CRD's conversion at the webhook, with caBundle,
 // unless it already does. The apply is conditional on the resourceVersion
-// crd was read at.
-func (m *Manager) applyConversion(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, caBundle []byte) error {
+// crd was read at. While another writer keeps undoing its applies, it
+// applies only after a growing delay, and returns how long is left.
+func (m *Manager) applyConversion(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, caBundle []byte) (time.Duration, error) {
 	want := m.clientConfig(caBundle)
 	if c := crd.Spec.Conversion; c != nil && c.Strategy == "Webhook" && c.Webhook != nil && c.Webhook.ClientConfig != nil {
 		current := c.Webhook.ClientConfig
@@ -202,10 +223,10 @@ func (m *Manager) applyConversion(ctx context.Context, crd *apiextensionsv1.Cust
 		// Service the manifests name: the CRD must be installed for the
 		// way the operator is reached.
 		if want.URL != nil && current.Service != nil {
-			return fmt.Errorf("CRD %s's conversion webhook names Service %s/%s, but the operator is reached at %s (-webhook-url): install the CRD with that url in spec.conversion.webhook.clientConfig", m.CRDName, current.Service.Namespace, current.Service.Name, *want.URL)
+			return 0, fmt.Errorf("CRD %s's conversion webhook names Service %s/%s, but the operator is reached at %s (-webhook-url): install the CRD with that url in spec.conversion.webhook.clientConfig", m.CRDName, current.Service.Namespace, current.Service.Name, *want.URL)
 		}
 		if want.Service != nil && current.URL != nil {
-			return fmt.Errorf("CRD %s's conversion webhook names URL %s, but the operator is reached through Service %s/%s: install the CRD with that Service in spec.conversion.webhook.clientConfig", m.CRDName, *current.URL, *want.Service.Namespace, *want.Service.Name)
+			return 0, fmt.Errorf("CRD %s's conversion webhook names URL %s, but the operator is reached through Service %s/%s: install the CRD with that Service in spec.conversion.webhook.clientConfig", m.CRDName, *current.URL, *want.Service.Namespace, *want.Service.Name)
 		}
 		same := bytes.Equal(current.CABundle, caBundle)
 		if want.URL != nil {
@@ -216,8 +237,13 @@ func (m *Manager) applyConversion(ctx context.Context, crd *apiextensionsv1.Cust
 				s.Path != nil && *s.Path == *want.Service.Path && s.Port != nil && *s.Port == *want.Service.Port
 		}
 		if same {
-			return nil
+			return 0, nil
 		}
+	}
+	now := m.Now()
+	if wait := m.fightWait(now, clientConfigOf(crd)); wait > 0 {
+		klog.FromContext(ctx).Info("The CRD's conversion keeps changing after the operator set it: is another installation pointing it elsewhere? Waiting before setting it again", "crd", m.CRDName, "in", wait)
+		return wait, nil
 	}
 	apply := apiextensionsv1apply.CustomResourceDefinition(m.CRDName).
 		WithResourceVersion(crd.ResourceVersion).
@@ -229,14 +255,47 @@ func (m *Manager) applyConversion(ctx context.Context, crd *apiextensionsv1.Cust
 					WithConversionReviewVersions("v1"))))
 	// Force: the CRD's manifest names a default Service, which the
 	// operator, knowing where it runs, overrides.
-	if _, err := m.CRDs.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+	applied, err := m.CRDs.Apply(ctx, apply, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	if err != nil {
 		if apierrors.IsConflict(err) {
-			return fmt.Errorf("pointing CRD %s's conversion at the webhook: %w", m.CRDName, errLostRace)
+			return 0, fmt.Errorf("pointing CRD %s's conversion at the webhook: %w", m.CRDName, errLostRace)
 		}
-		return fmt.Errorf("pointing CRD %s's conversion at the webhook: %w", m.CRDName, err)
+		return 0, fmt.Errorf("pointing CRD %s's conversion at the webhook: %w", m.CRDName, err)
 	}
+	m.lastApply, m.applied = now, clientConfigOf(applied)
 	klog.FromContext(ctx).Info("Pointed the CRD's conversion at the webhook", "crd", m.CRDName, "resourceVersion", crd.ResourceVersion)
-	return nil
+	return 0, nil
+}
+
+// clientConfigOf returns crd's conversion client configuration as a string,
+// to compare.
+func clientConfigOf(crd *apiextensionsv1.CustomResourceDefinition) string {
+	if c := crd.Spec.Conversion; c != nil && c.Webhook != nil && c.Webhook.ClientConfig != nil {
+		return c.Webhook.ClientConfig.String()
+	}
+	return ""
+}
+
+// fightWait returns how long to wait before applying the CRD, whose
+// conversion client configuration is current, at now. It is 0 when the
+// CRD holds what this Manager's last apply left (what changed is the
+// Secret) or after a quiet fightWindow. Otherwise another writer undid the
+// last apply soon after it, and it is what is left of a delay that doubles
+// with each apply made in such a fight.
+func (m *Manager) fightWait(now time.Time, current string) time.Duration {
+	if m.lastApply.IsZero() || current == m.applied || now.Sub(m.lastApply) >= fightWindow+m.fightDelay {
+		m.fightDelay = 0
+		return 0
+	}
+	if m.fightDelay == 0 {
+		m.fightDelay = firstFightDelay
+	}
+	if wait := m.lastApply.Add(m.fightDelay).Sub(now); wait > 0 {
+		return wait
+	}
+	// This apply is made; the next one in the fight waits longer.
+	m.fightDelay = min(2*m.fightDelay, maxBackoff)
+	return 0
 }
 
 // clientConfig is the conversion's client configuration for the endpoint.
