@@ -3140,7 +3140,7 @@ func TestHealthHandler(t *testing.T) {
 	c.clock = clock
 	synced := false
 	c.robotsSynced = func() bool { return synced }
-	handler := serving.HealthHandler(c, c.syncTimeout)
+	handler := serving.HealthHandler(c, c.syncTimeout, nil)
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
@@ -3239,7 +3239,7 @@ func TestHealthzStuckThresholdFollowsTheSyncDeadline(t *testing.T) {
 		clock.Step(tc.running)
 
 		rec := httptest.NewRecorder()
-		serving.HealthHandler(c, c.syncTimeout).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		serving.HealthHandler(c, c.syncTimeout, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 		if rec.Code != tc.want {
 			t.Errorf("-sync-timeout=%v, a sync running for %v: /healthz answered %d %q, want %d",
 				tc.syncTimeout, tc.running, rec.Code, rec.Body.String(), tc.want)

@@ -190,7 +190,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.StringVar(&wh.secret, "webhook-secret", "robot-operator-webhook-cert", "The Secret that holds the webhook's certificate (tls.crt, tls.key) and CA (ca.crt); the manifests ship it empty.")
 	fs.StringVar(&wh.service, "webhook-service", "robot-operator-webhook", "The Service, port 443, through which the API server reaches the webhook.")
 	fs.StringVar(&wh.url, "webhook-url", "", "The https:// URL at which the API server reaches the webhook, instead of -webhook-service: for an operator run outside the cluster, e.g. https://127.0.0.1:9443/convert. The CRD must be installed with the same url.")
-	fs.StringVar(&wh.certs, "webhook-certs", webhookCertsSelf, "Who keeps the webhook's certificates: self (the leader makes a CA and a serving certificate into -webhook-secret, renews them, and sets the CRD's caBundle), or external (cert-manager or another writer fills the Secret; the leader only copies its ca.crt into the CRD's caBundle).")
+	fs.StringVar(&wh.certs, "webhook-certs", webhookCertsSelf, "Who keeps the webhook's certificates: self (any replica, leader or not, makes a CA and a serving certificate into -webhook-secret, renews them, makes the Secret again if it is deleted, and sets the CRD's caBundle), or external (cert-manager or another writer fills the Secret; the replicas only copy its ca.crt into the CRD's caBundle, keeping the previous one until it expires).")
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
 	// The flag package prints the usage on every parse error; print it only
 	// when asked for, so that a mistake gives one line.
@@ -373,7 +373,7 @@ func runOperator(ctx context.Context, opts *options) error {
 		tls        *tls.Config
 	}{
 		{"metrics", opts.metricsAddr, metricsHandler, metricsTLS},
-		{"health probes", opts.healthAddr, serving.HealthHandler(controller, opts.syncTimeout), nil},
+		{"health probes", opts.healthAddr, serving.HealthHandler(controller, opts.syncTimeout, webhook.ready), nil},
 		{"pprof", opts.pprofAddr, serving.ProfileHandler(), nil},
 		{"conversion webhook", opts.webhook.addr, webhook.handler, webhook.tls},
 	} {
@@ -403,10 +403,10 @@ func runOperator(ctx context.Context, opts *options) error {
 	robotInformerFactory.Start(informersCtx.Done())
 	var watches sync.WaitGroup
 	defer watches.Wait()
-	if webhook.watch != nil {
+	if webhook.upkeep != nil {
 		watches.Go(func() {
-			if err := webhook.watch.Run(informersCtx); err != nil {
-				logger.Error(err, "Watching the webhook's Secret")
+			if err := webhook.upkeep.Run(informersCtx); err != nil {
+				logger.Error(err, "Keeping the webhook's certificates")
 			}
 		})
 	}
@@ -414,7 +414,6 @@ func runOperator(ctx context.Context, opts *options) error {
 	logger.Info("Starting robot-operator", "version", version, "host", cfg.Host, "namespace", namespaceOrAll(opts.namespace),
 		"workers", opts.workers, "leaderElection", opts.leaderElection.Enabled)
 	if !opts.leaderElection.Enabled {
-		webhook.keepCertificates(ctx)
 		go migrateStorage(ctx, migrator)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	}
@@ -429,7 +428,6 @@ func runOperator(ctx context.Context, opts *options) error {
 	}
 	return leader.Run(ctx, leaseClient, opts.leaderElection, identity, func(ctx context.Context, mayWrite func() error) error {
 		fence.Arm(mayWrite)
-		webhook.keepCertificates(ctx)
 		go migrateStorage(ctx, migrator)
 		return controller.runLeading(func() error { return controller.Run(ctx, opts.workers) })
 	})
@@ -532,12 +530,12 @@ func namespaceOrAll(namespace string) string {
 type webhook struct {
 	handler http.Handler
 	tls     *tls.Config
-	// watch keeps the served certificate up to date, on every replica;
-	// manager keeps the certificates (unless -webhook-certs=external) and
-	// the CRD's caBundle, on the leader only. Both nil when the webhook is
-	// off.
-	watch   *webhookcert.SecretWatch
-	manager *webhookcert.Manager
+	// upkeep keeps the served certificate up to date, the certificates
+	// (unless -webhook-certs=external) and the CRD's caBundle, on every
+	// replica, leader or not; ready says whether this replica has a
+	// certificate to serve with. Both nil when the webhook is off.
+	upkeep *webhookcert.Upkeep
+	ready  func() error
 }
 
 // newWebhook builds the conversion webhook: its handler, its TLS
@@ -555,11 +553,7 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 		return nil, err
 	}
 	source := &webhookcert.Source{}
-	w := &webhook{
-		handler: serving.WebhookHandler(handler),
-		tls:     source.TLSConfig(),
-		watch:   webhookcert.NewSecretWatch(kubeClient, opts.namespace, opts.secret, source),
-	}
+	w := &webhook{handler: serving.WebhookHandler(handler), tls: source.TLSConfig(), ready: source.Ready}
 	endpoint := webhookcert.Endpoint{ServiceNamespace: opts.namespace, ServiceName: opts.service, ServicePort: 443, Path: conversion.Path, URL: opts.url}
 	if _, err := endpoint.Hosts(); err != nil {
 		return nil, fmt.Errorf("-webhook-url: %w", err)
@@ -568,7 +562,11 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 	if err != nil {
 		return nil, fmt.Errorf("building the CRD client: %w", err)
 	}
-	w.manager = &webhookcert.Manager{
+	w.upkeep = &webhookcert.Upkeep{
+		Secret: webhookcert.NewSecretWatch(kubeClient, opts.namespace, opts.secret, source),
+		CRD:    webhookcert.NewCRDWatch(crdClient, robotsCRD),
+	}
+	w.upkeep.Manager = &webhookcert.Manager{
 		Secrets:    kubeClient.CoreV1().Secrets(opts.namespace),
 		SecretName: opts.secret,
 		CRDs:       crdClient.ApiextensionsV1().CustomResourceDefinitions(),
@@ -582,14 +580,6 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 
 // robotsCRD is the name of the Robot CRD.
 const robotsCRD = "robots." + robot.GroupName
-
-// keepCertificates runs the upkeep of the webhook's certificates until ctx
-// ends, when this replica keeps them.
-func (w *webhook) keepCertificates(ctx context.Context) {
-	if w.manager != nil {
-		go w.manager.Run(ctx, w.watch.Changed())
-	}
-}
 
 // newMigrator returns what moves the Robots an earlier release stored as
 // v1alpha1 to v1beta1; nil for an operator that watches one namespace, which

@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -29,8 +30,19 @@ type syncWatch interface {
 }
 
 // HealthHandler serves /healthz (the process is alive and no worker is
-// stuck past syncTimeout) and /readyz (the informer caches have synced).
-func HealthHandler(c syncWatch, syncTimeout time.Duration) http.Handler {
+// stuck past syncTimeout), /readyz (the informer caches have synced and,
+// when this replica serves the conversion webhook, it has a certificate to
+// serve it with) and /readyz/webhook.
+//
+// /readyz/webhook is the readiness the Deployment's probe, and with it the
+// webhook's Service, follows. For a replica that serves the webhook it asks
+// only whether it can answer a conversion. It must not wait for the
+// caches: while Robots are still stored as v1alpha1 (an upgrade from the
+// previous release), the Robot informer syncs only through the webhook,
+// which the Service reaches only on ready pods. The first replica of a new
+// release would wait for itself. webhookReady is nil when this replica
+// serves no webhook; /readyz/webhook is then /readyz.
+func HealthHandler(c syncWatch, syncTimeout time.Duration, webhookReady func() error) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		if key, took := c.LongestSync(); took > StuckSyncThreshold(syncTimeout) {
@@ -39,12 +51,31 @@ func HealthHandler(c syncWatch, syncTimeout time.Duration) http.Handler {
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	cachesSynced := func() error {
 		if !c.HasSynced() {
-			http.Error(w, "the informer caches have not synced yet", http.StatusServiceUnavailable)
-			return
+			return errors.New("the informer caches have not synced yet")
 		}
-		fmt.Fprintln(w, "ok")
-	})
+		return nil
+	}
+	ready := func(checks ...func() error) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			for _, check := range checks {
+				if check == nil {
+					continue
+				}
+				if err := check(); err != nil {
+					http.Error(w, err.Error(), http.StatusServiceUnavailable)
+					return
+				}
+			}
+			fmt.Fprintln(w, "ok")
+		}
+	}
+	mux.HandleFunc("/readyz", ready(cachesSynced, webhookReady))
+	if webhookReady != nil {
+		mux.HandleFunc("/readyz/webhook", ready(webhookReady))
+	} else {
+		mux.HandleFunc("/readyz/webhook", ready(cachesSynced))
+	}
 	return mux
 }

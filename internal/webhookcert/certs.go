@@ -29,16 +29,23 @@ const (
 )
 
 // The lifetimes. A CA is valid for a year and replaced when a third of
-// that is left; the CA it replaces stays in the bundle until it expires, so
-// a client holding the old bundle keeps trusting the webhook. A serving
-// certificate is valid for 90 days and replaced when 30 are left: a month
-// in which a failing renewal is retried and alerted on before anything
-// breaks.
+// that is left. The replacement is made in two steps, because the API
+// server trusts only the CRD's caBundle and every replica serves whatever
+// the Secret holds as soon as it changes. First the new CA joins the
+// bundle, in front of the old one, while the replicas go on serving the
+// old CA's certificate. Only once the CRD's caBundle holds the new CA, and
+// RotationDelay has passed for every API server to take it up, is the
+// serving certificate issued by the new CA. The old CA stays in the bundle
+// until it expires, which covers a replica that has not reloaded yet. A
+// serving certificate is valid for 90 days and replaced when 30 are left:
+// a month in which a failing renewal is retried and alerted on before
+// anything breaks.
 const (
 	CAValidity           = 365 * 24 * time.Hour
 	CARenewBefore        = CAValidity / 3
 	ServingValidity      = 90 * 24 * time.Hour
 	ServingRenewBefore   = 30 * 24 * time.Hour
+	RotationDelay        = 2 * time.Minute
 	backdate             = time.Hour // for clients whose clock runs behind
 	caCommonName         = "robot-operator-webhook-ca"
 	servingCommonName    = "robot-operator-webhook"
@@ -57,62 +64,104 @@ type Plan struct {
 	// NotAfter is when the serving certificate in force (the current one,
 	// or the one in Data) expires.
 	NotAfter time.Time
+	// SwitchAt, when set, is when the serving certificate may move to a
+	// new CA that the bundle already holds, provided the CRD trusts it.
+	SwitchAt time.Time
 }
 
 // Check decides whether the Secret's data holds a CA and a serving
 // certificate for hosts, signed by that CA, that need no renewal at now; if
-// not, it makes what replaces them. It keeps a CA that is still good, and a
-// previous CA in the bundle until it expires.
-func Check(data map[string][]byte, hosts []string, now time.Time) (Plan, error) {
+// not, it makes what replaces them. trusted is the caBundle the CRD holds
+// now: a serving certificate moves to a new CA only once trusted holds it.
+// It keeps a CA that is still good, and a previous CA in the bundle until
+// it expires.
+func Check(data map[string][]byte, hosts []string, now time.Time, trusted []byte) (Plan, error) {
 	ca, caErr := loadCA(data)
-	caReason := ""
+	bundle := bundleOf(data[CABundleKey], now)
+	leaf, servingReason := servingProblem(data, hosts, now)
 	switch {
 	case caErr != nil:
-		caReason = caErr.Error()
-	case now.After(ca.cert.NotAfter.Add(-CARenewBefore)):
-		caReason = fmt.Sprintf("the CA expires at %s", ca.cert.NotAfter.UTC().Format(time.RFC3339))
-	}
-	bundle := bundleOf(data[CABundleKey], now)
-	if caReason != "" {
 		next, err := newCA(now)
 		if err != nil {
 			return Plan{}, err
 		}
+		return issue(next, []*x509.Certificate{next.cert}, hosts, now, caErr.Error())
+	case now.After(ca.cert.NotAfter.Add(-CARenewBefore)):
+		next, err := newCA(now)
+		if err != nil {
+			return Plan{}, err
+		}
+		reason := fmt.Sprintf("the CA expires at %s", ca.cert.NotAfter.UTC().Format(time.RFC3339))
 		bundle = []*x509.Certificate{next.cert}
-		if caErr == nil && now.Before(ca.cert.NotAfter) {
+		if now.Before(ca.cert.NotAfter) {
 			// The old CA stays trusted until it expires.
 			bundle = append(bundle, ca.cert)
 		}
-		ca = next
-	}
-	reason := caReason
-	if reason == "" {
-		reason = servingProblem(data, ca, hosts, now)
-		if reason == "" && !inBundle(bundle, ca.cert) {
-			reason = "the CA bundle does not hold the CA"
-			bundle = append([]*x509.Certificate{ca.cert}, bundle...)
+		if servingReason != "" || leaf.CheckSignatureFrom(ca.cert) != nil || !now.Before(ca.cert.NotAfter) {
+			// Nothing good is served: the new CA's certificate at once.
+			return issue(next, bundle, hosts, now, reason)
 		}
-		if reason == "" {
-			leaf, _ := parseCertificate(data[CertKey])
-			return Plan{NotAfter: leaf.NotAfter}, nil
+		// The first step: the new CA joins the bundle; the serving
+		// certificate stays until the CRD trusts the new CA.
+		return Plan{
+			Data: map[string][]byte{
+				CertKey:     data[CertKey],
+				KeyKey:      data[KeyKey],
+				CABundleKey: encodeBundle(bundle),
+				CAKeyKey:    next.keyPEM,
+			},
+			Reason:   reason + "; the new CA is added to the bundle first",
+			NotAfter: leaf.NotAfter,
+			SwitchAt: switchAt(next.cert),
+		}, nil
+	case servingReason != "":
+		return issue(ca, withCA(bundle, ca), hosts, now, servingReason)
+	case leaf.CheckSignatureFrom(ca.cert) != nil:
+		if !slices.ContainsFunc(bundle, func(c *x509.Certificate) bool { return leaf.CheckSignatureFrom(c) == nil }) {
+			return issue(ca, withCA(bundle, ca), hosts, now, "the serving certificate is not signed by the CA")
+		}
+		// The second step: the serving certificate is still the previous
+		// CA's, which the bundle holds.
+		at := switchAt(ca.cert)
+		if !inBundle(bundleOf(trusted, now), ca.cert) || now.Before(at) {
+			return Plan{NotAfter: leaf.NotAfter, SwitchAt: at}, nil
+		}
+		return issue(ca, withCA(bundle, ca), hosts, now, "the CRD trusts the new CA: the serving certificate moves to it")
+	case !inBundle(bundle, ca.cert):
+		return issue(ca, withCA(bundle, ca), hosts, now, "the CA bundle does not hold the CA")
+	}
+	return Plan{NotAfter: leaf.NotAfter}, nil
+}
+
+// switchAt is when the serving certificate may move to ca, a CA made
+// (back-dated) RotationDelay before.
+func switchAt(ca *x509.Certificate) time.Time {
+	return ca.NotBefore.Add(backdate + RotationDelay)
+}
+
+// withCA returns bundle with ca first.
+func withCA(bundle []*x509.Certificate, ca *authority) []*x509.Certificate {
+	out := []*x509.Certificate{ca.cert}
+	for _, c := range bundle {
+		if !c.Equal(ca.cert) {
+			out = append(out, c)
 		}
 	}
+	return out
+}
+
+// issue returns the plan that serves a new certificate for hosts signed by
+// ca, with bundle (ca first) as the CA bundle.
+func issue(ca *authority, bundle []*x509.Certificate, hosts []string, now time.Time, reason string) (Plan, error) {
 	certPEM, keyPEM, leaf, err := newServing(ca, hosts, now)
 	if err != nil {
 		return Plan{}, err
-	}
-	if len(bundle) > maxCAsInBundle {
-		bundle = bundle[:maxCAsInBundle]
-	}
-	var bundlePEM []byte
-	for _, c := range bundle {
-		bundlePEM = append(bundlePEM, pem.EncodeToMemory(&pem.Block{Type: certificatePEMType, Bytes: c.Raw})...)
 	}
 	return Plan{
 		Data: map[string][]byte{
 			CertKey:     certPEM,
 			KeyKey:      keyPEM,
-			CABundleKey: bundlePEM,
+			CABundleKey: encodeBundle(bundle),
 			CAKeyKey:    ca.keyPEM,
 		},
 		Reason:   reason,
@@ -120,31 +169,61 @@ func Check(data map[string][]byte, hosts []string, now time.Time) (Plan, error) 
 	}, nil
 }
 
-// servingProblem says what is wrong with the serving certificate in data:
-// empty when it is signed by ca, covers hosts and needs no renewal at now.
-func servingProblem(data map[string][]byte, ca *authority, hosts []string, now time.Time) string {
+// encodeBundle returns the first maxCAsInBundle certificates of bundle as
+// PEM.
+func encodeBundle(bundle []*x509.Certificate) []byte {
+	var out []byte
+	for _, c := range bundle[:min(len(bundle), maxCAsInBundle)] {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: certificatePEMType, Bytes: c.Raw})...)
+	}
+	return out
+}
+
+// servingProblem says what is wrong with the serving certificate in data,
+// whoever signed it: empty when it loads with its key, covers hosts and
+// needs no renewal at now. It returns the certificate when it parses.
+func servingProblem(data map[string][]byte, hosts []string, now time.Time) (*x509.Certificate, string) {
 	if len(data[CertKey]) == 0 || len(data[KeyKey]) == 0 {
-		return "no serving certificate yet"
+		return nil, "no serving certificate yet"
 	}
 	if _, err := tls.X509KeyPair(data[CertKey], data[KeyKey]); err != nil {
-		return fmt.Sprintf("the serving certificate and key do not load: %v", err)
+		return nil, fmt.Sprintf("the serving certificate and key do not load: %v", err)
 	}
 	leaf, err := parseCertificate(data[CertKey])
 	if err != nil {
-		return fmt.Sprintf("the serving certificate does not parse: %v", err)
-	}
-	if err := leaf.CheckSignatureFrom(ca.cert); err != nil {
-		return "the serving certificate is not signed by the CA"
+		return nil, fmt.Sprintf("the serving certificate does not parse: %v", err)
 	}
 	if now.After(leaf.NotAfter.Add(-ServingRenewBefore)) {
-		return fmt.Sprintf("the serving certificate expires at %s", leaf.NotAfter.UTC().Format(time.RFC3339))
+		return leaf, fmt.Sprintf("the serving certificate expires at %s", leaf.NotAfter.UTC().Format(time.RFC3339))
 	}
 	for _, host := range hosts {
 		if err := leaf.VerifyHostname(host); err != nil {
-			return fmt.Sprintf("the serving certificate does not cover %s", host)
+			return leaf, fmt.Sprintf("the serving certificate does not cover %s", host)
 		}
 	}
-	return ""
+	return leaf, ""
+}
+
+// MergeBundle returns the CA bundle for the CRD when another writer
+// (cert-manager) keeps the Secret: the Secret's ca.crt first, then the
+// certificates of previous, the bundle the CRD holds now, that have the
+// same subject as one of the Secret's and have not expired at now. So a
+// renewal that replaces ca.crt outright does not cut off the replicas that
+// still serve the previous certificate.
+func MergeBundle(secretCA, previous []byte, now time.Time) []byte {
+	current := bundleOf(secretCA, now)
+	merged := slices.Clone(current)
+	for _, c := range bundleOf(previous, now) {
+		sameSubject := slices.ContainsFunc(current, func(s *x509.Certificate) bool { return bytes.Equal(s.RawSubject, c.RawSubject) })
+		if sameSubject && !inBundle(merged, c) && len(merged) < len(current)+maxCAsInBundle {
+			merged = append(merged, c)
+		}
+	}
+	var out []byte
+	for _, c := range merged {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: certificatePEMType, Bytes: c.Raw})...)
+	}
+	return out
 }
 
 // authority is a CA: its certificate, its key, and the key as PEM.

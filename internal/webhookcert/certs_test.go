@@ -1,6 +1,7 @@
 package webhookcert
 
 import (
+	"bytes"
 	"crypto/x509"
 	"encoding/pem"
 	"strings"
@@ -45,7 +46,7 @@ func bundleSize(data map[string][]byte) int {
 
 func mustCheck(t *testing.T, data map[string][]byte, hosts []string, now time.Time) Plan {
 	t.Helper()
-	plan, err := Check(data, hosts, now)
+	plan, err := Check(data, hosts, now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +122,11 @@ func TestCheckRenews(t *testing.T) {
 	}
 }
 
-// TestCARenewalKeepsOldClientsWorking: while the CA is replaced, a client
-// that still holds the old bundle trusts the new serving certificate's
-// chain only once it has the new bundle; so the new bundle must trust both
-// the old serving certificate (still served by replicas that have not
-// reloaded) and the new one.
+// TestCARenewalKeepsOldClientsWorking: the first step of a CA renewal keeps
+// the serving certificate the old CA signed, which the new bundle (new CA
+// first, old CA after it) still trusts; once the CRD trusts the new CA and
+// RotationDelay has passed, the certificate moves to the new CA, which the
+// same bundle trusts.
 func TestCARenewalKeepsOldClientsWorking(t *testing.T) {
 	first := mustCheck(t, nil, hosts, start).Data
 	now := start.Add(CAValidity - CARenewBefore + time.Hour)
@@ -136,8 +137,24 @@ func TestCARenewalKeepsOldClientsWorking(t *testing.T) {
 	}
 	renewed := mustCheck(t, last, hosts, now).Data
 	verify(t, renewed, hosts, now)
-	old := with(renewed, CertKey, last[CertKey])
-	verify(t, old, hosts, now)
+	if !bytes.Equal(renewed[CertKey], last[CertKey]) {
+		t.Error("the first step of the CA renewal replaced the serving certificate")
+	}
+	// Not before the CRD trusts the new CA, nor before RotationDelay.
+	later := now.Add(RotationDelay + time.Minute)
+	if plan := mustCheck(t, renewed, hosts, later); plan.Data != nil {
+		t.Errorf("the serving certificate moved to the new CA before the CRD trusted it: %s", plan.Reason)
+	}
+	if plan, _ := Check(renewed, hosts, now, renewed[CABundleKey]); plan.Data != nil {
+		t.Errorf("the serving certificate moved to the new CA before RotationDelay: %s", plan.Reason)
+	}
+	moved, err := Check(renewed, hosts, later, renewed[CABundleKey])
+	if err != nil || moved.Data == nil {
+		t.Fatalf("the serving certificate did not move to the new CA once the CRD trusted it (%v)", err)
+	}
+	if leaf := verify(t, moved.Data, hosts, later); leaf.CheckSignatureFrom(mustLoadCA(t, renewed).cert) != nil {
+		t.Error("the moved serving certificate is not the new CA's")
+	}
 	// Once the old CA has expired, it leaves the bundle at the next renewal.
 	afterOld := start.Add(CAValidity + time.Hour)
 	next := mustCheck(t, with(renewed, CertKey, nil), hosts, afterOld).Data

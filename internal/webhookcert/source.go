@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // Source holds the certificate the webhook serves with, for
@@ -17,7 +18,7 @@ type Source struct {
 
 // errNoCertificate is what a handshake gets before the Secret holds a
 // certificate: the API server retries, and the message says why.
-var errNoCertificate = errors.New("the webhook has no serving certificate yet: the operator's leader writes one into its Secret")
+var errNoCertificate = errors.New("the webhook has no serving certificate yet: the operator writes one into its Secret")
 
 // Update takes the serving certificate and key from a Secret's data. When
 // they do not load (a Secret the manifests ship empty, a half-written one),
@@ -40,6 +41,20 @@ func (s *Source) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) 
 		return cert, nil
 	}
 	return nil, errNoCertificate
+}
+
+// Ready returns nil when the webhook has a serving certificate that has not
+// expired, and says why not otherwise: a replica without one cannot answer
+// a conversion, and must not be among the webhook's endpoints.
+func (s *Source) Ready() error {
+	cert := s.cert.Load()
+	if cert == nil {
+		return errNoCertificate
+	}
+	if cert.Leaf != nil && time.Now().After(cert.Leaf.NotAfter) {
+		return fmt.Errorf("the webhook's serving certificate expired at %s, and its Secret holds no newer one", cert.Leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // TLSConfig returns the webhook server's TLS configuration. Its one client

@@ -332,3 +332,35 @@ func TestHelmLint(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookServiceReachesOnlyWebhookPods: the webhook's Service targets
+// the container port by its name, which only pods of a release that serves
+// the webhook have (a pod of the previous release, during a rolling
+// upgrade, has the same labels but no such port, so it is never an
+// endpoint), and pods are ready, and so endpoints, on the readiness that
+// asks for the webhook's certificate and not for the caches. The Secret
+// carries no data.
+func TestWebhookServiceReachesOnlyWebhookPods(t *testing.T) {
+	for name, objs := range map[string]map[string]*unstructured.Unstructured{"kustomize": kustomize(t, root+"/artifacts/deploy"), "chart": helmTemplate(t)} {
+		service := objs["Service "+namespace+"/robot-operator-webhook"]
+		deployment := objs["Deployment "+namespace+"/robot-operator"]
+		secret := objs["Secret "+namespace+"/robot-operator-webhook-cert"]
+		if service == nil || deployment == nil || secret == nil {
+			t.Fatalf("%s: the webhook's Service, the Deployment or the Secret is not rendered", name)
+		}
+		ports, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
+		if len(ports) != 1 || ports[0].(map[string]any)["targetPort"] != "webhook" {
+			t.Errorf("%s: the webhook's Service targets %v, want the container port named webhook", name, ports)
+		}
+		containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+		container := indent(t, containers[0])
+		for _, want := range []string{`"name": "webhook"`, `"path": "/readyz/webhook"`} {
+			if !strings.Contains(container, want) {
+				t.Errorf("%s: the operator's container has no %s:\n%s", name, want, container)
+			}
+		}
+		if _, found := secret.Object["data"]; found {
+			t.Errorf("%s: the webhook's Secret carries data", name)
+		}
+	}
+}

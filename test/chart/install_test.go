@@ -70,10 +70,24 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 	run(t, kubectl, "-n", robots, "wait", "robots", "--all", "--for=condition=Ready", "--timeout=2m")
 
+	// The webhook's Secret as the operator fills it (the key here is a
+	// stand-in: the test checks where it goes, not what it is).
+	const caKey = "Y2Eta2V5IHN0YW5kLWlu"
+	run(t, kubectl, "-n", namespace, "patch", "secret/robot-operator-webhook-cert", "--type=merge",
+		"-p", `{"data":{"ca.key":"`+caKey+`","tls.key":"`+caKey+`"}}`)
+
 	// The upgrade: another log format and memory limit roll the operator.
 	upgradeStart := time.Now()
 	run(t, helm, "upgrade", "robot-operator", chart, "-n", namespace, "--reuse-values",
 		"--set", "logFormat=text", "--set", "resources.limits.memory=300Mi", "--wait", "--timeout", "2m")
+	// The release never holds the webhook's keys, and the upgrade leaves
+	// them in the Secret.
+	if manifest := string(run(t, helm, "get", "manifest", "robot-operator", "-n", namespace)); strings.Contains(manifest, caKey) || strings.Contains(manifest, "ca.key") {
+		t.Errorf("the release's manifest holds the webhook's CA key:\n%s", manifest)
+	}
+	if got := string(run(t, kubectl, "-n", namespace, "get", "secret/robot-operator-webhook-cert", "-o", "jsonpath={.data.ca\\.key}")); got != caKey {
+		t.Errorf("after the upgrade the webhook's Secret holds ca.key %q, want what the operator wrote, %q", got, caKey)
+	}
 	run(t, kubectl, "-n", namespace, "rollout", "status", "deployment/robot-operator", "--timeout=2m")
 	args := string(run(t, kubectl, "-n", namespace, "get", "deployment/robot-operator", "-o", "jsonpath={.spec.template.spec.containers[0].args}"))
 	if !strings.Contains(args, "-logging-format=text") {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +192,138 @@ func waitForCRD(t *testing.T, done func(crd string) bool, what string) {
 		established := strings.Contains(crd, `"type":"Established"`) && strings.Contains(crd, `"status":"True"`)
 		return established && done(crd), crd, nil
 	})
+}
+
+// TestUpgradeSideBySide is the rolling upgrade as a Deployment makes it: the
+// previous release leads on the Lease, and this tree's operator starts
+// beside it, as a follower, on the same Lease, with the webhook's Secret
+// as the manifests ship it (empty). Without waiting for the Lease, the new
+// replica fills the Secret and puts its CA on the CRD, so that both
+// versions answer, both operators' writes go through, and it becomes
+// ready; once the old leader stops, it takes the Lease and reconciles.
+func TestUpgradeSideBySide(t *testing.T) {
+	exclusive(t, "replaces the CRD with the previous release's, empties the webhook's Secret, and runs two releases on one Lease")
+	ctx := t.Context()
+	oldCRD, oldBin := buildPreviousRelease(t)
+
+	pauseSharedOperator(t)
+	t.Cleanup(func() {
+		if err := installCRD(context.Background()); err != nil {
+			t.Errorf("installing this tree's CRD again: %v", err)
+		}
+	})
+	if _, stderr, err := kubectl(ctx, "", "delete", "crd", "robots.robot.dev", "--wait=true", "--timeout=120s"); err != nil {
+		t.Fatalf("deleting the CRD: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := kubectl(ctx, oldCRD, "apply", "-f", "-"); err != nil {
+		t.Fatalf("installing the previous release's CRD: %v\n%s", err, stderr)
+	}
+	waitForCRD(t, func(crd string) bool { return strings.Contains(crd, `"storedVersions":["v1alpha1"]`) }, "serves and stores v1alpha1")
+
+	leaseID := newLease(t)
+	args, err := operatorArgs(oldBin, env.operator.args[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	previous := extraOperator(t, "previous-leader", append(args, leaderElectArgs(leaseID)...))
+	previous.bin = oldBin
+	if err := previous.start(); err != nil {
+		t.Fatalf("starting the previous release's operator: %v", err)
+	}
+	oldHolder, err := leaseHolder(ctx, leaseID)
+	if err != nil || oldHolder == "" {
+		t.Fatalf("the previous release leads, but the Lease names %q (%v)", oldHolder, err)
+	}
+
+	ns := newNamespace(t)
+	for _, name := range []string{"web", "worker"} {
+		robot := &robotv1alpha1.Robot{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"netexec", "--http-port=8080"}, Port: ptr.To[int32](8080)}}
+		if _, err := env.robots.RobotV1alpha1().Robots(ns).Create(ctx, robot, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating Robot %s as v1alpha1: %v", name, err)
+		}
+		waitForAlphaReady(t, ns, name)
+	}
+
+	// The webhook's Secret as a first install of this release ships it.
+	emptyWebhookSecret(t)
+
+	// The upgrade: this tree's CRD, then its operator beside the old one.
+	if err := installCRD(ctx); err != nil {
+		t.Fatal(err)
+	}
+	upgraded := extraOperator(t, "new-follower", append(slices.Clone(env.operator.args), leaderElectArgs(leaseID)...))
+	off := launch(t, upgraded)
+
+	// Both versions answer, through the new replica's webhook.
+	eventually(t, upgradeTimeout, "Robots are listed as v1beta1 and as v1alpha1", func(ctx context.Context) (bool, string, error) {
+		beta, err := env.robots.RobotV1beta1().Robots(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "v1beta1: " + err.Error(), nil
+		}
+		alpha, err := env.robots.RobotV1alpha1().Robots(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "v1alpha1: " + err.Error(), nil
+		}
+		return len(beta.Items) == 2 && len(alpha.Items) == 2, fmt.Sprintf("%d v1beta1, %d v1alpha1", len(beta.Items), len(alpha.Items)), nil
+	})
+	if holder, err := leaseHolder(ctx, leaseID); err != nil || holder != oldHolder {
+		t.Fatalf("the Lease is held by %q (%v), want still the previous release's %q", holder, err, oldHolder)
+	}
+	// The new replica is ready while it follows.
+	waitForStatus(t, "http://"+mustServingAddress(t, upgraded, off, "health probes")+"/readyz", 200)
+
+	// Writes through both versions; the old leader reconciles them and
+	// writes its status through v1alpha1.
+	if _, err := env.robots.RobotV1alpha1().Robots(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("scaling Robot web through v1alpha1: %v", err)
+	}
+	if _, err := env.robots.RobotV1beta1().Robots(ns).Patch(ctx, "worker", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("scaling Robot worker through v1beta1: %v", err)
+	}
+	waitForDeployment(t, ns, "web", "has 3 replicas", func(d *appsv1.Deployment) bool { return ptr.Deref(d.Spec.Replicas, 1) == 3 })
+	waitForDeployment(t, ns, "worker", "has 2 replicas", func(d *appsv1.Deployment) bool { return ptr.Deref(d.Spec.Replicas, 1) == 2 })
+	waitForAlphaReady(t, ns, "web")
+	waitForAlphaReady(t, ns, "worker")
+	if strings.Contains(logSince(upgraded, off), `"Started workers"`) {
+		t.Error("the new replica started its workers while the previous release led")
+	}
+
+	// The old leader goes, as the rollout removes it: the new replica
+	// takes the Lease and reconciles a Robot created through v1beta1.
+	if err := previous.stop(); err != nil {
+		t.Fatalf("stopping the previous release's operator: %v", err)
+	}
+	mustLog(t, upgraded, off, `"Started workers"`, upgradeTimeout)
+	createRobot(t, newRobot(ns, "after", 1))
+	waitForRobotReady(t, ns, "after")
+	waitForRobotReady(t, ns, "web")
+}
+
+// waitForAlphaReady waits until Robot ns/name, read as v1alpha1, is Ready
+// for its current generation.
+func waitForAlphaReady(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, upgradeTimeout, "Robot "+name+" is Ready, read as v1alpha1", func(ctx context.Context) (bool, string, error) {
+		robot, err := env.robots.RobotV1alpha1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
+		return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == robot.Generation, fmt.Sprint(ready), nil
+	})
+}
+
+// emptyWebhookSecret empties the webhook's Secret, as the manifests ship it.
+func emptyWebhookSecret(t *testing.T) {
+	t.Helper()
+	secrets := env.kube.CoreV1().Secrets(operatorNamespace)
+	secret, err := secrets.Get(t.Context(), webhookSecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret.Data = nil
+	if _, err := secrets.Update(t.Context(), secret, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("emptying the webhook's Secret: %v", err)
+	}
 }
