@@ -555,7 +555,7 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 	if err != nil {
 		return nil, fmt.Errorf("registering the conversion metrics: %w", err)
 	}
-	handler, err := conversion.NewHandler(conversionMetrics.Observe)
+	handler, err := conversion.NewHandler(conversionMetrics.Observe, conversionMetrics.ObserveIgnored)
 	if err != nil {
 		return nil, err
 	}

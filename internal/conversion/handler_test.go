@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -66,6 +69,8 @@ func send(t *testing.T, method, contentType string, body []byte) (int, []byte, [
 	var observed []observation
 	handler, err := NewHandler(func(from, to string, result Result, _ time.Duration) {
 		observed = append(observed, observation{from, to, result})
+	}, func(reason IgnoreReason) {
+		observed = append(observed, observation{result: Result("ignored " + reason)})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +148,6 @@ func TestConvertsToV1alpha1KeepingWhatItCannotHold(t *testing.T) {
 // TestFailureConvertsNothing: one Robot that cannot be converted fails the
 // whole review, naming that Robot, and returns no object at all.
 func TestFailureConvertsNothing(t *testing.T) {
-	broken := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":"{oops"}`, 1)
 	unknownField := strings.Replace(alphaRobot, `"port":8080`, `"port":8080,"replicaz":3`, 1)
 	configMap := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team"}}`
 	tests := []struct {
@@ -152,8 +156,9 @@ func TestFailureConvertsNothing(t *testing.T) {
 		objects []string
 		want    []string
 	}{
-		{"an annotation the conversion cannot read", "robot.dev/v1beta1", []string{betaRobot, broken}, []string{"object 2 of 2", "Robot team/hello", "robot.dev/conversion-data", "remove it"}},
-		{"a field the operator does not know", "robot.dev/v1beta1", []string{unknownField}, []string{"Robot team/hello", "does not know", "replicaz"}},
+		{"a field the operator does not know", "robot.dev/v1beta1", []string{betaRobot, unknownField}, []string{"object 2 of 2", "Robot team/hello", "does not know", `"spec.replicaz"`}},
+		{"a field the operator does not know, deep", "robot.dev/v1alpha1", []string{strings.Replace(betaRobot, `"protocol":"TCP"}]`, `"protocol":"TCP","hostPort":80}]`, 1)}, []string{"Robot team/web", `"spec.ports[1].hostPort"`}},
+		{"a version the operator does not know, of an object", "robot.dev/v1beta1", []string{strings.Replace(alphaRobot, "robot.dev/v1alpha1", "robot.dev/v2", 1)}, []string{"Robot team/hello (robot.dev/v2)", "newer than the operator"}},
 		{"not a Robot", "robot.dev/v1beta1", []string{configMap}, []string{"ConfigMap team/c"}},
 		{"a version the operator does not know", "robot.dev/v2", []string{alphaRobot}, []string{`"robot.dev/v2"`, "newer than the operator"}},
 	}
@@ -345,4 +350,51 @@ func TestRewritesThePlantedAnnotation(t *testing.T) {
 func strconvQuote(s string) string {
 	quoted, _ := json.Marshal(s)
 	return string(quoted)
+}
+
+// TestLogsAnIgnoredAnnotationOnce: the API server retries a failed LIST or
+// WATCH many times a second and converts a v1alpha1-stored Robot at every
+// read. Each ignored annotation is counted, and logged once per Robot and
+// resourceVersion.
+func TestLogsAnIgnoredAnnotationOnce(t *testing.T) {
+	var ignored []IgnoreReason
+	handler, err := NewHandler(nil, func(reason IgnoreReason) { ignored = append(ignored, reason) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	annotated := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":"set by hand"}`, 1)
+	review := func(object string) {
+		body, err := json.Marshal(apiextensionsv1.ConversionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "ConversionReview"},
+			Request:  &apiextensionsv1.ConversionRequest{UID: "r", DesiredAPIVersion: "robot.dev/v1beta1", Objects: []runtime.RawExtension{{Raw: []byte(object)}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		request := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+		request.Header.Set("Content-Type", "application/json")
+		request = request.WithContext(klog.NewContext(request.Context(), logger))
+		recorder := httptest.NewRecorder()
+		handler.ServeHTTP(recorder, request)
+		if !strings.Contains(recorder.Body.String(), `"status":"Success"`) {
+			t.Fatalf("answer %s, want Success", recorder.Body)
+		}
+	}
+	for range 50 {
+		review(annotated)
+	}
+	review(strings.Replace(annotated, `"resourceVersion":"7"`, `"resourceVersion":"8"`, 1))
+	if len(ignored) != 51 || ignored[0] != IgnoredNotJSON {
+		t.Errorf("told of %d ignored annotations (%v...), want 51 not_conversion_data", len(ignored), ignored[:min(len(ignored), 1)])
+	}
+	if len(lines) != 2 {
+		t.Fatalf("logged %d lines, want 2, one per resourceVersion:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for _, want := range []string{`"robot"`, "team", "hello", `"uid"="u-1"`, `"resourceVersion"="7"`, "not_conversion_data"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("log line %s does not say %s", lines[0], want)
+		}
+	}
 }
