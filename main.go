@@ -27,6 +27,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/migration"
 	"github.com/robot-operator/robot-operator/internal/outage"
+	"github.com/robot-operator/robot-operator/internal/precheck"
 	"github.com/robot-operator/robot-operator/internal/robotclient"
 	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
@@ -107,6 +108,9 @@ func main() {
 // run is the whole program; it returns the process exit code. Errors a user
 // can fix come out as one line on stderr, not as a stack trace.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == precheck.Command {
+		return precheck.Main(args[1:], stdout, stderr)
+	}
 	opts, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
