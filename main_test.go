@@ -81,7 +81,7 @@ var layers = [][]string{
 	{"drift"},
 	{"transform"},
 	{"status"},
-	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
+	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration", "precheck"},
 }
 
 // pure are the packages that decide: from objects they are given, with no
