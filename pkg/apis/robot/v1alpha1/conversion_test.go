@@ -307,7 +307,7 @@ func TestPlantedConversionDataIsRemoved(t *testing.T) {
 func TestAgreesWithTheJSONConversion(t *testing.T) {
 	scheme := newScheme(t)
 	filler := robotFuzzer(scheme, 3)
-	for i := range roundTrips / 5 {
+	for i := range roundTrips / 10 {
 		var alpha v1alpha1.Robot
 		filler.Fill(&alpha)
 		alpha.APIVersion, alpha.Kind = v1alpha1.SchemeGroupVersion.String(), "Robot"
