@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +147,23 @@ func TestStoredValuesGoCannotParse(t *testing.T) {
 		postRobot(t, "v1beta1", ns, fmt.Sprintf(`{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"beta-quantity"},"spec":{"image":%q,"resources":{"limits":{"cpu":"1e1.5"}}}}`, image1))
 	})
 	names := []string{"alpha-quantity", "alpha-annotation", "beta-quantity"}
+
+	// The pre-upgrade check names each of them, and fails.
+	check := exec.CommandContext(ctx, env.operator.bin, "check-conversion", "-kubeconfig", env.kubeconfig)
+	out, err := check.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("check-conversion: %v, want exit code 1\n%s", err, out)
+	}
+	for _, want := range []string{
+		ns + "/alpha-quantity (read as robot.dev/v1alpha1): holds a value the operator cannot read",
+		ns + "/alpha-annotation (read as robot.dev/v1alpha1): its robot.dev/conversion-data annotation would be ignored",
+		ns + "/beta-quantity (read as robot.dev/v1alpha1): holds a value the operator cannot read",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("check-conversion does not say %q:\n%s", want, out)
+		}
+	}
 
 	for _, version := range []string{"v1alpha1", "v1beta1"} {
 		// Cluster-wide, as the operator's informers and kubectl get -A
