@@ -125,3 +125,61 @@ func enum(schema apiextensionsv1.JSONSchemaProps) []string {
 	slices.Sort(values)
 	return values
 }
+
+// TestVersionsDifferOnlyInWhatTheConversionMoves: every field but those the
+// conversion moves has the same shape in both versions, down to the
+// leaves, status included. The conversion passes those through; a field
+// added to one version alone would be dropped by the other's schema without
+// a word, so it must be moved by the conversion, and listed here.
+func TestVersionsDifferOnlyInWhatTheConversionMoves(t *testing.T) {
+	alpha := shapeOf(reflect.TypeFor[robotv1alpha1.Robot]())
+	beta := shapeOf(reflect.TypeFor[robotv1beta1.Robot]())
+	alphaSpec, betaSpec := maps.Clone(alpha.fields["spec"].fields), maps.Clone(beta.fields["spec"].fields)
+	delete(alphaSpec, fieldPort)
+	for _, name := range placementFields {
+		delete(alphaSpec, name)
+	}
+	for _, name := range []string{fieldPorts, fieldPlacement, fieldStrategy, fieldMinReady} {
+		delete(betaSpec, name)
+	}
+	var differences []string
+	sameShape(&shape{fields: alphaSpec}, &shape{fields: betaSpec}, "spec", &differences)
+	sameShape(alpha.fields["status"], beta.fields["status"], "status", &differences)
+	for _, name := range placementFields {
+		sameShape(alpha.fields["spec"].fields[name], beta.fields["spec"].fields[fieldPlacement].fields[name], "spec."+name, &differences)
+	}
+	if len(differences) > 0 {
+		t.Errorf("the versions differ beyond what the conversion moves:\n%s", strings.Join(differences, "\n"))
+	}
+}
+
+func sameShape(a, b *shape, path string, differences *[]string) {
+	if a == nil || b == nil {
+		if a != b {
+			*differences = append(*differences, path+": in one version only")
+		}
+		return
+	}
+	if a.isMap != b.isMap || (a.fields == nil) != (b.fields == nil) || (a.elem == nil) != (b.elem == nil) {
+		*differences = append(*differences, path+": of another kind")
+		return
+	}
+	for name := range a.fields {
+		if _, ok := b.fields[name]; !ok {
+			*differences = append(*differences, path+"."+name+": in v1alpha1 only")
+		}
+	}
+	for name, field := range b.fields {
+		other, ok := a.fields[name]
+		if !ok {
+			*differences = append(*differences, path+"."+name+": in v1beta1 only")
+			continue
+		}
+		if other != field {
+			sameShape(other, field, path+"."+name, differences)
+		}
+	}
+	if a.elem != nil && a.elem != b.elem {
+		sameShape(a.elem, b.elem, path+"[]", differences)
+	}
+}
