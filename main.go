@@ -202,7 +202,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(usageOut, "Usage: robot-operator [flags]\n\nKeeps a Deployment for each Robot (robot.dev/v1beta1) and reports its state on the Robot.\n\nFlags:\n")
+			fmt.Fprintf(usageOut, "Usage: robot-operator [flags]\n       robot-operator "+precheck.Command+" [flags]   (before an upgrade: which Robots would not convert cleanly)\n\nKeeps a Deployment for each Robot (robot.dev/v1beta1) and reports its state on the Robot.\n\nFlags:\n")
 			fs.SetOutput(usageOut)
 			fs.PrintDefaults()
 		}
