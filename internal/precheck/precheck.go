@@ -137,7 +137,13 @@ func (r *Report) Write(w io.Writer) {
 	case r.Failed():
 		fmt.Fprintf(w, "%d problems: fix or delete those Robots before the upgrade (docs/operating.md, Upgrading)\n", len(r.Problems)+len(r.ListErrors))
 	default:
-		fmt.Fprintf(w, "every Robot converts: %v checked, by version\n", r.Checked)
+		var counts []string
+		for _, version := range []string{robotv1alpha1.SchemeGroupVersion.Version, robotv1beta1.SchemeGroupVersion.Version} {
+			if n, ok := r.Checked[version]; ok {
+				counts = append(counts, fmt.Sprintf("%d read as robot.dev/%s", n, version))
+			}
+		}
+		fmt.Fprintf(w, "every Robot converts cleanly (%s)\n", strings.Join(counts, ", "))
 	}
 }
 

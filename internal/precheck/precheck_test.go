@@ -67,7 +67,7 @@ func TestPassesWhenEveryRobotConverts(t *testing.T) {
 	report := Run(t.Context(), pages(map[string][]string{"v1alpha1": {plain}, "v1beta1": {}}))
 	var out strings.Builder
 	report.Write(&out)
-	if report.Failed() || !strings.Contains(out.String(), "every Robot converts") {
+	if report.Failed() || !strings.Contains(out.String(), "every Robot converts cleanly (1 read as robot.dev/v1alpha1, 0 read as robot.dev/v1beta1)") {
 		t.Errorf("failed %v:\n%s", report.Failed(), out.String())
 	}
 }
