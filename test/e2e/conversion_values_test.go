@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // restFor returns the REST client of a Robot version, "v1alpha1" or
@@ -364,5 +366,29 @@ func TestQuantitiesGoCannotParseAreRefused(t *testing.T) {
 				t.Errorf("%s %s: %v, want it accepted", version, spec, err)
 			}
 		}
+	}
+}
+
+// TestTooManyPortsAreInvalidSpec: a Robot stored with more ports than the
+// CRD allows (through the conversion's annotation before it was checked, or
+// while the CRD was looser) gets no Deployment, and its status says
+// InvalidSpec: the ports rule answers at once for a list over 16 instead of
+// comparing every pair at each status write until its cost limit.
+func TestTooManyPortsAreInvalidSpec(t *testing.T) {
+	exclusive(t, "it loosens the Robot CRD's schema to store a Robot with 1000 ports")
+	ns := newNamespace(t)
+	var ports []string
+	for i := range 1000 {
+		ports = append(ports, fmt.Sprintf(`{"name":"p%d","containerPort":%d,"protocol":"TCP"}`, i, 10000+i))
+	}
+	withoutRobotSchema(t, func() {
+		postRobot(t, "v1beta1", ns, fmt.Sprintf(`{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"many-ports"},"spec":{"image":%q,"replicas":1,"ports":[%s]}}`, image1, strings.Join(ports, ",")))
+	})
+	robot := waitForRobotReason(t, ns, "many-ports", metav1.ConditionFalse, robotv1beta1.ReasonInvalidSpec, convergeTimeout)
+	if message := readyCondition(robot).Message; !strings.Contains(message, "at most 16 ports, not 1000") {
+		t.Errorf("Ready's message %q does not say the ports are too many", message)
+	}
+	if _, err := env.kube.AppsV1().Deployments(ns).Get(t.Context(), "many-ports", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Deployment of a Robot with 1000 ports: %v, want none", err)
 	}
 }
