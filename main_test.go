@@ -81,7 +81,8 @@ var layers = [][]string{
 	{"drift"},
 	{"transform"},
 	{"status"},
-	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration", "precheck"},
+	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
+	{"precheck"},
 }
 
 // pure are the packages that decide: from objects they are given, with no

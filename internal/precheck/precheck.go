@@ -1,9 +1,10 @@
 // Package precheck is the operator's pre-upgrade check, `robot-operator
 // check-conversion`: it reads every Robot as the API server stores it and
 // reports those that the conversion webhook would refuse, those whose
-// robot.dev/conversion-data annotation it would ignore, and those holding
-// values that the operator cannot read (a quantity such as 1e1.5), which it
-// reports as InvalidSpec. It reads Robots and writes nothing.
+// robot.dev/conversion-data annotation it would ignore, and those that the
+// operator will report as InvalidSpec: holding values it cannot read (a
+// quantity such as 1e1.5), or beyond the CRD's rules. It reads Robots and
+// writes nothing.
 package precheck
 
 import (
@@ -21,6 +22,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/robot-operator/robot-operator/internal/conversion"
+	"github.com/robot-operator/robot-operator/internal/robotclient"
+	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/pkg/apis/robot"
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -221,9 +224,17 @@ func Check(raw []byte) []Problem {
 	} else if _, _, err := conversion.Convert(raw, robotv1alpha1.SchemeGroupVersion.String()); err != nil {
 		problems = append(problems, problem("would not convert to robot.dev/v1alpha1: %v", err))
 	}
-	var robot robotv1beta1.Robot
-	if err := json.Unmarshal(beta, &robot); err != nil {
-		problems = append(problems, problem("holds a value the operator cannot read, and will be InvalidSpec until it is fixed: %v", err))
+	robot, err := robotclient.DecodeRobot(beta)
+	if err != nil {
+		return append(problems, problem("is not a Robot the operator can read: %v", err))
+	}
+	if err := workload.UndecodableSpec(robot); err != nil {
+		return append(problems, problem("holds a value the operator cannot read, and will be InvalidSpec until it is fixed: %v", err))
+	}
+	// What the operator builds from the Robot, and refuses as InvalidSpec:
+	// a spec stored before a rule existed, or around one.
+	if _, err := workload.NewDeployment(robot); err != nil {
+		problems = append(problems, problem("the operator will report it InvalidSpec: %v", err))
 	}
 	return problems
 }

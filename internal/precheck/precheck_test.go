@@ -91,3 +91,20 @@ func TestNothingServedFails(t *testing.T) {
 		t.Error("the check passed with no version served")
 	}
 }
+
+// TestNamesWhatTheOperatorWillRefuse: a Robot stored beyond the CRD's rules
+// (17 ports, written around validation) is named with the operator's
+// InvalidSpec message, and a Robot that can run is not.
+func TestNamesWhatTheOperatorWillRefuse(t *testing.T) {
+	var ports []string
+	for i := range 17 {
+		ports = append(ports, fmt.Sprintf(`{"name":"p%d","containerPort":%d,"protocol":"TCP"}`, i, 9000+i))
+	}
+	tooMany := `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"many","namespace":"c","uid":"6"},"spec":{"image":"x","ports":[` + strings.Join(ports, ",") + `]}}`
+	fine := `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"fine","namespace":"c","uid":"7"},"spec":{"image":"x","ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"metrics","containerPort":9090,"protocol":"TCP"}]}}`
+	var out strings.Builder
+	Run(t.Context(), pages(map[string][]string{"v1beta1": {tooMany, fine}})).Write(&out)
+	if !strings.Contains(out.String(), "c/many (read as robot.dev/v1beta1): the operator will report it InvalidSpec: invalid spec: spec.ports must have at most 16 ports, not 17") || strings.Contains(out.String(), "c/fine") {
+		t.Errorf("the report:\n%s", out.String())
+	}
+}
