@@ -26,6 +26,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/migration"
 	"github.com/robot-operator/robot-operator/internal/outage"
+	"github.com/robot-operator/robot-operator/internal/precheck"
 	"github.com/robot-operator/robot-operator/internal/robotclient"
 	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
@@ -107,6 +108,9 @@ func main() {
 // run is the whole program; it returns the process exit code. Errors a user
 // can fix come out as one line on stderr, not as a stack trace.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == precheck.Command {
+		return precheck.Main(args[1:], stdout, stderr)
+	}
 	opts, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -198,7 +202,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(usageOut, "Usage: robot-operator [flags]\n\nKeeps a Deployment for each Robot (robot.dev/v1beta1) and reports its state on the Robot.\n\nFlags:\n")
+			fmt.Fprintf(usageOut, "Usage: robot-operator [flags]\n       robot-operator "+precheck.Command+" [flags]   (before an upgrade: which Robots would not convert cleanly)\n\nKeeps a Deployment for each Robot (robot.dev/v1beta1) and reports its state on the Robot.\n\nFlags:\n")
 			fs.SetOutput(usageOut)
 			fs.PrintDefaults()
 		}
@@ -548,7 +552,7 @@ func newWebhook(opts webhookOptions, kubeClient kubernetes.Interface, cfg *rest.
 	if err != nil {
 		return nil, fmt.Errorf("registering the conversion metrics: %w", err)
 	}
-	handler, err := conversion.NewHandler(conversionMetrics.Observe)
+	handler, err := conversion.NewHandler(conversionMetrics.Observe, conversionMetrics.ObserveIgnored)
 	if err != nil {
 		return nil, err
 	}

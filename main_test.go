@@ -82,6 +82,7 @@ var layers = [][]string{
 	{"transform"},
 	{"status"},
 	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
+	{"precheck"},
 }
 
 // pure are the packages that decide: from objects they are given, with no

@@ -7,13 +7,17 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/klog/v2"
 
 	"github.com/robot-operator/robot-operator/pkg/apis/robot"
@@ -53,33 +57,45 @@ const (
 // first object's) and to, what it came to, and how long it took.
 type Observer func(from, to string, result Result, took time.Duration)
 
+// IgnoreObserver is told of each robot.dev/conversion-data annotation that
+// a conversion to v1beta1 ignored, and why. The API server converts a
+// v1alpha1-stored Robot at every read, so the same annotation is told of
+// again at each.
+type IgnoreObserver func(reason IgnoreReason)
+
+// maxLoggedIgnores bounds the Robots (UID and resourceVersion) whose ignored
+// annotation the handler remembers having logged.
+const maxLoggedIgnores = 4096
+
 // Handler answers ConversionReviews (apiextensions.k8s.io/v1) for Robots.
 type Handler struct {
-	scheme     *runtime.Scheme
-	serializer *kjson.Serializer
-	observe    Observer
-	maxBytes   int64 // maxReviewBytes; tests make it smaller
+	observe  Observer
+	ignored  IgnoreObserver
+	maxBytes int64 // maxReviewBytes; tests make it smaller
+
+	// An ignored annotation is logged once per Robot UID and
+	// resourceVersion, and at most ignoreLogs allows: the API server
+	// retries a LIST or WATCH many times a second, and the metric counts
+	// every one.
+	mu         sync.Mutex
+	logged     map[string]bool
+	ignoreLogs *rate.Limiter
 }
 
-// NewHandler returns the webhook's handler. observe may be nil.
-func NewHandler(observe Observer) (*Handler, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{robotv1alpha1.AddToScheme, robotv1beta1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
+// NewHandler returns the webhook's handler. observe and ignored may be nil.
+func NewHandler(observe Observer, ignored IgnoreObserver) (*Handler, error) {
 	if observe == nil {
 		observe = func(string, string, Result, time.Duration) {}
 	}
+	if ignored == nil {
+		ignored = func(IgnoreReason) {}
+	}
 	return &Handler{
-		scheme: scheme,
-		// Strict: a field the operator does not know would be dropped by
-		// the conversion, so the conversion fails instead. That is a CRD
-		// newer than the operator, and the message says so.
-		serializer: kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme, kjson.SerializerOptions{Strict: true}),
 		observe:    observe,
+		ignored:    ignored,
 		maxBytes:   maxReviewBytes,
+		logged:     map[string]bool{},
+		ignoreLogs: rate.NewLimiter(rate.Every(time.Second), 10),
 	}, nil
 }
 
@@ -100,7 +116,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(request.Objects) > 0 {
 		from = versionOf(request.Objects[0].Raw)
 	}
-	converted, err := h.convertAll(request.Objects, request.DesiredAPIVersion)
+	converted, err := h.convertAll(logger, request.Objects, request.DesiredAPIVersion)
 	result := ResultSuccess
 	if err != nil {
 		result = ResultFailure
@@ -153,50 +169,114 @@ func (h *Handler) readReview(w http.ResponseWriter, r *http.Request) (*apiextens
 }
 
 // convertAll converts every object to desired, or returns why one could not
-// be: then none is returned, so nothing is half-converted.
-func (h *Handler) convertAll(objects []runtime.RawExtension, desired string) ([]runtime.RawExtension, error) {
-	target, err := schema.ParseGroupVersion(desired)
-	if err != nil {
-		return nil, fmt.Errorf("desired version %q: %w", desired, err)
-	}
-	if !h.scheme.IsVersionRegistered(target) {
+// be: then none is returned, so nothing is half-converted. Only a Robot that
+// is not one, or that has fields the operator does not know, fails: values
+// are passed through as they are.
+func (h *Handler) convertAll(logger klog.Logger, objects []runtime.RawExtension, desired string) ([]runtime.RawExtension, error) {
+	if !knownVersion(desired) {
 		return nil, fmt.Errorf("desired version %q is not one this operator knows (%s, %s): the CRD serves a version that is newer than the operator", desired, robotv1alpha1.SchemeGroupVersion, robotv1beta1.SchemeGroupVersion)
 	}
 	converted := make([]runtime.RawExtension, 0, len(objects))
 	for i, object := range objects {
-		out, err := h.convert(object.Raw, target)
+		out, ignored, err := Convert(object.Raw, desired)
 		if err != nil {
 			return nil, fmt.Errorf("object %d of %d: %w", i+1, len(objects), err)
+		}
+		if ignored != nil {
+			h.ignore(logger, object.Raw, ignored)
 		}
 		converted = append(converted, runtime.RawExtension{Raw: out})
 	}
 	return converted, nil
 }
 
-// convert converts one Robot, given as JSON, to target.
-func (h *Handler) convert(raw []byte, target schema.GroupVersion) ([]byte, error) {
-	in, gvk, err := h.serializer.Decode(raw, nil, nil)
-	if err != nil {
-		if runtime.IsStrictDecodingError(err) {
-			return nil, fmt.Errorf("%s has fields this operator does not know, which a conversion would drop (is the CRD newer than the operator?): %w", describe(raw), err)
+// ignore counts an annotation that a conversion ignored, and logs it once
+// per Robot UID and resourceVersion, within the log's rate.
+func (h *Handler) ignore(logger klog.Logger, raw []byte, ignored *Ignored) {
+	h.ignored(ignored.Reason)
+	var object struct {
+		Metadata struct {
+			Namespace       string `json:"namespace"`
+			Name            string `json:"name"`
+			UID             string `json:"uid"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(raw, &object)
+	meta := object.Metadata
+	key := meta.UID + "/" + meta.ResourceVersion
+	h.mu.Lock()
+	seen := h.logged[key]
+	if !seen {
+		if len(h.logged) >= maxLoggedIgnores {
+			clear(h.logged)
 		}
-		return nil, fmt.Errorf("%s: %w", describe(raw), err)
+		h.logged[key] = true
 	}
-	if gvk.Group != robot.GroupName || gvk.Kind != "Robot" {
-		return nil, fmt.Errorf("%s is a %s, and this webhook converts Robots of %s only", describe(raw), gvk.GroupKind(), robot.GroupName)
+	h.mu.Unlock()
+	if seen || !h.ignoreLogs.Allow() {
+		return
 	}
-	if gvk.GroupVersion() == target {
-		return raw, nil
-	}
-	out, err := h.scheme.ConvertToVersion(in, target)
+	logger.Info("Ignored the conversion-data annotation of a Robot: it restores nothing; set the fields through robot.dev/v1beta1",
+		"robot", klog.KRef(meta.Namespace, meta.Name), "uid", meta.UID, "resourceVersion", meta.ResourceVersion,
+		"annotation", robotv1alpha1.ConversionDataAnnotation, "reason", ignored.Reason, "err", ignored.Err)
+}
+
+// knownVersion reports whether version is one of the Robot's that the
+// operator converts.
+func knownVersion(version string) bool {
+	return version == robotv1alpha1.SchemeGroupVersion.String() || version == robotv1beta1.SchemeGroupVersion.String()
+}
+
+// Convert converts one Robot, given as JSON, to the version desired
+// (robot.dev/v1alpha1 or robot.dev/v1beta1), and says what it ignored of
+// the conversion's annotation. It fails only for an object that is not a
+// Robot of a known version, or that has fields the operator does not know:
+// a conversion would drop them (a CRD newer than the operator).
+func Convert(raw []byte, desired string) ([]byte, *Ignored, error) {
+	object, err := decodeRobot(raw)
 	if err != nil {
-		return nil, fmt.Errorf("converting %s to %s: %w", describe(raw), target, err)
+		return nil, nil, fmt.Errorf("%s: %w", describe(raw), err)
 	}
-	body, err := runtime.Encode(h.serializer, out)
+	version, _ := object["apiVersion"].(string)
+	kind, _ := object["kind"].(string)
+	gv, err := schema.ParseGroupVersion(version)
+	if err != nil || gv.Group != robot.GroupName || kind != "Robot" {
+		return nil, nil, fmt.Errorf("%s is a %s, and this webhook converts Robots of %s only", describe(raw), gv.WithKind(kind).GroupKind(), robot.GroupName)
+	}
+	if !knownVersion(version) {
+		return nil, nil, fmt.Errorf("%s is of a version this operator does not know (is the CRD newer than the operator?)", describe(raw))
+	}
+	if unknown := object.unknownFields(version); len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, nil, fmt.Errorf("%s has fields this operator does not know, which a conversion would drop (is the CRD newer than the operator?): unknown field %s", describe(raw), strings.Join(quoteAll(unknown), ", "))
+	}
+	if version == desired {
+		return raw, nil, nil
+	}
+	var ignored *Ignored
+	switch desired {
+	case robotv1beta1.SchemeGroupVersion.String():
+		ignored = object.toV1beta1()
+	default:
+		if err := object.toV1alpha1(); err != nil {
+			return nil, nil, fmt.Errorf("converting %s to %s: %w", describe(raw), desired, err)
+		}
+	}
+	body, err := json.Marshal(object)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s as %s: %w", describe(raw), target, err)
+		return nil, nil, fmt.Errorf("encoding %s as %s: %w", describe(raw), desired, err)
 	}
-	return body, nil
+	return body, ignored, nil
+}
+
+// quoteAll quotes each of names.
+func quoteAll(names []string) []string {
+	quoted := make([]string, len(names))
+	for i, name := range names {
+		quoted[i] = strconv.Quote(name)
+	}
+	return quoted
 }
 
 // versionOf returns the apiVersion of a JSON object, empty if it has none.

@@ -3,6 +3,7 @@ package conversion
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -10,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -65,6 +69,8 @@ func send(t *testing.T, method, contentType string, body []byte) (int, []byte, [
 	var observed []observation
 	handler, err := NewHandler(func(from, to string, result Result, _ time.Duration) {
 		observed = append(observed, observation{from, to, result})
+	}, func(reason IgnoreReason) {
+		observed = append(observed, observation{result: Result("ignored " + reason)})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +148,6 @@ func TestConvertsToV1alpha1KeepingWhatItCannotHold(t *testing.T) {
 // TestFailureConvertsNothing: one Robot that cannot be converted fails the
 // whole review, naming that Robot, and returns no object at all.
 func TestFailureConvertsNothing(t *testing.T) {
-	broken := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":"{oops"}`, 1)
 	unknownField := strings.Replace(alphaRobot, `"port":8080`, `"port":8080,"replicaz":3`, 1)
 	configMap := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team"}}`
 	tests := []struct {
@@ -151,8 +156,9 @@ func TestFailureConvertsNothing(t *testing.T) {
 		objects []string
 		want    []string
 	}{
-		{"an annotation the conversion cannot read", "robot.dev/v1beta1", []string{betaRobot, broken}, []string{"object 2 of 2", "Robot team/hello", "robot.dev/conversion-data", "remove it"}},
-		{"a field the operator does not know", "robot.dev/v1beta1", []string{unknownField}, []string{"Robot team/hello", "does not know", "replicaz"}},
+		{"a field the operator does not know", "robot.dev/v1beta1", []string{betaRobot, unknownField}, []string{"object 2 of 2", "Robot team/hello", "does not know", `"spec.replicaz"`}},
+		{"a field the operator does not know, deep", "robot.dev/v1alpha1", []string{strings.Replace(betaRobot, `"protocol":"TCP"}]`, `"protocol":"TCP","hostPort":80}]`, 1)}, []string{"Robot team/web", `"spec.ports[1].hostPort"`}},
+		{"a version the operator does not know, of an object", "robot.dev/v1beta1", []string{strings.Replace(alphaRobot, "robot.dev/v1alpha1", "robot.dev/v2", 1)}, []string{"Robot team/hello (robot.dev/v2)", "newer than the operator"}},
 		{"not a Robot", "robot.dev/v1beta1", []string{configMap}, []string{"ConfigMap team/c"}},
 		{"a version the operator does not know", "robot.dev/v2", []string{alphaRobot}, []string{`"robot.dev/v2"`, "newer than the operator"}},
 	}
@@ -204,5 +210,191 @@ func TestRefusesWhatIsNotAReview(t *testing.T) {
 				t.Errorf("observed %v, want one invalid", observed)
 			}
 		})
+	}
+}
+
+// convertOne converts one object to desired and returns it as JSON
+// decoded into a map, failing the test unless the review succeeded.
+func convertOne(t *testing.T, desired, object string) map[string]any {
+	t.Helper()
+	_, review, _ := post(t, desired, object)
+	if review.Response.Result.Status != "Success" || len(review.Response.ConvertedObjects) != 1 {
+		t.Fatalf("converting to %s: result %+v with %d objects, want Success with 1", desired, review.Response.Result, len(review.Response.ConvertedObjects))
+	}
+	var out map[string]any
+	if err := json.Unmarshal(review.Response.ConvertedObjects[0].Raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// field returns the value at path in object, nil if there is none.
+func field(object map[string]any, path ...string) any {
+	var value any = object
+	for _, key := range path {
+		m, ok := value.(map[string]any)
+		if !ok {
+			return nil
+		}
+		value = m[key]
+	}
+	return value
+}
+
+// TestConvertsValuesGoCannotParse: the schema admits quantities such as
+// 1e1.5 that Go cannot parse. A Robot holding one converts both ways with
+// the value as it was, alone or beside other Robots.
+func TestConvertsValuesGoCannotParse(t *testing.T) {
+	odd := `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"odd","namespace":"team","uid":"u-3"},"spec":{"image":"registry.example.com/odd:1.0","ports":[{"name":"http","containerPort":8080,"protocol":"TCP"}],"resources":{"limits":{"cpu":"1e1.5"},"requests":{"memory":"0.5e3Mi"}}}}`
+	_, review, _ := post(t, "robot.dev/v1alpha1", betaRobot, odd)
+	if review.Response.Result.Status != "Success" || len(review.Response.ConvertedObjects) != 2 {
+		t.Fatalf("result %+v with %d objects, want Success with 2", review.Response.Result, len(review.Response.ConvertedObjects))
+	}
+	alpha := string(review.Response.ConvertedObjects[1].Raw)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(alpha), &got); err != nil {
+		t.Fatal(err)
+	}
+	if cpu := field(got, "spec", "resources", "limits", "cpu"); cpu != "1e1.5" {
+		t.Errorf("v1alpha1 limits.cpu = %v, want 1e1.5 as stored", cpu)
+	}
+	if port := field(got, "spec", "port"); port != float64(8080) {
+		t.Errorf("v1alpha1 port = %v, want 8080", port)
+	}
+	back := convertOne(t, "robot.dev/v1beta1", alpha)
+	if cpu, memory := field(back, "spec", "resources", "limits", "cpu"), field(back, "spec", "resources", "requests", "memory"); cpu != "1e1.5" || memory != "0.5e3Mi" {
+		t.Errorf("back in v1beta1: cpu %v and memory %v, want 1e1.5 and 0.5e3Mi as stored", cpu, memory)
+	}
+}
+
+// TestIgnoresAnAnnotationItDidNotWrite: before the conversion existed, the
+// annotation's key meant nothing, and anyone could set it. A Robot holding
+// one that is not the conversion's JSON still converts to v1beta1: the
+// annotation restores nothing and is dropped.
+func TestIgnoresAnAnnotationItDidNotWrite(t *testing.T) {
+	for _, value := range []string{"set by a user of the old release", `{"ports":"eighty"}`, `{"replicas":3}`, `null`} {
+		t.Run(value, func(t *testing.T) {
+			annotated := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":`+strconvQuote(value)+`,"note":"kept"}`, 1)
+			got := convertOne(t, "robot.dev/v1beta1", annotated)
+			annotations, _ := field(got, "metadata", "annotations").(map[string]any)
+			if _, ok := annotations["robot.dev/conversion-data"]; ok || annotations["note"] != "kept" {
+				t.Errorf("annotations %v, want note kept and the conversion's dropped", annotations)
+			}
+			ports, _ := field(got, "spec", "ports").([]any)
+			if len(ports) != 1 {
+				t.Errorf("ports %v, want the one from port", ports)
+			}
+		})
+	}
+}
+
+// TestRestoresNothingInvalid: what the annotation would restore is checked
+// against v1beta1's rules. An annotation written through v1alpha1 with more
+// ports than v1beta1 allows, or values beyond its bounds, restores nothing.
+func TestRestoresNothingInvalid(t *testing.T) {
+	var many []string
+	for i := range 40 {
+		many = append(many, fmt.Sprintf(`{"name":"p%d","containerPort":%d,"protocol":"TCP"}`, i, 9000+i))
+	}
+	tests := map[string]string{
+		"40 ports":                     `{"ports":[` + strings.Join(many, ",") + `]}`,
+		"minReadySeconds 100000":       `{"minReadySeconds":100000}`,
+		"negative minReadySeconds":     `{"minReadySeconds":-1}`,
+		"strategy Sideways":            `{"strategy":{"type":"Sideways"}}`,
+		"Recreate with rollingUpdate":  `{"strategy":{"type":"Recreate","rollingUpdate":{"maxSurge":1}}}`,
+		"a port name that is not IANA": `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"Not_A_Name","containerPort":9090,"protocol":"TCP"}]}`,
+		"a port number out of range":   `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"big","containerPort":70000,"protocol":"TCP"}]}`,
+		"a protocol that is not one":   `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"icmp","containerPort":9090,"protocol":"ICMP"}]}`,
+		"two ports of one name":        `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"http","containerPort":9090,"protocol":"TCP"}]}`,
+		"two ports of one number":      `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"again","containerPort":8080,"protocol":"TCP"}]}`,
+	}
+	for name, value := range tests {
+		t.Run(name, func(t *testing.T) {
+			annotated := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":`+strconvQuote(value)+`}`, 1)
+			got := convertOne(t, "robot.dev/v1beta1", annotated)
+			spec, _ := got["spec"].(map[string]any)
+			if ports, _ := spec["ports"].([]any); len(ports) != 1 {
+				t.Errorf("%d ports, want the one from port", len(ports))
+			}
+			for _, key := range []string{"strategy", "minReadySeconds"} {
+				if value, ok := spec[key]; ok {
+					t.Errorf("%s = %v restored, want nothing", key, value)
+				}
+			}
+			if annotations := field(got, "metadata", "annotations"); annotations != nil {
+				t.Errorf("annotations %v, want none", annotations)
+			}
+		})
+	}
+}
+
+// TestRewritesThePlantedAnnotation: v1beta1 stores annotations as written,
+// so anyone can plant the conversion's key through it. Read as v1alpha1,
+// the annotation says what the v1beta1 Robot really holds, or is absent, so
+// that a later write through v1alpha1 (kubectl scale) restores nothing else.
+func TestRewritesThePlantedAnnotation(t *testing.T) {
+	planted := `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"admin","containerPort":9999,"protocol":"TCP"}],"minReadySeconds":99,"strategy":{"type":"Recreate"}}`
+	plain := `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"planted","namespace":"team","annotations":{"robot.dev/conversion-data":` + strconvQuote(planted) + `}},"spec":{"image":"registry.example.com/web:1.0","ports":[{"name":"http","containerPort":8080,"protocol":"TCP"}]}}`
+	alpha := convertOne(t, "robot.dev/v1alpha1", plain)
+	if annotations := field(alpha, "metadata", "annotations"); annotations != nil {
+		t.Errorf("read as v1alpha1, annotations %v, want none: the Robot holds nothing v1alpha1 cannot", annotations)
+	}
+	twoPorts := strings.Replace(betaRobot, `"uid":"u-2"`, `"uid":"u-2","annotations":{"robot.dev/conversion-data":`+strconvQuote(planted)+`}`, 1)
+	alpha = convertOne(t, "robot.dev/v1alpha1", twoPorts)
+	data, _ := field(alpha, "metadata", "annotations", "robot.dev/conversion-data").(string)
+	if strings.Contains(data, "admin") || strings.Contains(data, "99,") || !strings.Contains(data, "metrics") {
+		t.Errorf("read as v1alpha1, the annotation is %s, want the Robot's own ports, strategy and minReadySeconds", data)
+	}
+}
+
+func strconvQuote(s string) string {
+	quoted, _ := json.Marshal(s)
+	return string(quoted)
+}
+
+// TestLogsAnIgnoredAnnotationOnce: the API server retries a failed LIST or
+// WATCH many times a second and converts a v1alpha1-stored Robot at every
+// read. Each ignored annotation is counted, and logged once per Robot and
+// resourceVersion.
+func TestLogsAnIgnoredAnnotationOnce(t *testing.T) {
+	var ignored []IgnoreReason
+	handler, err := NewHandler(nil, func(reason IgnoreReason) { ignored = append(ignored, reason) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	annotated := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":"set by hand"}`, 1)
+	review := func(object string) {
+		body, err := json.Marshal(apiextensionsv1.ConversionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "ConversionReview"},
+			Request:  &apiextensionsv1.ConversionRequest{UID: "r", DesiredAPIVersion: "robot.dev/v1beta1", Objects: []runtime.RawExtension{{Raw: []byte(object)}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		request := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+		request.Header.Set("Content-Type", "application/json")
+		request = request.WithContext(klog.NewContext(request.Context(), logger))
+		recorder := httptest.NewRecorder()
+		handler.ServeHTTP(recorder, request)
+		if !strings.Contains(recorder.Body.String(), `"status":"Success"`) {
+			t.Fatalf("answer %s, want Success", recorder.Body)
+		}
+	}
+	for range 50 {
+		review(annotated)
+	}
+	review(strings.Replace(annotated, `"resourceVersion":"7"`, `"resourceVersion":"8"`, 1))
+	if len(ignored) != 51 || ignored[0] != IgnoredNotJSON {
+		t.Errorf("told of %d ignored annotations (%v...), want 51 not_conversion_data", len(ignored), ignored[:min(len(ignored), 1)])
+	}
+	if len(lines) != 2 {
+		t.Fatalf("logged %d lines, want 2, one per resourceVersion:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for _, want := range []string{`"robot"`, "team", "hello", `"uid"="u-1"`, `"resourceVersion"="7"`, "not_conversion_data"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("log line %s does not say %s", lines[0], want)
+		}
 	}
 }

@@ -21,7 +21,7 @@ func reviewOfSize(size int) []byte {
 // server accepts converts; one past the cap is refused with 413 before it
 // is decoded.
 func TestReviewSizeLimit(t *testing.T) {
-	handler, err := NewHandler(nil)
+	handler, err := NewHandler(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 type ConversionMetrics struct {
 	reviews  *prometheus.CounterVec
 	duration prometheus.Histogram
+	ignored  *prometheus.CounterVec
 }
 
 // NewConversionMetrics returns the webhook's metrics, registered with
@@ -31,6 +32,14 @@ func NewConversionMetrics(registry prometheus.Registerer) (*ConversionMetrics, e
 			Help:      "How long the webhook takes to answer a ConversionReview.",
 			Buckets:   prometheus.ExponentialBuckets(0.0001, 4, 10), // 0.1ms .. 26s
 		}),
+		ignored: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "conversion_annotations_ignored_total",
+			Help:      "Conversions to v1beta1 that ignored a Robot's robot.dev/conversion-data annotation, by reason: not_conversion_data (not the JSON the conversion writes) or invalid (values v1beta1 refuses). The API server converts a v1alpha1-stored Robot at every read, so one Robot counts again at each; the log names it once.",
+		}, []string{"reason"}),
+	}
+	for _, reason := range []conversion.IgnoreReason{conversion.IgnoredNotJSON, conversion.IgnoredInvalid} {
+		m.ignored.WithLabelValues(string(reason))
 	}
 	// Every series exists from the start, at 0, so that an alert on the
 	// failures' rate has a series to compare with before the first one.
@@ -39,7 +48,7 @@ func NewConversionMetrics(registry prometheus.Registerer) (*ConversionMetrics, e
 			m.reviews.WithLabelValues(to, string(result))
 		}
 	}
-	for _, c := range []prometheus.Collector{m.reviews, m.duration} {
+	for _, c := range []prometheus.Collector{m.reviews, m.duration, m.ignored} {
 		if err := registry.Register(c); err != nil {
 			return nil, err
 		}
@@ -51,4 +60,9 @@ func NewConversionMetrics(registry prometheus.Registerer) (*ConversionMetrics, e
 func (m *ConversionMetrics) Observe(_, to string, result conversion.Result, took time.Duration) {
 	m.reviews.WithLabelValues(to, string(result)).Inc()
 	m.duration.Observe(took.Seconds())
+}
+
+// ObserveIgnored is a conversion.IgnoreObserver.
+func (m *ConversionMetrics) ObserveIgnored(reason conversion.IgnoreReason) {
+	m.ignored.WithLabelValues(string(reason)).Inc()
 }

@@ -143,6 +143,14 @@ func decodeRobotListLeniently(data []byte) (*robotv1beta1.RobotList, error) {
 // and why. Only metadata that cannot be decoded is an error: the API server
 // validates it on every write, so that means the data is not a Robot at all.
 func decodeRobotLeniently(data []byte) (*robotv1beta1.Robot, error) {
+	return DecodeRobot(data)
+}
+
+// DecodeRobot decodes a v1beta1 Robot's JSON as the operator's client does:
+// a spec that cannot be read gives a Robot that workload.UndecodableSpec
+// reports, naming the field. The pre-upgrade check uses it to tell in
+// advance what the operator will make of a Robot.
+func DecodeRobot(data []byte) (*robotv1beta1.Robot, error) {
 	var robot robotv1beta1.Robot
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &robot); err == nil {
 		return &robot, nil

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
 
@@ -14,8 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -53,9 +50,6 @@ const (
 
 	// ContainerName is the name of the Robot's container in the pod.
 	ContainerName = "robot"
-	// defaultProgressDeadlineSeconds is the progress deadline the API
-	// server gives a Deployment, which the operator does not set.
-	defaultProgressDeadlineSeconds = 600
 
 	// PortName is the name that robot.dev/v1alpha1's one port takes in
 	// spec.ports, and so the name most Robots' ports have.
@@ -112,94 +106,20 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 		return fmt.Errorf("spec.image must not be empty")
 	case spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000):
 		return fmt.Errorf("spec.replicas must be between 0 and 1000, not %d", *spec.Replicas)
-	case spec.MinReadySeconds < 0 || spec.MinReadySeconds >= defaultProgressDeadlineSeconds:
-		// The API server refuses a Deployment whose progress deadline is
-		// not above its minReadySeconds, and the operator leaves the
-		// deadline at its default; the CRD says so too, for Robots stored
-		// before it did.
-		return fmt.Errorf("spec.minReadySeconds must be between 0 and %d, below the Deployment's progress deadline, not %d", defaultProgressDeadlineSeconds-1, spec.MinReadySeconds)
 	}
-	if err := validatePorts(spec.Ports); err != nil {
+	// The API server refuses a Deployment whose progress deadline is not
+	// above its minReadySeconds, and the operator leaves the deadline at
+	// its default.
+	if err := robotv1beta1.ValidateMinReadySeconds(spec.MinReadySeconds); err != nil {
 		return err
 	}
-	if err := validateStrategy(spec.Strategy); err != nil {
+	if err := robotv1beta1.ValidatePorts(spec.Ports); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateStrategy(spec.Strategy); err != nil {
 		return err
 	}
 	return validateWorkload(spec)
-}
-
-// validatePorts repeats the CRD's rules for spec.ports. Without them the
-// API server would refuse the Deployment, and server-side apply two ports of
-// the same number and protocol, its key for a container port.
-func validatePorts(ports []robotv1beta1.RobotPort) error {
-	names := map[string]bool{}
-	type key struct {
-		port     int32
-		protocol corev1.Protocol
-	}
-	keys := map[key]bool{}
-	for i, port := range ports {
-		if msgs := validation.IsValidPortName(port.Name); len(msgs) > 0 {
-			return fmt.Errorf("spec.ports[%d].name %q is not a port name: %s", i, port.Name, strings.Join(msgs, "; "))
-		}
-		if names[port.Name] {
-			return fmt.Errorf("spec.ports[%d].name %q names two ports", i, port.Name)
-		}
-		names[port.Name] = true
-		if port.ContainerPort < 1 || port.ContainerPort > 65535 {
-			return fmt.Errorf("spec.ports[%d].containerPort must be between 1 and 65535, not %d", i, port.ContainerPort)
-		}
-		protocol := portProtocol(port)
-		switch protocol {
-		case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
-		default:
-			return fmt.Errorf("spec.ports[%d].protocol must be TCP, UDP or SCTP, not %q", i, port.Protocol)
-		}
-		k := key{port.ContainerPort, protocol}
-		if keys[k] {
-			return fmt.Errorf("spec.ports[%d]: two ports have containerPort %d and protocol %s", i, port.ContainerPort, protocol)
-		}
-		keys[k] = true
-	}
-	return nil
-}
-
-// portProtocol is port's protocol, TCP when it has none: a Robot stored
-// before the CRD defaulted it has none.
-func portProtocol(port robotv1beta1.RobotPort) corev1.Protocol {
-	return cmp.Or(port.Protocol, corev1.ProtocolTCP)
-}
-
-// validateStrategy repeats the CRD's rules for spec.strategy, and the API
-// server's for a Deployment's, which would otherwise refuse every apply.
-func validateStrategy(strategy *robotv1beta1.RobotStrategy) error {
-	if strategy == nil {
-		return nil
-	}
-	switch strategy.Type {
-	case "", robotv1beta1.StrategyRollingUpdate:
-	case robotv1beta1.StrategyRecreate:
-		if strategy.RollingUpdate != nil {
-			return fmt.Errorf("spec.strategy.rollingUpdate can be set only when spec.strategy.type is RollingUpdate, not Recreate")
-		}
-	default:
-		return fmt.Errorf("spec.strategy.type must be RollingUpdate or Recreate, not %q", strategy.Type)
-	}
-	if rolling := strategy.RollingUpdate; rolling != nil && isZero(rolling.MaxSurge) && isZero(rolling.MaxUnavailable) {
-		return fmt.Errorf("spec.strategy.rollingUpdate: maxSurge and maxUnavailable cannot both be 0, or no pod could ever be replaced")
-	}
-	return nil
-}
-
-// isZero reports whether value is set to 0 or "0%". Unset is 25%.
-func isZero(value *intstr.IntOrString) bool {
-	if value == nil {
-		return false
-	}
-	if value.Type == intstr.Int {
-		return value.IntVal == 0
-	}
-	return value.StrVal == "0%"
 }
 
 // NewDeployment returns the Deployment that robot asks for, as the apply
@@ -226,7 +146,7 @@ func NewDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfigur
 		container.WithPorts(corev1ac.ContainerPort().
 			WithName(port.Name).
 			WithContainerPort(port.ContainerPort).
-			WithProtocol(portProtocol(port)))
+			WithProtocol(robotv1beta1.PortProtocol(port)))
 	}
 	// EnvVar and ResourceRequirements have deep optional structure whose
 	// apply configurations mirror the API types field for field, so a JSON

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -257,6 +258,13 @@ func TestNewDeploymentRejectsInvalidSpecs(t *testing.T) {
 		"too many replicas": func(s *robotv1beta1.RobotSpec) { s.Replicas = ptr.To[int32](1001) },
 		"port out of range": func(s *robotv1beta1.RobotSpec) { s.Ports[0].ContainerPort = 70000 },
 		"port zero":         func(s *robotv1beta1.RobotSpec) { s.Ports[0].ContainerPort = 0 },
+		// Seventeen ports: the CRD allows 16, but a Robot stored before
+		// the converter checked what it restores can hold any number.
+		"too many ports": func(s *robotv1beta1.RobotSpec) {
+			for i := range 16 {
+				s.Ports = append(s.Ports, robotv1beta1.RobotPort{Name: fmt.Sprintf("p%d", i), ContainerPort: int32(9000 + i), Protocol: corev1.ProtocolTCP})
+			}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			robot := robottest.NewRobot("test", 1)

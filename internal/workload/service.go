@@ -88,7 +88,7 @@ func NewService(robot *robotv1beta1.Robot) *corev1ac.ServiceApplyConfiguration {
 		// spec listens on another number during a rollout.
 		spec.WithPorts(corev1ac.ServicePort().
 			WithName(port.Name).
-			WithProtocol(portProtocol(port)).
+			WithProtocol(robotv1beta1.PortProtocol(port)).
 			WithPort(port.ContainerPort).
 			WithTargetPort(intstr.FromString(port.Name)))
 	}

@@ -153,7 +153,7 @@ func addWorkload(robot *robotv1beta1.Robot, template *corev1ac.PodTemplateSpecAp
 // default readiness probe connects to.
 func firstTCPPort(ports []robotv1beta1.RobotPort) (robotv1beta1.RobotPort, bool) {
 	for _, port := range ports {
-		if portProtocol(port) == corev1.ProtocolTCP {
+		if robotv1beta1.PortProtocol(port) == corev1.ProtocolTCP {
 			return port, true
 		}
 	}

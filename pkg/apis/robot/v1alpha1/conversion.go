@@ -18,8 +18,10 @@ package v1alpha1
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/conversion"
@@ -45,15 +47,57 @@ const ConversionDataAnnotation = "robot.dev/conversion-data"
 // the Service.
 const PortName = "http"
 
-// conversionData is what ConversionDataAnnotation holds.
-type conversionData struct {
+// ConversionData is what ConversionDataAnnotation holds.
+type ConversionData struct {
 	Ports           []v1beta1.RobotPort    `json:"ports,omitempty"`
 	Strategy        *v1beta1.RobotStrategy `json:"strategy,omitempty"`
 	MinReadySeconds int32                  `json:"minReadySeconds,omitempty"`
 }
 
+// Why ReadConversionData refuses an annotation.
+var (
+	// ErrNotConversionData: the annotation is not the JSON the conversion
+	// writes. Before the conversion existed its key meant nothing, so
+	// anyone could have set it.
+	ErrNotConversionData = errors.New("not the JSON the conversion writes")
+	// ErrConversionDataInvalid: the annotation holds values that
+	// robot.dev/v1beta1 refuses, written through v1alpha1, whose schema
+	// cannot check them.
+	ErrConversionDataInvalid = errors.New("holds values robot.dev/v1beta1 refuses")
+)
+
+// ReadConversionData reads the value of ConversionDataAnnotation, and checks
+// what it would restore against v1beta1's rules: the API server validates a
+// write through v1alpha1 against v1alpha1's schema only, and stores what the
+// conversion makes of it unchecked. The error wraps ErrNotConversionData or
+// ErrConversionDataInvalid.
+func ReadConversionData(value string) (*ConversionData, error) {
+	decoder := json.NewDecoder(strings.NewReader(value))
+	decoder.DisallowUnknownFields()
+	var data ConversionData
+	if err := decoder.Decode(&data); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotConversionData, err)
+	}
+	if decoder.More() {
+		return nil, fmt.Errorf("%w: more than one JSON value", ErrNotConversionData)
+	}
+	for _, err := range []error{
+		v1beta1.ValidatePorts(data.Ports),
+		v1beta1.ValidateStrategy(data.Strategy),
+		v1beta1.ValidateMinReadySeconds(data.MinReadySeconds),
+	} {
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConversionDataInvalid, err)
+		}
+	}
+	return &data, nil
+}
+
 // Convert_v1alpha1_Robot_To_v1beta1_Robot converts a Robot, taking back what
-// an earlier conversion to v1alpha1 kept in ConversionDataAnnotation.
+// an earlier conversion to v1alpha1 kept in ConversionDataAnnotation. An
+// annotation that ReadConversionData refuses restores nothing: the
+// conversion cannot tell a read from a write, and failing it would make the
+// Robot unreadable (the webhook also counts and logs it).
 func Convert_v1alpha1_Robot_To_v1beta1_Robot(in *Robot, out *v1beta1.Robot, s conversion.Scope) error {
 	if err := autoConvert_v1alpha1_Robot_To_v1beta1_Robot(in, out, s); err != nil {
 		return err
@@ -63,9 +107,9 @@ func Convert_v1alpha1_Robot_To_v1beta1_Robot(in *Robot, out *v1beta1.Robot, s co
 		return nil
 	}
 	out.Annotations = withoutAnnotation(in.Annotations, ConversionDataAnnotation)
-	var data conversionData
-	if err := json.Unmarshal([]byte(raw), &data); err != nil {
-		return fmt.Errorf("robot %s/%s: annotation %s is not what the conversion wrote (%w); remove it, and set the fields it held through robot.dev/v1beta1", in.Namespace, in.Name, ConversionDataAnnotation, err)
+	data, err := ReadConversionData(raw)
+	if err != nil {
+		return nil
 	}
 	// Through v1alpha1, port is the first port. Removing it removes them
 	// all, as a Robot without port has no Service; changing it changes the
@@ -80,18 +124,24 @@ func Convert_v1alpha1_Robot_To_v1beta1_Robot(in *Robot, out *v1beta1.Robot, s co
 }
 
 // Convert_v1beta1_Robot_To_v1alpha1_Robot converts a Robot, keeping in
-// ConversionDataAnnotation what v1alpha1 has no field for.
+// ConversionDataAnnotation what v1alpha1 has no field for. The annotation is
+// always written from the Robot's fields, and removed when they need none:
+// v1beta1 stores annotations as written, and one planted through it must
+// not reach a later write through v1alpha1.
 func Convert_v1beta1_Robot_To_v1alpha1_Robot(in *v1beta1.Robot, out *Robot, s conversion.Scope) error {
 	if err := autoConvert_v1beta1_Robot_To_v1alpha1_Robot(in, out, s); err != nil {
 		return err
 	}
-	var data conversionData
+	var data ConversionData
 	if !onePlainPort(in.Spec.Ports) {
 		data.Ports = in.Spec.Ports
 	}
 	data.Strategy = in.Spec.Strategy
 	data.MinReadySeconds = in.Spec.MinReadySeconds
 	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == 0 {
+		if _, planted := in.Annotations[ConversionDataAnnotation]; planted {
+			out.Annotations = withoutAnnotation(in.Annotations, ConversionDataAnnotation)
+		}
 		return nil
 	}
 	raw, err := json.Marshal(data)

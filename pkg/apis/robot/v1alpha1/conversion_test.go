@@ -18,8 +18,8 @@ package v1alpha1_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 
+	"github.com/robot-operator/robot-operator/internal/conversion"
 	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
@@ -67,6 +68,34 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 			func(strategy *v1beta1.RobotStrategy, c randfill.Continue) {
 				c.FillNoCustom(strategy)
 				strategy.Type = []v1beta1.StrategyType{v1beta1.StrategyRollingUpdate, v1beta1.StrategyRecreate, ""}[c.Intn(3)]
+				if strategy.Type == v1beta1.StrategyRecreate {
+					strategy.RollingUpdate = nil
+				}
+				if r := strategy.RollingUpdate; r != nil && r.MaxSurge != nil && r.MaxUnavailable != nil {
+					r.MaxSurge = ptr.To(intstr.FromInt32(1))
+				}
+			},
+			// What v1alpha1 keeps in its annotation is restored only when
+			// v1beta1's rules allow it, which the API server checks on
+			// every Robot written through v1beta1.
+			func(spec *v1beta1.RobotSpec, c randfill.Continue) {
+				c.FillNoCustom(spec)
+				spec.MinReadySeconds = c.Int31n(v1beta1.MaxMinReadySeconds + 1)
+				names := map[string]bool{}
+				numbers := map[string]bool{}
+				var ports []v1beta1.RobotPort
+				for _, port := range spec.Ports {
+					port.ContainerPort = 1 + c.Int31n(65535)
+					number := fmt.Sprint(port.ContainerPort, v1beta1.PortProtocol(port))
+					if names[port.Name] || numbers[number] {
+						continue
+					}
+					names[port.Name], numbers[number] = true, true
+					ports = append(ports, port)
+				}
+				if spec.Ports != nil {
+					spec.Ports = ports
+				}
 			},
 			func(value *intstr.IntOrString, c randfill.Continue) {
 				if c.Bool() {
@@ -237,20 +266,116 @@ func TestPlainRobotNeedsNoAnnotation(t *testing.T) {
 	}
 }
 
-func TestBrokenConversionDataIsRefused(t *testing.T) {
+// TestBrokenConversionDataIsIgnored: an annotation that is not the
+// conversion's JSON, or holds what v1beta1 refuses, restores nothing and is
+// dropped; the Robot still converts.
+func TestBrokenConversionDataIsIgnored(t *testing.T) {
 	scheme := newScheme(t)
-	alpha := &v1alpha1.Robot{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Annotations: map[string]string{v1alpha1.ConversionDataAnnotation: "{not json"}},
-		Spec:       v1alpha1.RobotSpec{Image: "registry.example.com/web:1.0", Port: ptr.To[int32](8080)},
-	}
-	var beta v1beta1.Robot
-	err := scheme.Convert(alpha, &beta, nil)
-	if err == nil {
-		t.Fatal("a Robot with an annotation the conversion cannot read was converted; want an error")
-	}
-	for _, want := range []string{"team/web", v1alpha1.ConversionDataAnnotation, "remove it"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
+	for _, value := range []string{"{not json", `{"minReadySeconds":100000}`, `{"strategy":{"type":"Sideways"}}`} {
+		alpha := &v1alpha1.Robot{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Annotations: map[string]string{v1alpha1.ConversionDataAnnotation: value}},
+			Spec:       v1alpha1.RobotSpec{Image: "registry.example.com/web:1.0", Port: ptr.To[int32](8080)},
+		}
+		var beta v1beta1.Robot
+		convert(t, scheme, alpha, &beta)
+		want := v1beta1.RobotSpec{Image: "registry.example.com/web:1.0", Ports: []v1beta1.RobotPort{{Name: v1alpha1.PortName, ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}
+		if !apiequality.Semantic.DeepEqual(want, beta.Spec) || beta.Annotations != nil {
+			t.Errorf("annotation %s: got spec %+v and annotations %v, want the plain port and no annotation", value, beta.Spec, beta.Annotations)
 		}
 	}
+}
+
+// TestPlantedConversionDataIsRemoved: read as v1alpha1, a Robot that needs
+// no annotation has none, whatever v1beta1 stored.
+func TestPlantedConversionDataIsRemoved(t *testing.T) {
+	scheme := newScheme(t)
+	robot := &v1beta1.Robot{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Annotations: map[string]string{v1alpha1.ConversionDataAnnotation: `{"minReadySeconds":99}`}},
+		Spec:       v1beta1.RobotSpec{Image: "registry.example.com/web:1.0"},
+	}
+	var alpha v1alpha1.Robot
+	convert(t, scheme, robot, &alpha)
+	if alpha.Annotations != nil {
+		t.Errorf("annotations %v, want none", alpha.Annotations)
+	}
+}
+
+// TestAgreesWithTheJSONConversion: the webhook converts Robots as JSON,
+// moving only what differs between the versions (internal/conversion).
+// On every Robot that Go can hold, it gives what this typed conversion
+// gives, in both directions.
+func TestAgreesWithTheJSONConversion(t *testing.T) {
+	scheme := newScheme(t)
+	filler := robotFuzzer(scheme, 3)
+	for i := range roundTrips / 10 {
+		var alpha v1alpha1.Robot
+		filler.Fill(&alpha)
+		alpha.APIVersion, alpha.Kind = v1alpha1.SchemeGroupVersion.String(), "Robot"
+		var typedBeta v1beta1.Robot
+		convert(t, scheme, alpha.DeepCopy(), &typedBeta)
+		var jsonBeta v1beta1.Robot
+		convertJSON(t, &alpha, v1beta1.SchemeGroupVersion.String(), &jsonBeta)
+		agree(t, i, &typedBeta, &jsonBeta)
+
+		var beta v1beta1.Robot
+		filler.Fill(&beta)
+		beta.APIVersion, beta.Kind = v1beta1.SchemeGroupVersion.String(), "Robot"
+		var typedAlpha v1alpha1.Robot
+		convert(t, scheme, beta.DeepCopy(), &typedAlpha)
+		var jsonAlpha v1alpha1.Robot
+		convertJSON(t, &beta, v1alpha1.SchemeGroupVersion.String(), &jsonAlpha)
+		agree(t, i, &typedAlpha, &jsonAlpha)
+	}
+}
+
+// convertJSON converts in through the webhook's conversion into out.
+func convertJSON(t *testing.T, in any, desired string, out any) {
+	t.Helper()
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	converted, ignored, err := conversion.Convert(raw, desired)
+	if err != nil || ignored != nil {
+		t.Fatalf("converting to %s: error %v, ignored %+v\n%s", desired, err, ignored, raw)
+	}
+	if err := json.Unmarshal(converted, out); err != nil {
+		t.Fatalf("the JSON conversion's output does not decode: %v\n%s", err, converted)
+	}
+}
+
+// agree fails unless the typed and the JSON conversion's outputs are the
+// same, their annotations compared as JSON: the JSON conversion writes a
+// port's keys in another order.
+func agree(t *testing.T, i int, typed, fromJSON interface {
+	metav1.Object
+	runtime.Object
+}) {
+	t.Helper()
+	// The scheme's conversion leaves apiVersion and kind to its caller.
+	typed.GetObjectKind().SetGroupVersionKind(fromJSON.GetObjectKind().GroupVersionKind())
+	typedData, jsonData := typed.GetAnnotations()[v1alpha1.ConversionDataAnnotation], fromJSON.GetAnnotations()[v1alpha1.ConversionDataAnnotation]
+	if (typedData == "") != (jsonData == "") || (typedData != "" && !sameJSON(t, typedData, jsonData)) {
+		t.Fatalf("Robot %d: annotation %s is %q from the typed conversion, %q from the JSON one", i, v1alpha1.ConversionDataAnnotation, typedData, jsonData)
+	}
+	for _, object := range []metav1.Object{typed, fromJSON} {
+		if annotations := object.GetAnnotations(); annotations != nil {
+			delete(annotations, v1alpha1.ConversionDataAnnotation)
+		}
+	}
+	if !apiequality.Semantic.DeepEqual(typed, fromJSON) {
+		t.Fatalf("Robot %d: the conversions disagree (- typed, + JSON):\n%s", i, diff.Diff(typed, fromJSON))
+	}
+}
+
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal([]byte(a), &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(b), &y); err != nil {
+		t.Fatal(err)
+	}
+	return apiequality.Semantic.DeepEqual(x, y)
 }

@@ -1,0 +1,185 @@
+package conversion
+
+import (
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// crdPath is the generated CRD, relative to this package.
+const crdPath = "../../artifacts/crd/robot.dev_robots.yaml"
+
+// robotSchemas returns the CRD's schema of each version, by name.
+func robotSchemas(t testing.TB) map[string]*apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	file, err := os.Open(crdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := utilyaml.NewYAMLOrJSONDecoder(file, 4096).Decode(&crd); err != nil {
+		t.Fatalf("reading %s: %v", crdPath, err)
+	}
+	schemas := map[string]*apiextensionsv1.JSONSchemaProps{}
+	for _, version := range crd.Spec.Versions {
+		schemas[version.Name] = version.Schema.OpenAPIV3Schema
+	}
+	if len(schemas) != 2 {
+		t.Fatalf("the CRD has versions %v, want v1alpha1 and v1beta1", slices.Collect(maps.Keys(schemas)))
+	}
+	return schemas
+}
+
+// TestShapesMatchTheCRD: the keys the conversion accepts, read from the Go
+// types, are exactly the CRD's properties, in every object of both
+// versions. A field added to the types and not to the CRD (codegen not run),
+// or the other way round, fails here.
+func TestShapesMatchTheCRD(t *testing.T) {
+	schemas := robotSchemas(t)
+	for version, robot := range map[string]reflect.Type{
+		"v1alpha1": reflect.TypeFor[robotv1alpha1.Robot](),
+		"v1beta1":  reflect.TypeFor[robotv1beta1.Robot](),
+	} {
+		var mismatches []string
+		compareShape(schemas[version], shapeOf(robot), version, &mismatches)
+		if len(mismatches) > 0 {
+			t.Errorf("the Go types and the CRD differ:\n%s", strings.Join(mismatches, "\n"))
+		}
+	}
+}
+
+func compareShape(schema *apiextensionsv1.JSONSchemaProps, s *shape, path string, mismatches *[]string) {
+	if path == "v1alpha1.metadata" || path == "v1beta1.metadata" {
+		return // passed through, not checked
+	}
+	switch {
+	case len(schema.Properties) > 0 || s.fields != nil:
+		crd := slices.Sorted(maps.Keys(schema.Properties))
+		types := slices.Sorted(maps.Keys(s.fields))
+		if !slices.Equal(crd, types) {
+			*mismatches = append(*mismatches, path+": the CRD has "+strings.Join(crd, ",")+"; the Go type "+strings.Join(types, ","))
+			return
+		}
+		for _, name := range crd {
+			property := schema.Properties[name]
+			compareShape(&property, s.fields[name], path+"."+name, mismatches)
+		}
+	case schema.Items != nil && schema.Items.Schema != nil:
+		if s.elem == nil || s.isMap {
+			*mismatches = append(*mismatches, path+": a list in the CRD, not in the Go type")
+			return
+		}
+		compareShape(schema.Items.Schema, s.elem, path+"[]", mismatches)
+	case schema.AdditionalProperties != nil && schema.AdditionalProperties.Schema != nil:
+		if !s.isMap {
+			*mismatches = append(*mismatches, path+": a map in the CRD, not in the Go type")
+			return
+		}
+		compareShape(schema.AdditionalProperties.Schema, s.elem, path+"{}", mismatches)
+	}
+}
+
+// TestValidationMatchesTheCRD: the bounds that pkg/apis/robot/v1beta1's
+// validation repeats in Go, to check what the conversion restores and what
+// the operator builds, are the CRD's.
+func TestValidationMatchesTheCRD(t *testing.T) {
+	spec := robotSchemas(t)["v1beta1"].Properties["spec"]
+	ports := spec.Properties["ports"]
+	if ports.MaxItems == nil || *ports.MaxItems != robotv1beta1.MaxPorts {
+		t.Errorf("spec.ports maxItems %v, MaxPorts %d", ports.MaxItems, robotv1beta1.MaxPorts)
+	}
+	port := ports.Items.Schema.Properties
+	if number := port["containerPort"]; *number.Minimum != 1 || *number.Maximum != 65535 {
+		t.Errorf("containerPort between %v and %v, the validation says 1 and 65535", *number.Minimum, *number.Maximum)
+	}
+	if got := enum(port["protocol"]); !slices.Equal(got, []string{"SCTP", "TCP", "UDP"}) {
+		t.Errorf("protocol enum %v, the validation allows SCTP, TCP, UDP", got)
+	}
+	if name := port["name"]; *name.MaxLength != 15 {
+		t.Errorf("a port name's maxLength is %d, IANA's 15", *name.MaxLength)
+	}
+	if seconds := spec.Properties["minReadySeconds"]; *seconds.Minimum != 0 || *seconds.Maximum != robotv1beta1.MaxMinReadySeconds {
+		t.Errorf("minReadySeconds between %v and %v, the validation says 0 and %d", *seconds.Minimum, *seconds.Maximum, robotv1beta1.MaxMinReadySeconds)
+	}
+	if got := enum(spec.Properties["strategy"].Properties["type"]); !slices.Equal(got, []string{string(robotv1beta1.StrategyRecreate), string(robotv1beta1.StrategyRollingUpdate)}) {
+		t.Errorf("strategy.type enum %v, the validation allows Recreate and RollingUpdate", got)
+	}
+}
+
+// enum returns a schema's enum values, sorted.
+func enum(schema apiextensionsv1.JSONSchemaProps) []string {
+	var values []string
+	for _, value := range schema.Enum {
+		values = append(values, strings.Trim(string(value.Raw), `"`))
+	}
+	slices.Sort(values)
+	return values
+}
+
+// TestVersionsDifferOnlyInWhatTheConversionMoves: every field but those the
+// conversion moves has the same shape in both versions, down to the
+// leaves, status included. The conversion passes those through; a field
+// added to one version alone would be dropped by the other's schema without
+// a word, so it must be moved by the conversion, and listed here.
+func TestVersionsDifferOnlyInWhatTheConversionMoves(t *testing.T) {
+	alpha := shapeOf(reflect.TypeFor[robotv1alpha1.Robot]())
+	beta := shapeOf(reflect.TypeFor[robotv1beta1.Robot]())
+	alphaSpec, betaSpec := maps.Clone(alpha.fields["spec"].fields), maps.Clone(beta.fields["spec"].fields)
+	delete(alphaSpec, fieldPort)
+	for _, name := range placementFields {
+		delete(alphaSpec, name)
+	}
+	for _, name := range []string{fieldPorts, fieldPlacement, fieldStrategy, fieldMinReady} {
+		delete(betaSpec, name)
+	}
+	var differences []string
+	sameShape(&shape{fields: alphaSpec}, &shape{fields: betaSpec}, "spec", &differences)
+	sameShape(alpha.fields["status"], beta.fields["status"], "status", &differences)
+	for _, name := range placementFields {
+		sameShape(alpha.fields["spec"].fields[name], beta.fields["spec"].fields[fieldPlacement].fields[name], "spec."+name, &differences)
+	}
+	if len(differences) > 0 {
+		t.Errorf("the versions differ beyond what the conversion moves:\n%s", strings.Join(differences, "\n"))
+	}
+}
+
+func sameShape(a, b *shape, path string, differences *[]string) {
+	if a == nil || b == nil {
+		if a != b {
+			*differences = append(*differences, path+": in one version only")
+		}
+		return
+	}
+	if a.isMap != b.isMap || (a.fields == nil) != (b.fields == nil) || (a.elem == nil) != (b.elem == nil) {
+		*differences = append(*differences, path+": of another kind")
+		return
+	}
+	for name := range a.fields {
+		if _, ok := b.fields[name]; !ok {
+			*differences = append(*differences, path+"."+name+": in v1alpha1 only")
+		}
+	}
+	for name, field := range b.fields {
+		other, ok := a.fields[name]
+		if !ok {
+			*differences = append(*differences, path+"."+name+": in v1beta1 only")
+			continue
+		}
+		if other != field {
+			sameShape(other, field, path+"."+name, differences)
+		}
+	}
+	if a.elem != nil && a.elem != b.elem {
+		sameShape(a.elem, b.elem, path+"[]", differences)
+	}
+}

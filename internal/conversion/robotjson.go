@@ -1,0 +1,276 @@
+package conversion
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// The conversion works on a Robot's JSON as the API server sent it. It moves
+// only what differs between the versions (port and ports, the scheduling
+// fields and placement, the conversion's annotation, apiVersion) and passes
+// every other value through untouched. So a value that the schema admits and
+// Go cannot parse (a quantity such as 1e1.5, stored by an earlier release or
+// through v1beta1) converts in both directions; one such Robot can no longer
+// fail the LISTs and WATCHes of a whole version. The typed conversion in
+// pkg/apis does the same on Go values; TestAgreesWithTheTypedConversion
+// holds the two together.
+
+// The JSON names of the fields the conversion moves.
+const (
+	fieldPort      = "port"
+	fieldPorts     = "ports"
+	fieldPlacement = "placement"
+	fieldStrategy  = "strategy"
+	fieldMinReady  = "minReadySeconds"
+)
+
+// placementFields are the fields that v1alpha1 has at the top of its spec
+// and v1beta1 gathers under spec.placement. They are read from
+// v1beta1.RobotPlacement's json tags, so a field added there moves too.
+var placementFields = func() []string {
+	var names []string
+	for name := range shapeOf(reflect.TypeFor[robotv1beta1.RobotPlacement]()).fields {
+		names = append(names, name)
+	}
+	return names
+}()
+
+// IgnoreReason says why the conversion ignored a robot.dev/conversion-data
+// annotation.
+type IgnoreReason string
+
+// The reasons an annotation is ignored.
+const (
+	// IgnoredNotJSON: the annotation is not the JSON the conversion writes.
+	IgnoredNotJSON IgnoreReason = "not_conversion_data"
+	// IgnoredInvalid: it holds values robot.dev/v1beta1 refuses.
+	IgnoredInvalid IgnoreReason = "invalid"
+)
+
+// Ignored describes an annotation the conversion to v1beta1 ignored.
+type Ignored struct {
+	Reason IgnoreReason
+	Err    error
+}
+
+// robotObject is a Robot as JSON.
+type robotObject map[string]any
+
+// decodeRobot reads a Robot's JSON, keeping numbers as they were written.
+func decodeRobot(raw []byte) (robotObject, error) {
+	decoder := json.NewDecoder(bytes.NewReader(raw))
+	decoder.UseNumber()
+	var object robotObject
+	if err := decoder.Decode(&object); err != nil {
+		return nil, err
+	}
+	if object == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	return object, nil
+}
+
+// unknownFields returns the fields of object that the Go type of version
+// has no field for. Metadata is not checked, values are not parsed.
+func (object robotObject) unknownFields(version string) []string {
+	var robot reflect.Type
+	switch version {
+	case robotv1alpha1.SchemeGroupVersion.String():
+		robot = reflect.TypeFor[robotv1alpha1.Robot]()
+	case robotv1beta1.SchemeGroupVersion.String():
+		robot = reflect.TypeFor[robotv1beta1.Robot]()
+	default:
+		return nil
+	}
+	unknown := shapeOf(robot).unknownFields(map[string]any(object), "")
+	for i := range unknown {
+		unknown[i] = strings.TrimPrefix(unknown[i], ".")
+	}
+	return unknown
+}
+
+// child returns the object under key, nil if there is none or it is not an
+// object.
+func child(object map[string]any, key string) map[string]any {
+	value, _ := object[key].(map[string]any)
+	return value
+}
+
+// present reports whether key holds a value other than null.
+func present(object map[string]any, key string) bool {
+	value, ok := object[key]
+	return ok && value != nil
+}
+
+// toV1beta1 converts a v1alpha1 Robot in place. It returns what it ignored
+// of the conversion's annotation, if anything.
+func (object robotObject) toV1beta1() *Ignored {
+	object["apiVersion"] = robotv1beta1.SchemeGroupVersion.String()
+	spec := child(object, "spec")
+	if spec != nil {
+		if present(spec, fieldPort) {
+			spec[fieldPorts] = []any{map[string]any{"name": robotv1alpha1.PortName, "containerPort": spec[fieldPort], "protocol": string(corev1.ProtocolTCP)}}
+		}
+		delete(spec, fieldPort)
+		placement := map[string]any{}
+		for _, name := range placementFields {
+			if present(spec, name) {
+				placement[name] = spec[name]
+			}
+			delete(spec, name)
+		}
+		if len(placement) > 0 {
+			spec[fieldPlacement] = placement
+		}
+	}
+	value, ok := takeAnnotation(object)
+	if !ok {
+		return nil
+	}
+	data, err := robotv1alpha1.ReadConversionData(value)
+	if err != nil {
+		reason := IgnoredInvalid
+		if errors.Is(err, robotv1alpha1.ErrNotConversionData) {
+			reason = IgnoredNotJSON
+		}
+		return &Ignored{Reason: reason, Err: err}
+	}
+	if spec == nil {
+		return nil
+	}
+	// Through v1alpha1, port is the first port. Removing it removes them
+	// all, as a Robot without port has no Service; changing it changes the
+	// first port's number and keeps the others.
+	if present(spec, fieldPorts) && len(data.Ports) > 0 {
+		ports := asJSON(data.Ports).([]any)
+		ports[0].(map[string]any)["containerPort"] = spec[fieldPorts].([]any)[0].(map[string]any)["containerPort"]
+		spec[fieldPorts] = ports
+	}
+	if data.Strategy != nil {
+		spec[fieldStrategy] = asJSON(data.Strategy)
+	}
+	if data.MinReadySeconds != 0 {
+		spec[fieldMinReady] = json.Number(fmt.Sprint(data.MinReadySeconds))
+	}
+	return nil
+}
+
+// toV1alpha1 converts a v1beta1 Robot in place, keeping in the conversion's
+// annotation what v1alpha1 has no field for. The annotation is written from
+// the Robot's fields every time, and removed when they need none: v1beta1
+// stores annotations as written, and one planted through it must not reach
+// a later write through v1alpha1.
+func (object robotObject) toV1alpha1() error {
+	object["apiVersion"] = robotv1alpha1.SchemeGroupVersion.String()
+	takeAnnotation(object)
+	spec := child(object, "spec")
+	if spec == nil {
+		return nil
+	}
+	var data struct {
+		Ports           any `json:"ports,omitempty"`
+		Strategy        any `json:"strategy,omitempty"`
+		MinReadySeconds any `json:"minReadySeconds,omitempty"`
+	}
+	if ports, _ := spec[fieldPorts].([]any); len(ports) > 0 {
+		if first, ok := ports[0].(map[string]any); ok && present(first, "containerPort") {
+			spec[fieldPort] = first["containerPort"]
+		}
+		if !onePlainPort(ports) {
+			data.Ports = ports
+		}
+	}
+	delete(spec, fieldPorts)
+	if placement := child(spec, fieldPlacement); placement != nil {
+		for _, name := range placementFields {
+			if present(placement, name) {
+				spec[name] = placement[name]
+			}
+		}
+	}
+	delete(spec, fieldPlacement)
+	if present(spec, fieldStrategy) {
+		data.Strategy = spec[fieldStrategy]
+	}
+	delete(spec, fieldStrategy)
+	if seconds, ok := spec[fieldMinReady].(json.Number); ok && !isZeroNumber(seconds) {
+		data.MinReadySeconds = seconds
+	}
+	delete(spec, fieldMinReady)
+	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == nil {
+		return nil
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("keeping the fields v1alpha1 cannot hold: %w", err)
+	}
+	metadata := child(object, "metadata")
+	if metadata == nil {
+		metadata = map[string]any{}
+		object["metadata"] = metadata
+	}
+	annotations := child(metadata, "annotations")
+	if annotations == nil {
+		annotations = map[string]any{}
+		metadata["annotations"] = annotations
+	}
+	annotations[robotv1alpha1.ConversionDataAnnotation] = string(raw)
+	return nil
+}
+
+// takeAnnotation removes the conversion's annotation from object, and
+// returns it; the annotations go too when no other is left.
+func takeAnnotation(object robotObject) (string, bool) {
+	metadata := child(object, "metadata")
+	annotations := child(metadata, "annotations")
+	value, ok := annotations[robotv1alpha1.ConversionDataAnnotation]
+	if !ok {
+		return "", false
+	}
+	delete(annotations, robotv1alpha1.ConversionDataAnnotation)
+	if len(annotations) == 0 {
+		delete(metadata, "annotations")
+	}
+	text, _ := value.(string)
+	return text, true
+}
+
+// onePlainPort reports whether ports are exactly what v1alpha1's port means:
+// one TCP port named PortName.
+func onePlainPort(ports []any) bool {
+	if len(ports) != 1 {
+		return false
+	}
+	port, _ := ports[0].(map[string]any)
+	return port["name"] == robotv1alpha1.PortName && port["protocol"] == string(corev1.ProtocolTCP)
+}
+
+// isZeroNumber reports whether n is a zero, however written.
+func isZeroNumber(n json.Number) bool {
+	f, err := n.Float64()
+	return err == nil && f == 0
+}
+
+// asJSON returns value as encoding/json would decode its JSON into an any.
+func asJSON(value any) any {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		panic(fmt.Sprintf("a value of the API types does not encode: %v", err))
+	}
+	decoder := json.NewDecoder(bytes.NewReader(raw))
+	decoder.UseNumber()
+	var out any
+	if err := decoder.Decode(&out); err != nil {
+		panic(fmt.Sprintf("encoding/json's own output does not decode: %v", err))
+	}
+	return out
+}

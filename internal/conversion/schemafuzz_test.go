@@ -1,0 +1,303 @@
+package conversion
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// quantityPattern is the pattern the CRD gives every quantity. It admits
+// values such as 1e1.5 that Go's resource.ParseQuantity refuses.
+const quantityPattern = `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
+
+// schemaFuzzer makes random Robots from the CRD's own schema: every field it
+// declares, with the types, enums, bounds, list sizes and quantity pattern
+// it says, as the API server could store them (not its CEL rules, except
+// those the conversion relies on, below).
+type schemaFuzzer struct {
+	rand *rand.Rand
+	// quantities counts the quantities made that Go cannot parse.
+	quantities, unparsable int
+}
+
+// maxDepth bounds how deep the fuzzer goes into optional fields, to keep a
+// Robot (probes, affinities, projected volumes) small.
+const maxDepth = 9
+
+// value returns a random value of schema.
+func (f *schemaFuzzer) value(schema *apiextensionsv1.JSONSchemaProps, depth int) any {
+	switch {
+	case schema.XIntOrString:
+		if schema.Pattern == quantityPattern {
+			return f.quantity()
+		}
+		if f.rand.IntN(2) == 0 {
+			return json.Number(fmt.Sprint(f.rand.IntN(5)))
+		}
+		return fmt.Sprintf("%d%%", 5*f.rand.IntN(21))
+	case len(schema.Enum) > 0:
+		var value any
+		_ = json.Unmarshal(schema.Enum[f.rand.IntN(len(schema.Enum))].Raw, &value)
+		return value
+	}
+	switch schema.Type {
+	case "object":
+		object := map[string]any{}
+		switch {
+		case len(schema.Properties) > 0:
+			for name, property := range schema.Properties {
+				required := false
+				for _, r := range schema.Required {
+					required = required || r == name
+				}
+				if required || (depth < maxDepth && f.rand.IntN(3) == 0) {
+					object[name] = f.value(&property, depth+1)
+				}
+			}
+		case schema.AdditionalProperties != nil && schema.AdditionalProperties.Schema != nil:
+			for i := range 1 + f.rand.IntN(2) {
+				object[fmt.Sprintf("key-%d", i)] = f.value(schema.AdditionalProperties.Schema, depth+1)
+			}
+		}
+		return object
+	case "array":
+		n := 1 + f.rand.IntN(3)
+		if schema.MaxItems != nil {
+			n = min(n, int(*schema.MaxItems))
+		}
+		var items []any
+		keys := map[string]bool{}
+		for range n {
+			item := f.value(schema.Items.Schema, depth+1)
+			if len(schema.XListMapKeys) > 0 {
+				// A list-map holds one item per key.
+				object, _ := item.(map[string]any)
+				key := fmt.Sprint(object[schema.XListMapKeys[0]])
+				if keys[key] {
+					continue
+				}
+				keys[key] = true
+			}
+			items = append(items, item)
+		}
+		return items
+	case "integer":
+		low, high := int64(-1000), int64(1<<40)
+		if schema.Format == "int32" {
+			high = 1 << 30
+		}
+		if schema.Minimum != nil {
+			low = int64(*schema.Minimum)
+		}
+		if schema.Maximum != nil {
+			high = int64(*schema.Maximum)
+		}
+		return json.Number(fmt.Sprint(low + f.rand.Int64N(high-low+1)))
+	case "number":
+		return json.Number(fmt.Sprintf("%.3f", f.rand.Float64()*100))
+	case "boolean":
+		return f.rand.IntN(2) == 0
+	case "string":
+		if schema.Format == "date-time" {
+			return "2026-11-25T12:00:00Z"
+		}
+		n := 1 + f.rand.IntN(12)
+		if schema.MaxLength != nil {
+			n = min(n, int(*schema.MaxLength))
+		}
+		const letters = "abcdefghijklmnopqrstuvwxyz0123456789-"
+		var b strings.Builder
+		b.WriteByte('a')
+		for range n - 1 {
+			b.WriteByte(letters[f.rand.IntN(len(letters))])
+		}
+		return b.String()
+	}
+	return map[string]any{} // x-kubernetes-preserve-unknown-fields and the like
+}
+
+// quantity returns a string that matches quantityPattern, often one that Go
+// cannot parse (an exponent with a fraction, 1e1.5), or an integer.
+func (f *schemaFuzzer) quantity() any {
+	if f.rand.IntN(5) == 0 {
+		return json.Number(fmt.Sprint(f.rand.IntN(64)))
+	}
+	number := func() string {
+		switch f.rand.IntN(3) {
+		case 0:
+			return fmt.Sprint(f.rand.IntN(1000))
+		case 1:
+			return fmt.Sprintf("%d.%d", f.rand.IntN(100), f.rand.IntN(100))
+		}
+		return fmt.Sprintf(".%d", f.rand.IntN(100))
+	}
+	value := []string{"", "+", "-"}[f.rand.IntN(3)] + number()
+	switch f.rand.IntN(4) {
+	case 0:
+		value += []string{"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}[f.rand.IntN(6)]
+	case 1:
+		value += []string{"n", "u", "m", "k", "M", "G", "T", "P", "E"}[f.rand.IntN(9)]
+	case 2:
+		value += []string{"e", "E"}[f.rand.IntN(2)] + []string{"", "+", "-"}[f.rand.IntN(3)] + number()
+	}
+	f.quantities++
+	if _, err := resource.ParseQuantity(value); err != nil {
+		f.unparsable++
+	}
+	return value
+}
+
+// robot returns a random Robot of version, as JSON.
+func (f *schemaFuzzer) robot(version string, schema *apiextensionsv1.JSONSchemaProps, i int) map[string]any {
+	spec := f.value(ptr(schema.Properties["spec"]), 1).(map[string]any)
+	if version == "v1beta1" {
+		f.validBeta(spec)
+	}
+	robot := map[string]any{
+		"apiVersion": "robot.dev/" + version,
+		"kind":       "Robot",
+		"metadata": map[string]any{
+			"name": fmt.Sprintf("robot-%d", i), "namespace": "team", "uid": fmt.Sprintf("uid-%d", i), "resourceVersion": "1",
+			"annotations": map[string]any{"owner": "team-a"},
+		},
+		"spec": spec,
+	}
+	if f.rand.IntN(2) == 0 {
+		robot["status"] = f.value(ptr(schema.Properties["status"]), 1)
+	}
+	return robot
+}
+
+// validBeta makes what v1alpha1 keeps in its annotation valid by v1beta1's
+// CEL rules, which the API server checks on every v1beta1 write and the
+// fuzzer does not read: the conversion back restores only valid values.
+func (f *schemaFuzzer) validBeta(spec map[string]any) {
+	if ports, ok := spec["ports"].([]any); ok {
+		seen := map[string]bool{}
+		var valid []any
+		for i, item := range ports {
+			port := item.(map[string]any)
+			port["name"] = []string{"http", "metrics", "grpc", "admin"}[f.rand.IntN(4)]
+			if i == 0 && f.rand.IntN(2) == 0 {
+				port["name"], port["protocol"] = "http", "TCP" // what v1alpha1's port holds alone
+			}
+			key := fmt.Sprint(port["containerPort"], port["protocol"])
+			if seen[port["name"].(string)] || seen[key] || len(validation.IsValidPortName(port["name"].(string))) > 0 {
+				continue
+			}
+			seen[port["name"].(string)], seen[key] = true, true
+			valid = append(valid, port)
+		}
+		spec["ports"] = valid
+	}
+	if strategy, ok := spec["strategy"].(map[string]any); ok {
+		if strategy["type"] == "Recreate" {
+			delete(strategy, "rollingUpdate")
+		}
+		if rolling, ok := strategy["rollingUpdate"].(map[string]any); ok {
+			rolling["maxSurge"] = json.Number("1")
+		}
+	}
+	// An empty placement is no placement, which v1alpha1 cannot tell apart.
+	if placement, ok := spec["placement"].(map[string]any); ok && len(placement) == 0 {
+		delete(spec, "placement")
+	}
+	// v1alpha1 has no minReadySeconds, and 0 is its default: unset.
+	if spec["minReadySeconds"] == json.Number("0") {
+		delete(spec, "minReadySeconds")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// normalized returns raw decoded with numbers kept as written.
+func normalized(t *testing.T, raw []byte) any {
+	t.Helper()
+	var value any
+	decoder := json.NewDecoder(strings.NewReader(string(raw)))
+	decoder.UseNumber()
+	if err := decoder.Decode(&value); err != nil {
+		t.Fatal(err)
+	}
+	return value
+}
+
+// TestSchemaFuzzRoundTrips: random Robots made from the CRD's schema, with
+// quantities Go cannot parse among them, convert through the webhook's
+// handler to the other version and back, with nothing lost, in batches as
+// the API server sends them.
+func TestSchemaFuzzRoundTrips(t *testing.T) {
+	schemas := robotSchemas(t)
+	f := &schemaFuzzer{rand: rand.New(rand.NewPCG(28, 1))}
+	const batches, perBatch = 50, 10
+	for _, direction := range []struct{ from, to string }{{"v1alpha1", "v1beta1"}, {"v1beta1", "v1alpha1"}} {
+		for batch := range batches {
+			var originals []string
+			for i := range perBatch {
+				raw, err := json.Marshal(f.robot(direction.from, schemas[direction.from], batch*perBatch+i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				originals = append(originals, string(raw))
+			}
+			_, there, observed := post(t, "robot.dev/"+direction.to, originals...)
+			if there.Response.Result.Status != "Success" {
+				t.Fatalf("%s → %s: %s\nfirst Robot: %s", direction.from, direction.to, there.Response.Result.Message, originals[0])
+			}
+			for _, o := range observed {
+				if strings.HasPrefix(string(o.result), "ignored") {
+					t.Errorf("%s → %s: an annotation was ignored", direction.from, direction.to)
+				}
+			}
+			var converted []string
+			for _, object := range there.Response.ConvertedObjects {
+				converted = append(converted, string(object.Raw))
+			}
+			_, back, _ := post(t, "robot.dev/"+direction.from, converted...)
+			if back.Response.Result.Status != "Success" {
+				t.Fatalf("%s → %s → %s: %s", direction.from, direction.to, direction.from, back.Response.Result.Message)
+			}
+			for i, object := range back.Response.ConvertedObjects {
+				want, got := normalized(t, []byte(originals[i])), normalized(t, object.Raw)
+				if !reflect.DeepEqual(want, got) {
+					t.Fatalf("%s → %s → %s lost something:\noriginal:  %s\nconverted: %s\nback:      %s", direction.from, direction.to, direction.from, originals[i], converted[i], object.Raw)
+				}
+			}
+		}
+	}
+	if f.unparsable == 0 || f.unparsable == f.quantities {
+		t.Errorf("%d of %d quantities Go cannot parse: want some, not all", f.unparsable, f.quantities)
+	}
+	t.Logf("%d quantities, %d of them Go cannot parse", f.quantities, f.unparsable)
+}
+
+// TestQuantityPatternIsTheCRDs: the fuzzer makes its quantities for the
+// pattern the CRD has, and they match it.
+func TestQuantityPatternIsTheCRDs(t *testing.T) {
+	spec := robotSchemas(t)["v1beta1"].Properties["spec"]
+	limits := spec.Properties["resources"].Properties["limits"].AdditionalProperties.Schema
+	if limits.Pattern != quantityPattern {
+		t.Fatalf("the CRD's quantity pattern is %s, the fuzzer's %s", limits.Pattern, quantityPattern)
+	}
+	pattern := regexp.MustCompile(quantityPattern)
+	f := &schemaFuzzer{rand: rand.New(rand.NewPCG(1, 2))}
+	for range 1000 {
+		if value, ok := f.quantity().(string); ok && !pattern.MatchString(value) {
+			t.Fatalf("the fuzzer made %q, which the CRD's pattern refuses", value)
+		}
+	}
+	if !pattern.MatchString("1e1.5") {
+		t.Fatal("the pattern refuses 1e1.5")
+	}
+	if _, err := resource.ParseQuantity("1e1.5"); err == nil {
+		t.Fatal("Go parses 1e1.5")
+	}
+}
