@@ -39,7 +39,7 @@ build: ## Build the operator into bin/.
 TEST_PARTS ?=
 
 .PHONY: test
-test: ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests on the newest and the oldest supported Kubernetes, the benchmark at N=20 and the short fault suite, side by side.
+test: ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests on the newest and the oldest supported Kubernetes, the benchmark at N=20, the floods of the webhook and metrics ports and the short fault suite, side by side.
 	hack/test.sh $(TEST_PARTS)
 
 .PHONY: unit
@@ -120,6 +120,16 @@ chaos: ## Break things on purpose (kill the operator, its leader, the API server
 chaos-short: ## The fault suite's scenarios 1, 3, 7 and 10 at N=60, with 15 kills and a 1-minute fight.
 	go run ./test/chaos -cluster $(CHAOS_CLUSTER) -n 60 -scenarios 1,3,7,10 -kills 15 -fight 60s -out _output/chaos-short.md
 
+# The floods get a local cluster of their own.
+FLOOD_CLUSTER    := robot-operator-flood
+FLOOD_KUBECONFIG := $(CURDIR)/_output/flood-kubeconfig
+
+.PHONY: flood
+flood: $(if $(OPERATOR_BIN),,build) ## Flood the operator's webhook and metrics ports (huge and many reviews, slow and idle connections, huge paths and made-up tokens, labelled foreign Deployments) on a local cluster of its own; fails if its peak RSS passes 200 MiB (the shipped limit is 256Mi).
+	CLUSTER_NAME=$(FLOOD_CLUSTER) KUBECONFIG_OUT=$(FLOOD_KUBECONFIG) hack/cluster.sh up
+	eval "$$(hack/tools.sh env)" && go run ./test/flood -kubeconfig $(FLOOD_KUBECONFIG) -kubectl "$$KUBECTL" -bin $(or $(OPERATOR_BIN),$(CURDIR)/$(BIN))
+	CLUSTER_NAME=$(FLOOD_CLUSTER) KUBECONFIG_OUT=$(FLOOD_KUBECONFIG) hack/cluster.sh down
+
 .PHONY: verify
 verify: ## Check formatting, vet, and that generated code is up to date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -147,12 +157,13 @@ cluster-down: demo-stop test-clusters-down ## Remove the local clusters (the dem
 	hack/cluster.sh down
 
 .PHONY: test-clusters-down
-test-clusters-down: ## Remove the local clusters of e2e, e2e-oldest and chart-e2e (make test does when they pass).
+test-clusters-down: ## Remove the local clusters of e2e, e2e-oldest, chart-e2e and flood (make test does when they pass).
 	CLUSTER_NAME=$(E2E_CLUSTER) KUBECONFIG_OUT=$(E2E_KUBECONFIG) hack/cluster.sh down
 	CLUSTER_NAME=$(E2E_CLUSTER)-exclusive KUBECONFIG_OUT=$(E2E_KUBECONFIG:-kubeconfig=-exclusive-kubeconfig) hack/cluster.sh down
 	CLUSTER_NAME=$(E2E_OLDEST_CLUSTER) KUBECONFIG_OUT=$(E2E_OLDEST_KUBECONFIG) hack/cluster.sh down
 	CLUSTER_NAME=$(E2E_OLDEST_CLUSTER)-exclusive KUBECONFIG_OUT=$(E2E_OLDEST_KUBECONFIG:-kubeconfig=-exclusive-kubeconfig) hack/cluster.sh down
 	CLUSTER_NAME=$(CHART_CLUSTER) KUBECONFIG_OUT=$(CHART_KUBECONFIG) hack/cluster.sh down
+	CLUSTER_NAME=robot-operator-flood KUBECONFIG_OUT=$(CURDIR)/_output/flood-kubeconfig hack/cluster.sh down
 
 .PHONY: demo
 demo: ## Bring up a local cluster, run the operator and a Robot, and show them.
