@@ -6,12 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/robot-operator/robot-operator/internal/serving"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
 )
 
 func TestRunRejectsBadFlagsInOneLine(t *testing.T) {
@@ -82,7 +76,7 @@ var layers = [][]string{
 	{"transform"},
 	{"status"},
 	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
-	{"precheck"},
+	{"precheck", "app"},
 }
 
 // pure are the packages that decide: from objects they are given, with no
@@ -136,39 +130,5 @@ func TestPackageLayers(t *testing.T) {
 				t.Errorf("internal/%s is pure but imports the client %s", name, strings.TrimSpace(dep))
 			}
 		}
-	}
-}
-
-// TestReviewClient: the metrics endpoint's reviews go through a rate
-// limiter of their own, not the one the syncs share.
-func TestReviewClient(t *testing.T) {
-	cfg := &rest.Config{Host: "https://127.0.0.1:6443", QPS: 1000, Burst: 2000}
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
-	shared := cfg.RateLimiter
-
-	syncClient, err := kubernetes.NewForConfig(protobufConfig(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reviewClient, err := kubernetes.NewForConfig(reviewConfig(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := syncClient.AppsV1().RESTClient().GetRateLimiter(); got != shared {
-		t.Fatalf("the sync client does not use the shared limiter")
-	}
-	for name, limiter := range map[string]flowcontrol.RateLimiter{
-		"TokenReviews":         reviewClient.AuthenticationV1().RESTClient().GetRateLimiter(),
-		"SubjectAccessReviews": reviewClient.AuthorizationV1().RESTClient().GetRateLimiter(),
-	} {
-		if limiter == shared {
-			t.Errorf("%s go through the syncs' rate limiter", name)
-		}
-		if limiter == nil || limiter.QPS() != serving.MetricsReviewQPS {
-			t.Errorf("%s: a rate limiter of %v QPS, want %v", name, limiter, serving.MetricsReviewQPS)
-		}
-	}
-	if cfg.RateLimiter != shared || cfg.QPS != 1000 || cfg.Burst != 2000 {
-		t.Error("reviewConfig changed the configuration it was given")
 	}
 }

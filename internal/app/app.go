@@ -1,0 +1,167 @@
+// Package app wires the operator together and runs it: it connects to the
+// cluster, builds the clients and the informers, serves the metrics, the
+// health probes, the profiles and the conversion webhook, keeps the webhook's
+// certificates, and runs the storage migration and the controller, under
+// leader election when asked.
+//
+// It decides nothing about a Robot. The Controller that does lives in the
+// command's own package, which app cannot import: the command passes Run a
+// function that builds the Controller from what app wired.
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/robot-operator/robot-operator/internal/leader"
+	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/outage"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
+	robotinformers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1beta1"
+)
+
+// Options are the settings of a run, from the command line.
+type Options struct {
+	// Version is the operator's version, for the user agent and the log.
+	Version string
+	// Kubeconfig and Master say where the cluster is; both empty: the pod's
+	// service account.
+	Kubeconfig string
+	Master     string
+	// Namespace is the only namespace watched; empty: every namespace.
+	Namespace string
+	// Workers is how many Robots are synced at the same time.
+	Workers int
+	// QPS and Burst bound the requests of every client but the Lease's,
+	// the API server probe's and the metrics reviews'.
+	QPS   float64
+	Burst int
+	// ResyncPeriod is the informers' resync period of the Deployments,
+	// the Services and the Robots.
+	ResyncPeriod time.Duration
+	// SyncTimeout bounds one sync; the liveness check follows it.
+	SyncTimeout    time.Duration
+	LeaderElection leader.Config
+	// MetricsAddr, HealthAddr and PprofAddr are where the servers listen;
+	// empty or "0": not served.
+	MetricsAddr    string
+	MetricsSecure  bool
+	MetricsCertDir string
+	HealthAddr     string
+	PprofAddr      string
+	Webhook        WebhookOptions
+}
+
+// Controller is what Run runs on the leader: the Controller of the command,
+// built by a NewController.
+type Controller interface {
+	// RegisterMetrics registers the controller's metrics.
+	RegisterMetrics(registry prometheus.Registerer) error
+	// HasSynced and LongestSync answer the health probes.
+	HasSynced() bool
+	LongestSync() (cache.ObjectName, time.Duration)
+	// Recorder records Events on Robots; the storage migration's Warnings
+	// go through it.
+	Recorder() record.EventRecorder
+	// Lead runs workers workers until ctx is done, and says meanwhile
+	// that this replica leads.
+	Lead(ctx context.Context, workers int) error
+}
+
+// Wiring is what Run builds for the Controller.
+type Wiring struct {
+	// KubeClient and RobotClient go through the outage gate and the shared
+	// rate limiter.
+	KubeClient  kubernetes.Interface
+	RobotClient clientset.Interface
+	// The informers of the managed Deployments and Services, and of the
+	// Robots.
+	DeploymentInformer appsinformers.DeploymentInformer
+	ServiceInformer    coreinformers.ServiceInformer
+	RobotInformer      robotinformers.RobotInformer
+	// PodInformer and ReplicaSetInformer hold the summaries of the managed
+	// pods and ReplicaSets.
+	PodInformer        cache.SharedIndexInformer
+	ReplicaSetInformer cache.SharedIndexInformer
+	// MayWrite is the write fence: to be asked before every write.
+	MayWrite func() error
+	// Outage is the gate the clients' requests go through.
+	Outage *outage.Gate
+}
+
+// NewController builds the Controller from what Run wired. It must start
+// nothing: Run starts the informers and the workers.
+type NewController func(ctx context.Context, wiring Wiring) (Controller, error)
+
+// Run connects to the cluster and runs the operator until ctx is done: the
+// informers, the servers and the webhook's upkeep on every replica; the
+// storage migration and the controller's workers on the leader alone.
+func Run(ctx context.Context, opts Options, newController NewController) error {
+	hostname, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("reading the host name: %w", err)
+	}
+	identity := hostname + "_" + string(uuid.NewUUID())
+
+	cfg, err := restConfig(opts, identity)
+	if err != nil {
+		return err
+	}
+	// Metrics providers must be in place before the first client or queue.
+	registry := prometheus.NewRegistry()
+	metrics.RegisterProcessMetrics(registry)
+	if err := checkCluster(cfg); err != nil {
+		return err
+	}
+	c, err := newClients(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	inf := newInformers(opts, c)
+
+	// The write fence: open until this process leads, then shut whenever
+	// the Lease may have gone to another replica.
+	fence := &leader.Fence{}
+	controller, err := newController(ctx, Wiring{
+		KubeClient:         c.kube,
+		RobotClient:        c.robots,
+		DeploymentInformer: inf.kube.Apps().V1().Deployments(),
+		ServiceInformer:    inf.kube.Core().V1().Services(),
+		RobotInformer:      inf.robots.Robot().V1beta1().Robots(),
+		PodInformer:        inf.pods.Core().V1().Pods().Informer(),
+		ReplicaSetInformer: inf.pods.Apps().V1().ReplicaSets().Informer(),
+		MayWrite:           fence.Check,
+		Outage:             c.gate,
+	})
+	if err != nil {
+		return err
+	}
+	if err := controller.RegisterMetrics(registry); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	return serveAndLead(ctx, opts, wired{cfg: cfg, identity: identity, registry: registry, clients: c,
+		informers: inf, fence: fence, controller: controller})
+}
+
+// wired is what Run has built by the time it starts anything.
+type wired struct {
+	cfg        *rest.Config
+	identity   string
+	registry   *prometheus.Registry
+	clients    *clients
+	informers  *informers
+	fence      *leader.Fence
+	controller Controller
+}

@@ -1,0 +1,43 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/migration"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+// newMigrator returns what moves the Robots an earlier release stored as
+// v1alpha1 to v1beta1; nil for an operator that watches one namespace, which
+// cannot see, nor rewrite, every Robot. It records its Warning Events with
+// recorder.
+func newMigrator(namespace string, c *clients, recorder record.EventRecorder, registry prometheus.Registerer) (*migration.Migrator, error) {
+	if namespace != metav1.NamespaceAll {
+		return nil, nil
+	}
+	crdClient, err := newCRDClient(c)
+	if err != nil {
+		return nil, err
+	}
+	observer, err := metrics.NewMigrationMetrics(registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering the migration's metrics: %w", err)
+	}
+	return &migration.Migrator{Robots: c.robots.RobotV1beta1(), CRDs: crdClient.ApiextensionsV1().CustomResourceDefinitions(), CRDName: robotsCRD,
+		Recorder: recorder, Observer: observer}, nil
+}
+
+// migrateStorage runs the migration until it is done or ctx ends: it retries
+// by itself, with backoff, what fails (the Robots stored as v1alpha1 are read
+// through the conversion webhook, which may not answer yet).
+func migrateStorage(ctx context.Context, migrator *migration.Migrator) {
+	if migrator == nil {
+		return
+	}
+	_, _ = migrator.Run(ctx)
+}
