@@ -78,10 +78,12 @@ func checkCluster(cfg *rest.Config) error {
 // and the storage migration, and of the metrics endpoint's reviews.
 type clients struct {
 	// gate is the outage gate that syncCfg's requests go through.
-	gate    *outage.Gate
-	syncCfg *rest.Config
-	kube    kubernetes.Interface
-	robots  *clientset.Clientset
+	gate   *outage.Gate
+	kube   kubernetes.Interface
+	robots *clientset.Clientset
+	// crds reads and writes the Robot CRD: the webhook's caBundle and the
+	// storage migration's storedVersions.
+	crds apiextensionsclient.Interface
 	// review makes the metrics endpoint's TokenReviews and
 	// SubjectAccessReviews.
 	review kubernetes.Interface
@@ -102,7 +104,7 @@ func newClients(ctx context.Context, cfg *rest.Config) (*clients, error) {
 	}
 	syncCfg := rest.CopyConfig(cfg)
 	syncCfg.Wrap(gate.Wrap)
-	c := &clients{gate: gate, syncCfg: syncCfg}
+	c := &clients{gate: gate}
 
 	// Built-in types travel as protobuf, which costs the API server and the
 	// operator less CPU to encode and decode than JSON; Robots, a custom
@@ -113,6 +115,9 @@ func newClients(ctx context.Context, cfg *rest.Config) (*clients, error) {
 	if c.robots, err = robotclient.NewForConfig(syncCfg); err != nil {
 		return nil, fmt.Errorf("building the Robot client: %w", err)
 	}
+	if c.crds, err = apiextensionsclient.NewForConfig(syncCfg); err != nil {
+		return nil, fmt.Errorf("building the CRD client: %w", err)
+	}
 	// The metrics endpoint's reviews get a client of their own, so that
 	// scrapes, or a flood of made-up tokens, never wait on the syncs' rate
 	// limiter nor make the syncs wait on theirs.
@@ -120,16 +125,6 @@ func newClients(ctx context.Context, cfg *rest.Config) (*clients, error) {
 		return nil, fmt.Errorf("building the metrics review client: %w", err)
 	}
 	return c, nil
-}
-
-// newCRDClient builds the client of the Robot CRD, for the webhook's
-// caBundle and the storage migration's storedVersions.
-func newCRDClient(c *clients) (apiextensionsclient.Interface, error) {
-	crdClient, err := apiextensionsclient.NewForConfig(c.syncCfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the CRD client: %w", err)
-	}
-	return crdClient, nil
 }
 
 // protobufConfig is cfg for clients of built-in types only: they send and

@@ -20,15 +20,11 @@ func newMigrator(namespace string, c *clients, recorder record.EventRecorder, re
 	if namespace != metav1.NamespaceAll {
 		return nil, nil
 	}
-	crdClient, err := newCRDClient(c)
-	if err != nil {
-		return nil, err
-	}
 	observer, err := metrics.NewMigrationMetrics(registry)
 	if err != nil {
 		return nil, fmt.Errorf("registering the migration's metrics: %w", err)
 	}
-	return &migration.Migrator{Robots: c.robots.RobotV1beta1(), CRDs: crdClient.ApiextensionsV1().CustomResourceDefinitions(), CRDName: robotsCRD,
+	return &migration.Migrator{Robots: c.robots.RobotV1beta1(), CRDs: c.crds.ApiextensionsV1().CustomResourceDefinitions(), CRDName: robotsCRD,
 		Recorder: recorder, Observer: observer}, nil
 }
 

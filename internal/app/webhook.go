@@ -77,18 +77,14 @@ func newWebhook(opts WebhookOptions, c *clients, registry prometheus.Registerer)
 	if _, err := endpoint.Hosts(); err != nil {
 		return nil, fmt.Errorf("-webhook-url: %w", err)
 	}
-	crdClient, err := newCRDClient(c)
-	if err != nil {
-		return nil, err
-	}
 	w.upkeep = &webhookcert.Upkeep{
 		Secret: webhookcert.NewSecretWatch(c.kube, opts.Namespace, opts.Secret, source),
-		CRD:    webhookcert.NewCRDWatch(crdClient, robotsCRD),
+		CRD:    webhookcert.NewCRDWatch(c.crds, robotsCRD),
 	}
 	w.upkeep.Manager = &webhookcert.Manager{
 		Secrets:    c.kube.CoreV1().Secrets(opts.Namespace),
 		SecretName: opts.Secret,
-		CRDs:       crdClient.ApiextensionsV1().CustomResourceDefinitions(),
+		CRDs:       c.crds.ApiextensionsV1().CustomResourceDefinitions(),
 		CRDName:    robotsCRD,
 		Endpoint:   endpoint,
 		Now:        time.Now,
