@@ -80,7 +80,7 @@ type clients struct {
 	// gate is the outage gate that syncCfg's requests go through.
 	gate   *outage.Gate
 	kube   kubernetes.Interface
-	robots *clientset.Clientset
+	robots clientset.Interface
 	// crds reads and writes the Robot CRD: the webhook's caBundle and the
 	// storage migration's storedVersions.
 	crds apiextensionsclient.Interface
