@@ -170,33 +170,43 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 			opts.serviceTypes = append(opts.serviceTypes, t)
 		}
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case opts.run.Workers < 1:
-		return nil, fmt.Errorf("-workers must be at least 1, not %d", opts.run.Workers)
-	case opts.run.QPS <= 0:
-		return nil, fmt.Errorf("-kube-api-qps must be positive, not %v", opts.run.QPS)
-	case opts.run.Burst < 1:
-		return nil, fmt.Errorf("-kube-api-burst must be at least 1, not %d", opts.run.Burst)
-	case opts.run.ResyncPeriod < 0:
-		return nil, fmt.Errorf("-resync-period must not be negative, not %v", opts.run.ResyncPeriod)
-	case opts.shutdownTimeout < 0:
-		return nil, fmt.Errorf("-shutdown-timeout must not be negative, not %v", opts.shutdownTimeout)
-	case opts.run.SyncTimeout <= 0:
-		return nil, fmt.Errorf("-sync-timeout must be positive, not %v", opts.run.SyncTimeout)
-	case opts.run.MetricsCertDir != "" && !opts.run.MetricsSecure:
-		return nil, fmt.Errorf("-metrics-cert-dir needs -metrics-secure")
-	case opts.loggingFormat != "text" && opts.loggingFormat != "json":
-		return nil, fmt.Errorf("-logging-format must be text or json, not %q", opts.loggingFormat)
-	case wh.Certs != app.WebhookCertsSelf && wh.Certs != app.WebhookCertsExternal:
-		return nil, fmt.Errorf("-webhook-certs must be self or external, not %q", wh.Certs)
-	case le.Enabled && le.RenewDeadline >= le.LeaseDuration:
-		return nil, fmt.Errorf("-leader-elect-renew-deadline (%v) must be less than -leader-elect-lease-duration (%v)", le.RenewDeadline, le.LeaseDuration)
-	case le.Enabled && le.RetryPeriod >= le.RenewDeadline:
-		return nil, fmt.Errorf("-leader-elect-retry-period (%v) must be less than -leader-elect-renew-deadline (%v)", le.RetryPeriod, le.RenewDeadline)
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
 	return opts, nil
+}
+
+// check says what is wrong with the values of the flags, if anything.
+func (o *options) check() error {
+	le, wh := o.run.LeaderElection, o.run.Webhook
+	switch {
+	case o.run.Workers < 1:
+		return fmt.Errorf("-workers must be at least 1, not %d", o.run.Workers)
+	case o.run.QPS <= 0:
+		return fmt.Errorf("-kube-api-qps must be positive, not %v", o.run.QPS)
+	case o.run.Burst < 1:
+		return fmt.Errorf("-kube-api-burst must be at least 1, not %d", o.run.Burst)
+	case o.run.ResyncPeriod < 0:
+		return fmt.Errorf("-resync-period must not be negative, not %v", o.run.ResyncPeriod)
+	case o.shutdownTimeout < 0:
+		return fmt.Errorf("-shutdown-timeout must not be negative, not %v", o.shutdownTimeout)
+	case o.run.SyncTimeout <= 0:
+		return fmt.Errorf("-sync-timeout must be positive, not %v", o.run.SyncTimeout)
+	case o.run.MetricsCertDir != "" && !o.run.MetricsSecure:
+		return fmt.Errorf("-metrics-cert-dir needs -metrics-secure")
+	case o.loggingFormat != "text" && o.loggingFormat != "json":
+		return fmt.Errorf("-logging-format must be text or json, not %q", o.loggingFormat)
+	case wh.Certs != app.WebhookCertsSelf && wh.Certs != app.WebhookCertsExternal:
+		return fmt.Errorf("-webhook-certs must be self or external, not %q", wh.Certs)
+	case le.Enabled && le.RenewDeadline >= le.LeaseDuration:
+		return fmt.Errorf("-leader-elect-renew-deadline (%v) must be less than -leader-elect-lease-duration (%v)", le.RenewDeadline, le.LeaseDuration)
+	case le.Enabled && le.RetryPeriod >= le.RenewDeadline:
+		return fmt.Errorf("-leader-elect-retry-period (%v) must be less than -leader-elect-renew-deadline (%v)", le.RetryPeriod, le.RenewDeadline)
+	}
+	return nil
 }
 
 // newController returns what builds the Controller from what app.Run wires.
