@@ -324,7 +324,7 @@ func (f *fixture) expectClaimCreatedFields(deployment *appsv1.Deployment) {
 	if i < 0 {
 		f.t.Fatalf("Deployment %s has no entry of the operator's create", deployment.Name)
 	}
-	patch, err := drift.ClaimPatch(deployment, i)
+	patch, err := writer.ClaimPatch(deployment, i)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -2543,7 +2543,7 @@ func TestServiceTypeChange(t *testing.T) {
 	f.addDeployment(deployment)
 	f.addService(service)
 
-	patch, err := drift.ClaimPatch(service, 0)
+	patch, err := writer.ClaimPatch(service, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -2604,7 +2604,7 @@ func TestRecreateClearsTheRollingUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch, err := drift.RecreatePatch(desired, deployment)
+	patch, err := writer.RecreatePatch(desired, deployment)
 	if err != nil || patch == nil {
 		t.Fatalf("RecreatePatch = %s, %v; want a patch", patch, err)
 	}
