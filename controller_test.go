@@ -25,6 +25,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
@@ -183,7 +184,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		}
 	}
 	for _, rs := range f.replicaSetLister {
-		summary, err := status.Summarize(rs)
+		summary, err := podsummary.Summarize(rs)
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -3033,12 +3034,12 @@ func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
 	ctrl := f.newController(t.Context())
 	drainQueue(ctrl.workqueue)
 
-	summary := func(rs *appsv1.ReplicaSet) *status.ReplicaSetSummary {
-		s, err := status.Summarize(rs)
+	summary := func(rs *appsv1.ReplicaSet) *podsummary.ReplicaSet {
+		s, err := podsummary.Summarize(rs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.(*status.ReplicaSetSummary)
+		return s.(*podsummary.ReplicaSet)
 	}
 	revised := robottest.ReplicaSet(deployment, "2")
 	earlier := robottest.ReplicaSet(deployment, "2")
@@ -3068,7 +3069,7 @@ func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
 	if !summary(revised).SameAs(summary(rolled)) {
 		t.Errorf("a new resourceVersion alone makes another summary")
 	}
-	rolled.Annotations[status.RevisionAnnotation] = "3"
+	rolled.Annotations[podsummary.RevisionAnnotation] = "3"
 	if summary(revised).SameAs(summary(rolled)) {
 		t.Errorf("a new revision makes the same summary")
 	}
@@ -3097,15 +3098,15 @@ func unavailable(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 }
 
 // summaries returns what the pod cache holds for pods.
-func summaries(t testing.TB, pods ...*corev1.Pod) []*status.PodSummary {
+func summaries(t testing.TB, pods ...*corev1.Pod) []*podsummary.Pod {
 	t.Helper()
-	var out []*status.PodSummary
+	var out []*podsummary.Pod
 	for _, pod := range pods {
-		summary, err := status.SummarizePod(pod)
+		summary, err := podsummary.SummarizePod(pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, summary.(*status.PodSummary))
+		out = append(out, summary.(*podsummary.Pod))
 	}
 	return out
 }

@@ -26,10 +26,10 @@ import (
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/migration"
 	"github.com/robot-operator/robot-operator/internal/outage"
+	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/precheck"
 	"github.com/robot-operator/robot-operator/internal/robotclient"
 	"github.com/robot-operator/robot-operator/internal/serving"
-	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/webhookcert"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -314,13 +314,13 @@ func runOperator(ctx context.Context, opts *options) error {
 	// The pods and ReplicaSets of those Deployments, by the same label (a
 	// ReplicaSet has its pod template's labels), summarized to what says
 	// why the pods of each Deployment's current ReplicaSet do not run
-	// (internal/status). No resync: the Robots' own resync rechecks them.
+	// (internal/podsummary). No resync: the Robots' own resync rechecks them.
 	podInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
 		kubeinformers.WithNamespace(opts.namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 		}),
-		kubeinformers.WithTransform(status.Summarize))
+		kubeinformers.WithTransform(podsummary.Summarize))
 	robotInformerFactory := informers.NewSharedInformerFactoryWithOptions(robotClient, opts.resyncPeriod,
 		informers.WithNamespace(opts.namespace),
 		informers.WithTransform(transform.StripManagedFields))

@@ -80,6 +80,7 @@ var layers = [][]string{
 	{"workload", "robottest"},
 	{"drift"},
 	{"transform"},
+	{"podsummary"},
 	{"status"},
 	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
 	{"precheck"},
@@ -87,7 +88,7 @@ var layers = [][]string{
 
 // pure are the packages that decide: from objects they are given, with no
 // way to reach the API server.
-var pure = []string{"workload", "drift", "outcome", "status"}
+var pure = []string{"workload", "drift", "outcome", "podsummary", "status"}
 
 // clients are the packages that can send requests to the API server.
 var clients = []string{
