@@ -824,9 +824,9 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 }
 
 // observeReadiness records how long robot's generation took to become
-// Ready, when status, now stored, says it is.
-func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus, now time.Time) {
-	if !metrics.ReadyFor(*status, robot.Generation) {
+// Ready, when robotStatus, now stored, says it is.
+func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, robotStatus *robotv1beta1.RobotStatus, now time.Time) {
+	if !status.ReadyFor(*robotStatus, robot.Generation) {
 		return
 	}
 	if took, ok := c.readiness.Ready(robot.UID, robot.Generation, now); ok {

@@ -270,3 +270,27 @@ func TestPausedStatus(t *testing.T) {
 		t.Error("ReportsPaused is true for a synced status")
 	}
 }
+
+// TestReadyFor: Ready for a generation only when the Ready condition is
+// True and both it and the status observed that generation.
+func TestReadyFor(t *testing.T) {
+	ready := func(status metav1.ConditionStatus, conditionGeneration, statusGeneration int64) robotv1beta1.RobotStatus {
+		return robotv1beta1.RobotStatus{ObservedGeneration: statusGeneration, Conditions: []metav1.Condition{
+			{Type: robotv1beta1.ConditionReady, Status: status, ObservedGeneration: conditionGeneration}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		status robotv1beta1.RobotStatus
+		want   bool
+	}{
+		{"ready for the generation", ready(metav1.ConditionTrue, 2, 2), true},
+		{"not ready", ready(metav1.ConditionFalse, 2, 2), false},
+		{"ready for an earlier generation", ready(metav1.ConditionTrue, 1, 1), false},
+		{"the condition observed it, the status not yet", ready(metav1.ConditionTrue, 2, 1), false},
+		{"no Ready condition", robotv1beta1.RobotStatus{ObservedGeneration: 2}, false},
+	} {
+		if got := ReadyFor(tc.status, 2); got != tc.want {
+			t.Errorf("%s: ReadyFor = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
