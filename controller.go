@@ -16,6 +16,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
@@ -79,7 +80,7 @@ type Options struct {
 	RobotInformer      informers.RobotInformer
 	// PodInformer and ReplicaSetInformer, when set (both or neither),
 	// hold the summaries of the managed pods and ReplicaSets
-	// (status.Summarize), and the Ready condition says why the pods of
+	// (podsummary.Summarize), and the Ready condition says why the pods of
 	// each Deployment's current ReplicaSet do not run. Without them the
 	// status says only what the Deployment says.
 	PodInformer        cache.SharedIndexInformer
@@ -823,9 +824,9 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 }
 
 // observeReadiness records how long robot's generation took to become
-// Ready, when status, now stored, says it is.
-func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus, now time.Time) {
-	if !metrics.ReadyFor(*status, robot.Generation) {
+// Ready, when robotStatus, now stored, says it is.
+func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, robotStatus *robotv1beta1.RobotStatus, now time.Time) {
+	if !status.ReadyFor(*robotStatus, robot.Generation) {
 		return
 	}
 	if took, ok := c.readiness.Ready(robot.UID, robot.Generation, now); ok {
@@ -835,18 +836,18 @@ func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, status *robotv1
 
 // robotPods returns the cached pods of robot; none when the controller does
 // not watch pods.
-func (c *Controller) robotPods(ctx context.Context, robot *robotv1beta1.Robot) []*status.PodSummary {
+func (c *Controller) robotPods(ctx context.Context, robot *robotv1beta1.Robot) []*podsummary.Pod {
 	if c.pods == nil {
 		return nil
 	}
-	objs, err := c.pods.ByIndex(status.PodsByRobot, robot.Namespace+"/"+robot.Name)
+	objs, err := c.pods.ByIndex(podsummary.PodsByRobot, robot.Namespace+"/"+robot.Name)
 	if err != nil {
 		klog.FromContext(ctx).V(4).Info("Listing the Robot's pods failed", "err", err)
 		return nil
 	}
-	pods := make([]*status.PodSummary, 0, len(objs))
+	pods := make([]*podsummary.Pod, 0, len(objs))
 	for _, obj := range objs {
-		if pod, ok := obj.(*status.PodSummary); ok {
+		if pod, ok := obj.(*podsummary.Pod); ok {
 			pods = append(pods, pod)
 		}
 	}
@@ -856,11 +857,11 @@ func (c *Controller) robotPods(ctx context.Context, robot *robotv1beta1.Robot) [
 // podReplicaSets returns the cached ReplicaSets that control pods, looked
 // up by the names the pods give: the ReplicaSet cache needs no index, and
 // the current ReplicaSet, when it has no pod yet, has nothing to diagnose.
-func (c *Controller) podReplicaSets(ctx context.Context, pods []*status.PodSummary) []*status.ReplicaSetSummary {
+func (c *Controller) podReplicaSets(ctx context.Context, pods []*podsummary.Pod) []*podsummary.ReplicaSet {
 	if c.replicaSets == nil {
 		return nil
 	}
-	var replicaSets []*status.ReplicaSetSummary
+	var replicaSets []*podsummary.ReplicaSet
 	seen := make(map[string]bool, 2)
 	for _, pod := range pods {
 		key := pod.ReplicaSetKey()
@@ -873,7 +874,7 @@ func (c *Controller) podReplicaSets(ctx context.Context, pods []*status.PodSumma
 			klog.FromContext(ctx).V(4).Info("Reading a ReplicaSet from the cache failed", "replicaSet", key, "err", err)
 			continue
 		}
-		if rs, ok := obj.(*status.ReplicaSetSummary); exists && ok {
+		if rs, ok := obj.(*podsummary.ReplicaSet); exists && ok {
 			replicaSets = append(replicaSets, rs)
 		}
 	}
@@ -1059,11 +1060,11 @@ func (c *Controller) deleteService(obj interface{}) {
 
 // watchPods makes the controller read the pods and ReplicaSets that
 // podInformer and replicaSetInformer cache, which should be only those of
-// the Deployments the operator manages, with status.Summarize as their
+// the Deployments the operator manages, with podsummary.Summarize as their
 // transform; and queue a Robot when one of its pods or ReplicaSets changes
 // in a way the diagnosis may read.
 func (c *Controller) watchPods(podInformer, replicaSetInformer cache.SharedIndexInformer) error {
-	if err := podInformer.AddIndexers(cache.Indexers{status.PodsByRobot: status.RobotIndex}); err != nil {
+	if err := podInformer.AddIndexers(cache.Indexers{podsummary.PodsByRobot: podsummary.RobotIndex}); err != nil {
 		return fmt.Errorf("adding the Pod index: %w", err)
 	}
 	c.pods = podInformer.GetIndexer()
@@ -1073,7 +1074,7 @@ func (c *Controller) watchPods(podInformer, replicaSetInformer cache.SharedIndex
 		UpdateFunc: func(old, new interface{}) {
 			// A resync, or a change to what the cache does not keep: the
 			// diagnosis would read the same.
-			if oldPod, ok := old.(*status.PodSummary); ok && oldPod.SameAs(new) {
+			if oldPod, ok := old.(*podsummary.Pod); ok && oldPod.SameAs(new) {
 				return
 			}
 			c.handlePod(new)
@@ -1094,7 +1095,7 @@ func (c *Controller) watchPods(podInformer, replicaSetInformer cache.SharedIndex
 			// own events say more; only a new revision (a rollback makes
 			// an old ReplicaSet current again) or owner changes which
 			// pods are current.
-			if oldRS, ok := old.(*status.ReplicaSetSummary); ok && oldRS.SameAs(new) {
+			if oldRS, ok := old.(*podsummary.ReplicaSet); ok && oldRS.SameAs(new) {
 				return
 			}
 			c.handleReplicaSet(new)
@@ -1112,7 +1113,7 @@ func (c *Controller) handlePod(obj interface{}) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	pod, ok := obj.(*status.PodSummary)
+	pod, ok := obj.(*podsummary.Pod)
 	if !ok || pod.Robot == "" {
 		return
 	}
@@ -1130,7 +1131,7 @@ func (c *Controller) handleReplicaSet(obj interface{}) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	rs, ok := obj.(*status.ReplicaSetSummary)
+	rs, ok := obj.(*podsummary.ReplicaSet)
 	if !ok || rs.Deployment == "" {
 		return
 	}

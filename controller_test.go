@@ -25,6 +25,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
@@ -183,7 +184,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		}
 	}
 	for _, rs := range f.replicaSetLister {
-		summary, err := status.Summarize(rs)
+		summary, err := podsummary.Summarize(rs)
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -324,7 +325,7 @@ func (f *fixture) expectClaimCreatedFields(deployment *appsv1.Deployment) {
 	if i < 0 {
 		f.t.Fatalf("Deployment %s has no entry of the operator's create", deployment.Name)
 	}
-	patch, err := drift.ClaimPatch(deployment, i)
+	patch, err := writer.ClaimPatch(deployment, i)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -451,7 +452,7 @@ func TestRevertsDrift(t *testing.T) {
 
 			f.expectApplyDeployment(robot, deployment.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
 				t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
 			}
 		})
@@ -476,7 +477,7 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 
 			// No write to the Deployment; the Robot says why.
 			status := status.Compute(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow))
-			if ready := robottest.FindCondition(status, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonDeploymentNameTaken {
+			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonDeploymentNameTaken {
 				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1beta1.ReasonDeploymentNameTaken)
 			}
 			f.expectApplyStatus(robot, status)
@@ -484,7 +485,7 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
 				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
 			}
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonDeploymentNameTaken) {
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonDeploymentNameTaken) {
 				t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonDeploymentNameTaken, events)
 			}
 		})
@@ -583,7 +584,7 @@ func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) {
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) {
 		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonInvalidSpec, events)
 	}
 }
@@ -619,12 +620,12 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 				t.Fatalf("expected the Forbidden error back, for a retry with backoff; got %v", err)
 			}
 			applied := f.onlyStatusWrite()
-			if synced := robottest.FindCondition(applied.Status, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonSyncFailed {
+			if synced := meta.FindStatusCondition(applied.Status.Conditions, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonSyncFailed {
 				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonSyncFailed)
 			}
 			// Ready is about the workload: only a Robot without a Deployment
 			// is not Ready because of the failed write.
-			if ready := robottest.FindCondition(applied.Status, robotv1beta1.ConditionReady); (verb == "create") != (ready.Reason == robotv1beta1.ReasonSyncFailed) {
+			if ready := meta.FindStatusCondition(applied.Status.Conditions, robotv1beta1.ConditionReady); (verb == "create") != (ready.Reason == robotv1beta1.ReasonSyncFailed) {
 				t.Errorf("%s: Ready reason %q", verb, ready.Reason)
 			}
 		})
@@ -716,8 +717,6 @@ func (f *fixture) expectEvents(want ...string) {
 		f.t.Errorf("events: got %q, want %q", got, want)
 	}
 }
-
-func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
 
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
@@ -825,7 +824,7 @@ func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
 		t.Errorf("events %q, want none", events)
 	}
 	applied := f.onlyStatusWrite()
-	ready := robottest.FindCondition(applied.Status, robotv1beta1.ConditionReady)
+	ready := meta.FindStatusCondition(applied.Status.Conditions, robotv1beta1.ConditionReady)
 	if ready.Reason != robotv1beta1.ReasonRolloutInProgress || !strings.Contains(ready.Message, "earlier Robot") {
 		t.Errorf("Ready %s %q, want %s saying it waits for the earlier Robot's Deployment to go", ready.Reason, ready.Message, robotv1beta1.ReasonRolloutInProgress)
 	}
@@ -1821,13 +1820,13 @@ func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 	if len(statuses) != 1 {
 		t.Fatalf("%d status writes, want 1", len(statuses))
 	}
-	if ready := robottest.FindCondition(statuses[0].Status, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonDeploymentNameTaken {
+	if ready := meta.FindStatusCondition(statuses[0].Status.Conditions, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonDeploymentNameTaken {
 		t.Errorf("Ready %s %q, want reason %s", ready.Reason, ready.Message, robotv1beta1.ReasonDeploymentNameTaken)
 	}
 	if requeueAfter != nameTakenRecheck {
 		t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonDeploymentNameTaken) {
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonDeploymentNameTaken) {
 		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonDeploymentNameTaken, events)
 	}
 }
@@ -2216,7 +2215,7 @@ func TestOwnDeploymentOutsideTheCacheIsApplied(t *testing.T) {
 	f.expectGetDeployment(robot.Namespace, robot.Name)
 	f.expectApplyDeployment(robot, deployment.UID)
 	f.run(ctx, cache.MetaObjectToName(robot))
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
 		t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
 	}
 }
@@ -2257,7 +2256,7 @@ func TestFailedClaimIsRetried(t *testing.T) {
 		t.Errorf("requests %q, want %q: no apply once the claim failed", requests, want)
 	}
 	applied := f.onlyStatusWrite()
-	if ready := robottest.FindCondition(applied.Status, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonSyncFailed {
+	if ready := meta.FindStatusCondition(applied.Status.Conditions, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonSyncFailed {
 		t.Errorf("Ready reason %q, want %q", ready.Reason, robotv1beta1.ReasonSyncFailed)
 	}
 }
@@ -2355,11 +2354,11 @@ func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
 		t.Errorf("sent %d requests for the Robot's Deployment or Service, want none: %v", len(actions), actions)
 	}
 	written := f.onlyStatusWrite()
-	synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced)
+	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
 	if synced.Reason != robotv1beta1.ReasonInvalidSpec || !strings.Contains(synced.Message, "DNS-1035") {
 		t.Errorf("Synced condition %s: %s, want %s naming the Service name's rule", synced.Reason, synced.Message, robotv1beta1.ReasonInvalidSpec)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) {
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) {
 		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonInvalidSpec, events)
 	}
 }
@@ -2386,14 +2385,14 @@ func TestServiceTypeNotAllowed(t *testing.T) {
 		t.Errorf("sent %d requests for the Robot's Deployment or Service, want none: %v", len(actions), actions)
 	}
 	written := f.onlyStatusWrite()
-	synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced)
+	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
 	if synced.Reason != robotv1beta1.ReasonServiceTypeNotAllowed || !strings.Contains(synced.Message, "NodePort") {
 		t.Errorf("Synced condition %s: %s, want %s naming the type", synced.Reason, synced.Message, robotv1beta1.ReasonServiceTypeNotAllowed)
 	}
-	if ready := robottest.FindCondition(written.Status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
 		t.Errorf("Ready %s (%s): the Deployment runs, and the Service's type should not make the Robot not Ready", ready.Status, ready.Reason)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonServiceTypeNotAllowed) {
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonServiceTypeNotAllowed) {
 		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonServiceTypeNotAllowed, events)
 	}
 
@@ -2458,7 +2457,7 @@ func TestRevertsDriftOfTheRollout(t *testing.T) {
 
 			f.expectApplyDeployment(robot, deployment.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
 				t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
 			}
 		})
@@ -2520,7 +2519,7 @@ func TestServiceDriftReverted(t *testing.T) {
 
 			f.expectApplyService(robot, service.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventServiceUpdated) {
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventServiceUpdated) {
 				t.Errorf("expected one %s event, got %q", writer.EventServiceUpdated, events)
 			}
 		})
@@ -2543,7 +2542,7 @@ func TestServiceTypeChange(t *testing.T) {
 	f.addDeployment(deployment)
 	f.addService(service)
 
-	patch, err := drift.ClaimPatch(service, 0)
+	patch, err := writer.ClaimPatch(service, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -2604,7 +2603,7 @@ func TestRecreateClearsTheRollingUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch, err := drift.RecreatePatch(desired, deployment)
+	patch, err := writer.RecreatePatch(desired, deployment)
 	if err != nil || patch == nil {
 		t.Fatalf("RecreatePatch = %s, %v; want a patch", patch, err)
 	}
@@ -2709,10 +2708,10 @@ func TestServiceNotControlled(t *testing.T) {
 				f.kubeActions = append(f.kubeActions, core.NewGetAction(servicesResource, robot.Namespace, "test"))
 			}
 			status := status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow))
-			if ready := robottest.FindCondition(status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
+			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
 				t.Errorf("Ready %s (%s), want True: the Deployment runs", ready.Status, ready.Reason)
 			}
-			if synced := robottest.FindCondition(status, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonServiceNameTaken {
+			if synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonServiceNameTaken {
 				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonServiceNameTaken)
 			}
 			f.expectApplyStatus(robot, status)
@@ -2720,7 +2719,7 @@ func TestServiceNotControlled(t *testing.T) {
 			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
 				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
 			}
-			if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonServiceNameTaken) {
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonServiceNameTaken) {
 				t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonServiceNameTaken, events)
 			}
 		})
@@ -2758,7 +2757,7 @@ func TestServiceStatus(t *testing.T) {
 	}
 	for _, syncErr := range []error{&outcome.ServiceNameTakenError{Name: "web"}, &outcome.EarlierRobotError{Name: "web", Kind: "Service"}} {
 		status := status.Compute(robot, deployment, nil, syncErr, now)
-		ready, synced := robottest.FindCondition(status, robotv1beta1.ConditionReady), robottest.FindCondition(status, robotv1beta1.ConditionSynced)
+		ready, synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady), meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced)
 		if ready.Status != metav1.ConditionTrue {
 			t.Errorf("%v: Ready %s (%s), want True", syncErr, ready.Status, ready.Reason)
 		}
@@ -2844,8 +2843,8 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		}
 		return requeueAfter
 	}
-	synced := func() metav1.Condition {
-		return robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1beta1.ConditionSynced)
+	synced := func() *metav1.Condition {
+		return meta.FindStatusCondition(c.writtenRobots.Freshest(robot).Status.Conditions, robotv1beta1.ConditionSynced)
 	}
 
 	// The fight: every second the other writer scales the Deployment, and
@@ -3033,12 +3032,12 @@ func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
 	ctrl := f.newController(t.Context())
 	drainQueue(ctrl.workqueue)
 
-	summary := func(rs *appsv1.ReplicaSet) *status.ReplicaSetSummary {
-		s, err := status.Summarize(rs)
+	summary := func(rs *appsv1.ReplicaSet) *podsummary.ReplicaSet {
+		s, err := podsummary.Summarize(rs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.(*status.ReplicaSetSummary)
+		return s.(*podsummary.ReplicaSet)
 	}
 	revised := robottest.ReplicaSet(deployment, "2")
 	earlier := robottest.ReplicaSet(deployment, "2")
@@ -3068,7 +3067,7 @@ func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
 	if !summary(revised).SameAs(summary(rolled)) {
 		t.Errorf("a new resourceVersion alone makes another summary")
 	}
-	rolled.Annotations[status.RevisionAnnotation] = "3"
+	rolled.Annotations[podsummary.RevisionAnnotation] = "3"
 	if summary(revised).SameAs(summary(rolled)) {
 		t.Errorf("a new revision makes the same summary")
 	}
@@ -3097,15 +3096,15 @@ func unavailable(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 }
 
 // summaries returns what the pod cache holds for pods.
-func summaries(t testing.TB, pods ...*corev1.Pod) []*status.PodSummary {
+func summaries(t testing.TB, pods ...*corev1.Pod) []*podsummary.Pod {
 	t.Helper()
-	var out []*status.PodSummary
+	var out []*podsummary.Pod
 	for _, pod := range pods {
-		summary, err := status.SummarizePod(pod)
+		summary, err := podsummary.SummarizePod(pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, summary.(*status.PodSummary))
+		out = append(out, summary.(*podsummary.Pod))
 	}
 	return out
 }
@@ -3127,7 +3126,7 @@ func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
 	events := f.events()
-	if len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) || !strings.Contains(events[0], `spec.replicas is "two"`) {
+	if len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) || !strings.Contains(events[0], `spec.replicas is "two"`) {
 		t.Errorf("expected one %s warning naming the field, got %q", robotv1beta1.ReasonInvalidSpec, events)
 	}
 }
@@ -3398,7 +3397,7 @@ func TestForeignSpecHashEditIsAFight(t *testing.T) {
 	if len(applies) > 6 {
 		t.Errorf("%d reverts during the fight, want at most 6", len(applies))
 	}
-	if cond := robottest.FindCondition(c.writtenRobots.Freshest(robot).Status, robotv1beta1.ConditionSynced); cond.Reason != robotv1beta1.ReasonDeploymentContested {
+	if cond := meta.FindStatusCondition(c.writtenRobots.Freshest(robot).Status.Conditions, robotv1beta1.ConditionSynced); cond.Reason != robotv1beta1.ReasonDeploymentContested {
 		t.Errorf("Synced during the fight: %+v; want %s", cond, robotv1beta1.ReasonDeploymentContested)
 	}
 }
@@ -3425,7 +3424,7 @@ func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
 		t.Fatalf("first sync: %v", err)
 	}
 	applied := f.onlyStatusWrite()
-	if synced := robottest.FindCondition(applied.Status, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonInvalidSpec {
+	if synced := meta.FindStatusCondition(applied.Status.Conditions, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonInvalidSpec {
 		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonInvalidSpec)
 	}
 	stored := robot.DeepCopy()
@@ -3498,12 +3497,12 @@ func TestPausedNewRobotCreatesNothing(t *testing.T) {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
 	written := f.onlyStatusWrite()
-	synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced)
+	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
 	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonPaused ||
 		!strings.Contains(synced.Message, workload.AnnotationPaused) || !strings.Contains(synced.Message, `Deployment "test"`) {
 		t.Errorf("Synced %s %s %q, want False %s naming the annotation and the Deployment", synced.Status, synced.Reason, synced.Message, robotv1beta1.ReasonPaused)
 	}
-	if ready := robottest.FindCondition(written.Status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonPaused {
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonPaused {
 		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonPaused)
 	}
 	if written.Status.ObservedGeneration != robot.Generation {
@@ -3587,7 +3586,7 @@ func TestPausedRobotIsWrittenOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	written := f.onlyStatusWrite()
-	if synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonPaused {
+	if synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonPaused {
 		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonPaused)
 	}
 	// The cache catches up with the write.
@@ -3695,10 +3694,10 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	}
 	f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
 	written := f.onlyStatusWrite()
-	if synced := robottest.FindCondition(written.Status, robotv1beta1.ConditionSynced); synced.Status != metav1.ConditionTrue {
+	if synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced); synced.Status != metav1.ConditionTrue {
 		t.Errorf("Synced %s %s after unpausing, want True", synced.Status, synced.Reason)
 	}
-	if events := f.events(); len(events) != 1 || !hasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
 		t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
 	}
 }
@@ -3756,7 +3755,7 @@ func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
 		}
 		var events []string
 		for _, event := range f.events() {
-			if hasPrefix(event, corev1.EventTypeWarning) {
+			if strings.HasPrefix(event, corev1.EventTypeWarning) {
 				events = append(events, event)
 			}
 		}
@@ -3764,7 +3763,7 @@ func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
 			t.Errorf("%s: Warning events %q, want %d", what, events, wantEvents)
 		}
 		for _, event := range events {
-			if !hasPrefix(event, corev1.EventTypeWarning+" StatusTooLarge ") || !strings.Contains(event, "request is too large") {
+			if !strings.HasPrefix(event, corev1.EventTypeWarning+" StatusTooLarge ") || !strings.Contains(event, "request is too large") {
 				t.Errorf("%s: event %q, want a Warning StatusTooLarge that says why", what, event)
 			}
 		}

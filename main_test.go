@@ -74,6 +74,7 @@ var layers = [][]string{
 	{"workload", "robottest"},
 	{"drift"},
 	{"transform"},
+	{"podsummary"},
 	{"status"},
 	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
 	{"precheck", "app"},
@@ -81,7 +82,7 @@ var layers = [][]string{
 
 // pure are the packages that decide: from objects they are given, with no
 // way to reach the API server.
-var pure = []string{"workload", "drift", "outcome", "status"}
+var pure = []string{"workload", "drift", "outcome", "podsummary", "status"}
 
 // clients are the packages that can send requests to the API server.
 var clients = []string{

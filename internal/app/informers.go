@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/robot-operator/robot-operator/internal/status"
+	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
@@ -39,12 +39,12 @@ func newInformers(opts Options, c *clients) *informers {
 		// The pods and ReplicaSets of those Deployments, by the same label
 		// (a ReplicaSet has its pod template's labels), summarized to what
 		// says why the pods of each Deployment's current ReplicaSet do not
-		// run (internal/status). No resync: the Robots' own resync
+		// run (internal/podsummary, read by internal/status). No resync: the Robots' own resync
 		// rechecks them.
 		pods: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, 0,
 			kubeinformers.WithNamespace(opts.Namespace),
 			kubeinformers.WithTweakListOptions(managed),
-			kubeinformers.WithTransform(status.Summarize)),
+			kubeinformers.WithTransform(podsummary.Summarize)),
 		// A Robot's managedFields are never read, and dropped.
 		robots: robotinformers.NewSharedInformerFactoryWithOptions(c.robots, opts.ResyncPeriod,
 			robotinformers.WithNamespace(opts.Namespace),

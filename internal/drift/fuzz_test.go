@@ -13,6 +13,7 @@ package drift
 // decodes the stored object from.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -364,19 +365,12 @@ func envFromFuzz(data []byte) []corev1.EnvVar {
 		case envFileKeyRef:
 			ref := &corev1.FileKeySelector{Key: b.String(), VolumeName: robottest.Pick(b, envFileVolumes), Path: robottest.Pick(b, envFilePaths)}
 			// The CRD defaults optional to false.
-			ref.Optional = cmpOr(robottest.Pick(b, envOptionalKinds), ptr.To(false))
+			ref.Optional = cmp.Or(robottest.Pick(b, envOptionalKinds), ptr.To(false))
 			e.ValueFrom = &corev1.EnvVarSource{FileKeyRef: ref}
 		}
 		env = append(env, e)
 	}
 	return env
-}
-
-func cmpOr[T any](a, b *T) *T {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // resourcesFromFuzz decodes resources from data (see robottest.FuzzBytes): for each,

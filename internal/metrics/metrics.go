@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/status"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -129,7 +131,7 @@ func NewReadinessTracker() *ReadinessTracker {
 // Robot Ready can arrive before that write returns, and the sync that made
 // it must still find the record.
 func (t *ReadinessTracker) Seen(robot *robotv1beta1.Robot, now time.Time) {
-	if ReadyFor(robot.Status, robot.Generation) {
+	if status.ReadyFor(robot.Status, robot.Generation) {
 		return
 	}
 	t.mu.Lock()
@@ -163,12 +165,6 @@ func (t *ReadinessTracker) Forget(uid types.UID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.pending, uid)
-}
-
-// ReadyFor reports whether status says Ready=True for generation.
-func ReadyFor(status robotv1beta1.RobotStatus, generation int64) bool {
-	c := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && status.ObservedGeneration == generation
 }
 
 // RegisterProcessMetrics registers the Go runtime and process metrics, the

@@ -167,15 +167,6 @@ func NewRobot(name string, replicas int32) *robotv1beta1.Robot {
 	}
 }
 
-func FindCondition(status robotv1beta1.RobotStatus, conditionType string) metav1.Condition {
-	for _, c := range status.Conditions {
-		if c.Type == conditionType {
-			return c
-		}
-	}
-	return metav1.Condition{}
-}
-
 // MustString is v as JSON, for a message.
 func MustString(v any) string {
 	data, err := json.Marshal(v)

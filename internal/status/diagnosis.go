@@ -3,22 +3,17 @@ package status
 import (
 	"cmp"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/robot-operator/robot-operator/internal/transform"
+	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
@@ -57,7 +52,7 @@ type podCause struct {
 // The conditions Reconciling and Stalled follow the Ready condition it
 // settles on (progress.go).
 func Diagnosed(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
-	replicaSets []*ReplicaSetSummary, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
+	replicaSets []*podsummary.ReplicaSet, pods []*podsummary.Pod, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
 	status, recheck := diagnoseStatus(robot, deployment, service, replicaSets, pods, syncErr, now)
 	setProgress(&status, robot.Generation, now)
 	return status, recheck
@@ -66,7 +61,7 @@ func Diagnosed(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service
 // diagnoseStatus is Diagnosed but for Reconciling and Stalled, which follow
 // the Ready condition it settles on.
 func diagnoseStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
-	replicaSets []*ReplicaSetSummary, pods []*PodSummary, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
+	replicaSets []*podsummary.ReplicaSet, pods []*podsummary.Pod, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
 	status := Compute(robot, deployment, service, syncErr, now)
 	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionFalse || deployment == nil ||
@@ -104,7 +99,7 @@ func diagnoseStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, se
 // pods that only carry the Robot's name may be a predecessor's), the first
 // in name order with the most telling cause. A positive duration is when a
 // cause may appear with no change to any object.
-func diagnose(deployment *appsv1.Deployment, replicaSets []*ReplicaSetSummary, pods []*PodSummary, now time.Time) (*podCause, time.Duration) {
+func diagnose(deployment *appsv1.Deployment, replicaSets []*podsummary.ReplicaSet, pods []*podsummary.Pod, now time.Time) (*podCause, time.Duration) {
 	if !observed(deployment) {
 		return nil, 0
 	}
@@ -120,7 +115,7 @@ func diagnose(deployment *appsv1.Deployment, replicaSets []*ReplicaSetSummary, p
 	}
 	image := templateImage(deployment)
 	sorted := slices.Clone(pods)
-	slices.SortFunc(sorted, func(a, b *PodSummary) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(sorted, func(a, b *podsummary.Pod) int { return cmp.Compare(a.Name, b.Name) })
 	var (
 		best     *podCause
 		rank     = len(causeRanks)
@@ -128,10 +123,10 @@ func diagnose(deployment *appsv1.Deployment, replicaSets []*ReplicaSetSummary, p
 		restarts bool
 	)
 	for _, pod := range sorted {
-		if pod.DeletionTimestamp != nil || pod.replicaSetUID != current.UID {
+		if pod.DeletionTimestamp != nil || pod.ReplicaSetUID != current.UID {
 			continue
 		}
-		cause, after := pod.diagnosis(image, now)
+		cause, after := podDiagnosis(pod, image, now)
 		if after > 0 && (recheck == 0 || after < recheck) {
 			recheck = after
 		}
@@ -184,146 +179,37 @@ func replicaFailureCause(failure *appsv1.DeploymentCondition) *podCause {
 	return &podCause{reason: reason, message: "pods cannot be created: " + failure.Message}
 }
 
-// PodSummary is what the operator caches of a pod of one of its Robots: what
-// diagnose reads and what finds the Robot, nothing else. A corev1.Pod is
-// 1,240 bytes before any of its fields are filled, and a pod as the API
-// server sends it several kilobytes; a summary is a few hundred bytes
-// (docs/diagnosis.md has the figures).
-type PodSummary struct {
-	// Name, Namespace, ResourceVersion and DeletionTimestamp only: the
-	// informer keys and versions its objects by them.
-	cachedMeta
-	// Robot is the value of the pod's selector label: its Robot's name.
-	Robot string
-	// replicaSet and replicaSetUID name the pod's controller, its
-	// ReplicaSet: the name finds it in the cache, the UID tells the pods of
-	// the Deployment's current ReplicaSet. The image could not: a new
-	// template may keep it, and a predecessor Robot of the same name may
-	// have run it (its ReplicaSet may even have had the same name).
-	replicaSet    string
-	replicaSetUID types.UID
-	// unschedulable is the scheduler's message when it finds no node.
-	unschedulable string
-	// readySince is when the pod's Ready condition last changed.
-	readySince metav1.Time
-	// container is the Robot container's status; nil until the kubelet
-	// reports one.
-	container *containerSummary
-}
-
-// containerSummary is what the diagnosis reads of the Robot container's
-// status.
-type containerSummary struct {
-	name           string
-	waitingReason  string
-	waitingMessage string
-	running        bool
-	startedAt      metav1.Time
-	started, ready bool
-	// lastExit is how the container last terminated; nil if it never did.
-	lastExit *corev1.ContainerStateTerminated
-}
-
-// GetObjectKind is part of runtime.Object, so that the informer and its
-// handlers treat a summary as any other cached object.
-func (p *PodSummary) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-// DeepCopyObject is part of runtime.Object.
-func (p *PodSummary) DeepCopyObject() runtime.Object {
-	copied := *p
-	if p.DeletionTimestamp != nil {
-		copied.DeletionTimestamp = p.DeletionTimestamp.DeepCopy()
-	}
-	if p.container != nil {
-		c := *p.container
-		if c.lastExit != nil {
-			c.lastExit = c.lastExit.DeepCopy()
-		}
-		copied.container = &c
-	}
-	return &copied
-}
-
-// SummarizePod is the pod informer's transform: it turns a pod into the
-// PodSummary the cache keeps.
-func SummarizePod(obj interface{}) (interface{}, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		// A tombstone: its object was summarized when it was cached.
-		return obj, nil
-	}
-	summary := &PodSummary{
-		cachedMeta: cachedMeta{
-			Name:              pod.Name,
-			Namespace:         pod.Namespace,
-			ResourceVersion:   pod.ResourceVersion,
-			DeletionTimestamp: pod.DeletionTimestamp,
-		},
-		Robot: pod.Labels[workload.LabelRobot],
-	}
-	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
-		summary.replicaSet, summary.replicaSetUID = prefixOf(pod.Name, ref.Name), ref.UID
-	}
-	for _, c := range pod.Status.Conditions {
-		switch {
-		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable:
-			summary.unschedulable = c.Message
-		case c.Type == corev1.PodReady:
-			summary.readySince = c.LastTransitionTime
-		}
-	}
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.Name != workload.ContainerName {
-			continue
-		}
-		// Constants where they can be: the cache keeps no string of its
-		// own for them.
-		container := &containerSummary{name: workload.ContainerName, ready: c.Ready, started: ptr.Deref(c.Started, false)}
-		switch s := c.State; {
-		case s.Waiting != nil:
-			container.waitingReason, container.waitingMessage = transform.InternString(s.Waiting.Reason), s.Waiting.Message
-		case s.Running != nil:
-			container.running, container.startedAt = true, s.Running.StartedAt
-		}
-		if last := c.LastTerminationState.Terminated; last != nil {
-			container.lastExit = &corev1.ContainerStateTerminated{ExitCode: last.ExitCode, Reason: transform.InternString(last.Reason), Message: last.Message}
-		}
-		summary.container = container
-	}
-	return summary, nil
-}
-
-// diagnosis returns the hard signal that the pod will not run as it is, or
+// podDiagnosis returns the hard signal that the pod will not run as it is, or
 // nil; and, for a started container not ready yet, how long until it has
 // been not ready for readinessGrace. image is the Robot container's in the
 // pod's template: the pods of the current ReplicaSet run the Deployment's.
-func (p *PodSummary) diagnosis(image string, now time.Time) (*podCause, time.Duration) {
-	if p.unschedulable != "" {
-		return &podCause{robotv1beta1.ReasonUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, p.unschedulable)}, 0
+func podDiagnosis(p *podsummary.Pod, image string, now time.Time) (*podCause, time.Duration) {
+	if p.Unschedulable != "" {
+		return &podCause{robotv1beta1.ReasonUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, p.Unschedulable)}, 0
 	}
-	c := p.container
+	c := p.Container
 	if c == nil {
 		return nil, 0
 	}
-	switch c.waitingReason {
+	switch c.WaitingReason {
 	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
 		return &podCause{robotv1beta1.ReasonImagePullFailed,
-			fmt.Sprintf("cannot pull image %q (%s): %s", image, c.waitingReason, c.waitingMessage)}, 0
+			fmt.Sprintf("cannot pull image %q (%s): %s", image, c.WaitingReason, c.WaitingMessage)}, 0
 	case "CreateContainerConfigError":
 		return &podCause{robotv1beta1.ReasonConfigMissing,
-			fmt.Sprintf("pod %s cannot start its container: %s", p.Name, c.waitingMessage)}, 0
+			fmt.Sprintf("pod %s cannot start its container: %s", p.Name, c.WaitingMessage)}, 0
 	case "CrashLoopBackOff":
-		return &podCause{robotv1beta1.ReasonCrashLoop, c.crashMessage()}, 0
+		return &podCause{robotv1beta1.ReasonCrashLoop, crashMessage(c)}, 0
 	}
-	if c.ready || !c.running || !c.started {
+	if c.Ready || !c.Running || !c.Started {
 		return nil, 0
 	}
-	since := c.startedAt.Time
-	if p.readySince.After(since) {
-		since = p.readySince.Time
+	since := c.StartedAt.Time
+	if p.ReadySince.After(since) {
+		since = p.ReadySince.Time
 	}
 	if wait := since.Add(readinessGrace).Sub(now); wait > 0 {
-		if c.lastExit != nil && c.lastExit.ExitCode != 0 {
+		if c.LastExit != nil && c.LastExit.ExitCode != 0 {
 			// Running again after an exit with an error: the kubelet has
 			// not said CrashLoopBackOff, so neither does the pod; the
 			// Robot keeps a crash loop it reported before (Diagnosed).
@@ -333,18 +219,18 @@ func (p *PodSummary) diagnosis(image string, now time.Time) (*podCause, time.Dur
 	}
 	return &podCause{robotv1beta1.ReasonReadinessProbeFailing,
 		fmt.Sprintf("container %q of pod %s is running but not ready since %s: its readiness probe keeps failing",
-			c.name, p.Name, since.UTC().Format(time.RFC3339))}, 0
+			c.Name, p.Name, since.UTC().Format(time.RFC3339))}, 0
 }
 
 // crashMessage says how the container last exited. It leaves out the restart
 // count and the back-off, which change at every restart, so that a crash loop
 // costs one status write, not one per restart.
-func (c *containerSummary) crashMessage() string {
-	last := c.lastExit
+func crashMessage(c *podsummary.Container) string {
+	last := c.LastExit
 	if last == nil {
-		return fmt.Sprintf("container %q keeps exiting (CrashLoopBackOff)", c.name)
+		return fmt.Sprintf("container %q keeps exiting (CrashLoopBackOff)", c.Name)
 	}
-	msg := fmt.Sprintf("container %q keeps exiting (CrashLoopBackOff): last exit code %d", c.name, last.ExitCode)
+	msg := fmt.Sprintf("container %q keeps exiting (CrashLoopBackOff): last exit code %d", c.Name, last.ExitCode)
 	if last.Reason != "" {
 		msg += " (" + last.Reason + ")"
 	}
@@ -365,51 +251,29 @@ func templateImage(deployment *appsv1.Deployment) string {
 	return ""
 }
 
-// ReplicaSetKey is the cache key of the pod's ReplicaSet, or "" for a pod
-// no ReplicaSet controls.
-func (p *PodSummary) ReplicaSetKey() string {
-	if p.replicaSet == "" {
-		return ""
-	}
-	return p.Namespace + "/" + p.replicaSet
-}
-
-// prefixOf returns prefix, sharing the bytes of s when s starts with it: the
-// name of an object's controller is often the start of its own (a pod's
-// generateName is its ReplicaSet's name, a ReplicaSet's name its
-// Deployment's), and then the cache keeps no string of its own for it.
-func prefixOf(s, prefix string) string {
-	if strings.HasPrefix(s, prefix) {
-		return s[:len(prefix)]
-	}
-	return prefix
-}
-
-// PodsByRobot indexes the pod cache by namespace/Robot name.
-const PodsByRobot = "robot"
-
-func RobotIndex(obj interface{}) ([]string, error) {
-	if pod, ok := obj.(*PodSummary); ok && pod.Robot != "" {
-		return []string{pod.Namespace + "/" + pod.Robot}, nil
-	}
-	return nil, nil
-}
-
-// SameAs reports whether obj is a summary that says the same as p.
-func (p *PodSummary) SameAs(obj interface{}) bool {
-	other, ok := obj.(*PodSummary)
-	if !ok {
-		return false
-	}
-	a, b := *p, *other
-	return a.Name == b.Name && a.Namespace == b.Namespace && a.DeletionTimestamp.Equal(b.DeletionTimestamp) &&
-		a.Robot == b.Robot && a.replicaSet == b.replicaSet && a.replicaSetUID == b.replicaSetUID &&
-		a.unschedulable == b.unschedulable && a.readySince.Equal(&b.readySince) && reflect.DeepEqual(a.container, b.container)
-}
-
 // warnsOnCause reports whether a Ready reason is a cause the diagnosis
 // found: a Warning event is recorded once when the Robot enters it.
 func warnsOnCause(reason string) bool {
 	return slices.Contains(causeRanks, reason) || slices.Contains([]string{
 		robotv1beta1.ReasonQuotaExceeded, robotv1beta1.ReasonPodSecurityRejected, robotv1beta1.ReasonReplicaFailure}, reason)
+}
+
+// currentReplicaSet returns deployment's current ReplicaSet among
+// replicaSets: the one it controls of its revision, which the Deployment
+// controller sets to its new ReplicaSet's. Nil when the cache has none
+// (yet), or when deployment has no revision. Should two claim the revision,
+// the first by name is taken, so that the result does not depend on the
+// order of the cache.
+func currentReplicaSet(deployment *appsv1.Deployment, replicaSets []*podsummary.ReplicaSet) *podsummary.ReplicaSet {
+	revision := deployment.Annotations[podsummary.RevisionAnnotation]
+	if revision == "" {
+		return nil
+	}
+	var current *podsummary.ReplicaSet
+	for _, rs := range replicaSets {
+		if rs.OwnedBy(deployment.UID) && rs.Revision == revision && (current == nil || rs.Name < current.Name) {
+			current = rs
+		}
+	}
+	return current
 }

@@ -3,12 +3,11 @@ package status
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
@@ -16,8 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -134,7 +131,7 @@ func TestDiagnosedStatus(t *testing.T) {
 		// pod still fails to pull.
 		name: "a pod of an earlier template is ignored",
 		deployment: func(d *appsv1.Deployment) {
-			d.Annotations[RevisionAnnotation] = "2"
+			d.Annotations[podsummary.RevisionAnnotation] = "2"
 		},
 		replicaSets: func(d *appsv1.Deployment) []*appsv1.ReplicaSet {
 			return []*appsv1.ReplicaSet{robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")}
@@ -218,7 +215,7 @@ func TestDiagnosedStatusOnlyForUnavailableReplicas(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			want := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
-			var replicaSets []*ReplicaSetSummary
+			var replicaSets []*podsummary.ReplicaSet
 			if deployment != nil {
 				replicaSets = firstReplicaSet(t, deployment)
 			}
@@ -301,7 +298,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 		revision: "3",
 		pods: func(d *appsv1.Deployment) ([]*appsv1.ReplicaSet, []*corev1.Pod) {
 			again, replaced := robottest.ReplicaSet(d, "1"), robottest.ReplicaSet(d, "2")
-			again.Annotations[RevisionAnnotation] = "3"
+			again.Annotations[podsummary.RevisionAnnotation] = "3"
 			return []*appsv1.ReplicaSet{again, replaced}, []*corev1.Pod{crashing(replaced, "test-a-replaced"), starting(again, "test-b-again")}
 		},
 		reason: robotv1beta1.ReasonRolloutInProgress,
@@ -353,7 +350,7 @@ func TestDiagnosedReadsOnlyTheCurrentReplicaSet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			deployment := unavailable(t, robot)
-			deployment.Annotations[RevisionAnnotation] = tt.revision
+			deployment.Annotations[podsummary.RevisionAnnotation] = tt.revision
 			replicaSets, pods := tt.pods(deployment)
 			status, _ := diagnosed(t, robot, deployment, replicaSets, pods...)
 			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason {
@@ -372,267 +369,34 @@ func diagnosed(t testing.TB, robot *robotv1beta1.Robot, deployment *appsv1.Deplo
 
 // firstReplicaSet is what the ReplicaSet cache holds for deployment's
 // ReplicaSet of revision 1, whose pods robottest.Pod makes.
-func firstReplicaSet(t testing.TB, deployment *appsv1.Deployment) []*ReplicaSetSummary {
+func firstReplicaSet(t testing.TB, deployment *appsv1.Deployment) []*podsummary.ReplicaSet {
 	return replicaSetSummaries(t, robottest.ReplicaSet(deployment, "1"))
 }
 
-func replicaSetSummaries(t testing.TB, replicaSets ...*appsv1.ReplicaSet) []*ReplicaSetSummary {
+func replicaSetSummaries(t testing.TB, replicaSets ...*appsv1.ReplicaSet) []*podsummary.ReplicaSet {
 	t.Helper()
-	out := make([]*ReplicaSetSummary, 0, len(replicaSets))
+	out := make([]*podsummary.ReplicaSet, 0, len(replicaSets))
 	for _, rs := range replicaSets {
-		summary, err := Summarize(rs)
+		summary, err := podsummary.Summarize(rs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, summary.(*ReplicaSetSummary))
+		out = append(out, summary.(*podsummary.ReplicaSet))
 	}
 	return out
 }
 
-func summaries(t testing.TB, pods ...*corev1.Pod) []*PodSummary {
+func summaries(t testing.TB, pods ...*corev1.Pod) []*podsummary.Pod {
 	t.Helper()
-	out := make([]*PodSummary, 0, len(pods))
+	out := make([]*podsummary.Pod, 0, len(pods))
 	for _, pod := range pods {
-		summary, err := SummarizePod(pod)
+		summary, err := podsummary.SummarizePod(pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, summary.(*PodSummary))
+		out = append(out, summary.(*podsummary.Pod))
 	}
 	return out
-}
-
-// A pod as the API server sends it and the same pod with only what the
-// diagnosis reads make the same summary: the summary keeps nothing else.
-func TestSummarizePodKeepsOnlyWhatDiagnoseReads(t *testing.T) {
-	robot := robottest.NewRobot("test", 1)
-	for _, pod := range []*corev1.Pod{
-		robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")),
-		robottest.Pod(robot, "test-b", robottest.RunningSince(time.Minute)),
-	} {
-		pod.ResourceVersion = "123456"
-		full, minimal := summaries(t, fullPod(pod))[0], summaries(t, pod)[0]
-		if !full.SameAs(minimal) || full.ResourceVersion != minimal.ResourceVersion {
-			t.Errorf("%s: the full pod's summary %+v differs from the minimal pod's %+v", pod.Name, full, minimal)
-		}
-		if full.Robot != robot.Name || full.GetLabels() != nil || full.GetOwnerReferences() != nil || full.GetManagedFields() != nil || full.GetUID() != "" {
-			t.Errorf("%s: the summary keeps more than it should: %+v", pod.Name, full.cachedMeta)
-		}
-		if copied := full.DeepCopyObject().(*PodSummary); !copied.SameAs(full) || (copied.container != nil && copied.container == full.container) {
-			t.Errorf("%s: DeepCopyObject is not a deep copy", pod.Name)
-		}
-	}
-}
-
-// A ReplicaSet as the API server sends it and the same ReplicaSet with only
-// what the diagnosis reads make the same summary; the summary keeps the
-// Deployment's name without a string of its own.
-func TestSummarizeReplicaSetKeepsOnlyWhatDiagnoseReads(t *testing.T) {
-	robot := robottest.NewRobot("test", 1)
-	deployment := liveDeployment(t, robot)
-	minimal := robottest.ReplicaSet(deployment, "2")
-	full := replicaSetSummaries(t, fullReplicaSet(deployment, minimal))[0]
-	summary := replicaSetSummaries(t, minimal)[0]
-	if !full.SameAs(summary) || full.ResourceVersion != summary.ResourceVersion {
-		t.Errorf("the full ReplicaSet's summary %+v differs from the minimal one's %+v", full, summary)
-	}
-	if full.UID != minimal.UID || full.Deployment != deployment.Name || !full.OwnedBy(deployment.UID) || full.revision != "2" {
-		t.Errorf("summary %+v: want UID %s, Deployment %s (%s), revision 2", full, minimal.UID, deployment.Name, deployment.UID)
-	}
-	if unsafe.StringData(summary.Deployment) != unsafe.StringData(summary.Name) {
-		t.Errorf("the Deployment's name %q has a string of its own, not a prefix of the ReplicaSet's %q", summary.Deployment, summary.Name)
-	}
-	if full.GetLabels() != nil || full.GetAnnotations() != nil || full.GetOwnerReferences() != nil || full.GetManagedFields() != nil {
-		t.Errorf("the summary keeps more than it should: %+v", full.cachedMeta)
-	}
-	if copied := full.DeepCopyObject().(*ReplicaSetSummary); !copied.SameAs(full) {
-		t.Errorf("DeepCopyObject differs")
-	}
-	if revised := replicaSetSummaries(t, robottest.ReplicaSet(deployment, "3"))[0]; revised.SameAs(summary) {
-		t.Errorf("another revision makes the same summary")
-	}
-	// The pod informer's objects go through the same transform, and
-	// name their ReplicaSet without a string of its own.
-	pod := robottest.Pod(robot, "test-5d9c7b8f1-x7k2p", robottest.RunningSince(time.Minute))
-	obj, _ := Summarize(pod)
-	if p := obj.(*PodSummary); p.ReplicaSetKey() != "default/test-5d9c7b8f1" || p.replicaSetUID != pod.OwnerReferences[0].UID ||
-		unsafe.StringData(p.replicaSet) != unsafe.StringData(p.Name) {
-		t.Errorf("the pod's summary names ReplicaSet %q (%s), want default/test-5d9c7b8f1 (%s), a prefix of its name", p.ReplicaSetKey(), p.replicaSetUID, pod.OwnerReferences[0].UID)
-	}
-}
-
-// fullReplicaSet is rs, a ReplicaSet of deployment, as the API server sends
-// it.
-func fullReplicaSet(deployment *appsv1.Deployment, rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
-	full := rs.DeepCopy()
-	full.Generation = 1
-	full.CreationTimestamp = metav1.NewTime(robottest.FixtureNow)
-	for k, v := range deployment.Spec.Template.Labels {
-		full.Labels[k] = v
-	}
-	full.Annotations["deployment.kubernetes.io/desired-replicas"] = "1"
-	full.Annotations["deployment.kubernetes.io/max-replicas"] = "2"
-	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1",
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:spec":{"f:template":{}}}`, 40))}}}
-	full.Spec.Replicas = deployment.Spec.Replicas
-	full.Spec.Selector = deployment.Spec.Selector.DeepCopy()
-	full.Spec.Template = *deployment.Spec.Template.DeepCopy()
-	full.Spec.Template.Labels["pod-template-hash"] = rs.Labels["pod-template-hash"]
-	full.Status = appsv1.ReplicaSetStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1}
-	return full
-}
-
-// BenchmarkReplicaSetCache fills a ReplicaSet informer's store, through
-// Summarize or not, and reports the live heap each cached ReplicaSet costs
-// (bytes/rs).
-func BenchmarkReplicaSetCache(b *testing.B) {
-	robot := robottest.NewRobot("test", 1)
-	desired, err := workload.NewDeployment(robot)
-	deployment := robottest.LiveDeploymentOf(b, desired, err)
-	template := fullReplicaSet(deployment, robottest.ReplicaSet(deployment, "1"))
-	const n = 5000
-	for _, tt := range []struct {
-		name      string
-		transform cache.TransformFunc
-	}{{"full", nil}, {"summarized", Summarize}} {
-		b.Run(tt.name, func(b *testing.B) {
-			var perRS float64
-			for range b.N {
-				before := robottest.LiveHeap()
-				indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-				for i := range n {
-					// Each decoded on its own, as from a watch; one
-					// Deployment each, as with N Robots.
-					rs := roundTripReplicaSet(b, template)
-					rs.Name = fmt.Sprintf("test-%05d-5d9c7b8f6", i)
-					rs.UID = types.UID(fmt.Sprintf("3f0c2a9e-5b7d-4c1a-9e8f-%012d", i))
-					rs.OwnerReferences[0].Name = fmt.Sprintf("test-%05d", i)
-					rs.OwnerReferences[0].UID = types.UID(fmt.Sprintf("8a1b2c3d-4e5f-4a6b-8c7d-%012d", i))
-					var obj interface{} = rs
-					if tt.transform != nil {
-						obj, _ = tt.transform(rs)
-					}
-					if err := indexer.Add(obj); err != nil {
-						b.Fatal(err)
-					}
-				}
-				perRS = float64(robottest.LiveHeap()-before) / n
-				runtime.KeepAlive(indexer)
-			}
-			b.ReportMetric(perRS, "bytes/rs")
-		})
-	}
-}
-
-func roundTripReplicaSet(b *testing.B, rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
-	data, err := rs.Marshal()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out appsv1.ReplicaSet
-	if err := out.Unmarshal(data); err != nil {
-		b.Fatal(err)
-	}
-	return &out
-}
-
-// fullPod is pod as the API server sends it: with the fields a real pod of
-// the Robot's Deployment has, which the cache need not keep.
-func fullPod(pod *corev1.Pod) *corev1.Pod {
-	full := pod.DeepCopy()
-	full.UID = types.UID("uid-" + pod.Name)
-	full.ResourceVersion = "123456"
-	full.GenerateName = "test-5d9c7b8f6-"
-	full.Labels["pod-template-hash"] = "5d9c7b8f6"
-	full.ManagedFields = []metav1.ManagedFieldsEntry{
-		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:metadata":{"f:labels":{}}}`, 30))}},
-		{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", Subresource: "status",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat(`{"f:status":{"f:conditions":{}}}`, 30))}},
-	}
-	c := &full.Spec.Containers[0]
-	c.Args = []string{"netexec", "--http-port=8080"}
-	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}
-	c.Env = []corev1.EnvVar{{Name: "MODE", Value: "demo"}}
-	c.TerminationMessagePath, c.TerminationMessagePolicy, c.ImagePullPolicy = "/dev/termination-log", "File", "IfNotPresent"
-	c.SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)}
-	c.VolumeMounts = []corev1.VolumeMount{{Name: "kube-api-access-abcde", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}}
-	full.Spec.Volumes = []corev1.Volume{{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}}}}}}}
-	full.Spec.Tolerations = []corev1.Toleration{
-		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
-		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
-	}
-	full.Spec.NodeName, full.Spec.ServiceAccountName, full.Spec.SchedulerName = "kwok-node-0", "default", "default-scheduler"
-	full.Spec.RestartPolicy, full.Spec.DNSPolicy = corev1.RestartPolicyAlways, corev1.DNSClusterFirst
-	full.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30)
-	full.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
-	full.Status.HostIP, full.Status.PodIP = "10.0.0.1", "10.244.0.17"
-	full.Status.PodIPs = []corev1.PodIP{{IP: "10.244.0.17"}}
-	full.Status.HostIPs = []corev1.HostIP{{IP: "10.0.0.1"}}
-	full.Status.QOSClass = corev1.PodQOSBestEffort
-	full.Status.StartTime = ptr.To(metav1.NewTime(robottest.FixtureNow))
-	full.Status.Conditions = append(full.Status.Conditions,
-		corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
-		corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [robot]"})
-	full.Status.ContainerStatuses[0].Image = c.Image
-	full.Status.ContainerStatuses[0].ImageID = ""
-	return full
-}
-
-// BenchmarkPodCache fills a pod informer's store, through SummarizePod or not,
-// and reports the live heap each cached pod costs (bytes/pod).
-func BenchmarkPodCache(b *testing.B) {
-	robot := robottest.NewRobot("test", 1)
-	template := fullPod(robottest.Pod(robot, "test-a", robottest.Waiting("ImagePullBackOff", `Back-off pulling image "registry.example/robot:1.0"`)))
-	const n = 5000
-	for _, tt := range []struct {
-		name      string
-		transform cache.TransformFunc
-	}{{"full", nil}, {"summarized", SummarizePod}} {
-		b.Run(tt.name, func(b *testing.B) {
-			var perPod float64
-			for range b.N {
-				before := robottest.LiveHeap()
-				indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, PodsByRobot: RobotIndex})
-				for i := range n {
-					// Each pod decoded on its own, as from a watch: no
-					// string shared with the template.
-					pod := roundTripPod(b, template)
-					pod.Name = fmt.Sprintf("test-5d9c7b8f6-%05d", i)
-					// A Robot of its own, as with N Robots of one
-					// replica: one entry of the Robot index each.
-					pod.Labels[workload.LabelRobot] = fmt.Sprintf("test-%05d", i)
-					// Its ReplicaSet, whose name starts the pod's, with
-					// a UID as the API server makes them.
-					pod.OwnerReferences[0].Name = "test-5d9c7b8f6"
-					pod.OwnerReferences[0].UID = types.UID(fmt.Sprintf("3f0c2a9e-5b7d-4c1a-9e8f-%012d", i))
-					var obj interface{} = pod
-					if tt.transform != nil {
-						obj, _ = tt.transform(pod)
-					}
-					if err := indexer.Add(obj); err != nil {
-						b.Fatal(err)
-					}
-				}
-				perPod = float64(robottest.LiveHeap()-before) / n
-				runtime.KeepAlive(indexer)
-			}
-			b.ReportMetric(perPod, "bytes/pod")
-		})
-	}
-}
-
-func roundTripPod(b *testing.B, pod *corev1.Pod) *corev1.Pod {
-	data, err := pod.Marshal()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out corev1.Pod
-	if err := out.Unmarshal(data); err != nil {
-		b.Fatal(err)
-	}
-	return &out
 }
 
 // TestSingleExitIsNoCrashLoop: CrashLoopBackOff is said only when the kubelet

@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
@@ -212,7 +213,7 @@ func checkStatus(t *testing.T, robot *robotv1beta1.Robot, deployment *appsv1.Dep
 			t.Errorf("%s observedGeneration %d, want %d", c.Type, c.ObservedGeneration, robot.Generation)
 		}
 		wantTime := now
-		if before := robottest.FindCondition(robot.Status, c.Type); before.Type != "" && before.Status == c.Status {
+		if before := meta.FindStatusCondition(robot.Status.Conditions, c.Type); before != nil && before.Status == c.Status {
 			wantTime = before.LastTransitionTime
 		}
 		if !c.LastTransitionTime.Equal(&wantTime) {

@@ -128,6 +128,13 @@ func ReportsPaused(status robotv1beta1.RobotStatus) bool {
 	return synced != nil && synced.Reason == robotv1beta1.ReasonPaused
 }
 
+// ReadyFor reports whether status says Ready=True for generation: the
+// Ready condition and the status itself both observed it.
+func ReadyFor(status robotv1beta1.RobotStatus, generation int64) bool {
+	c := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && status.ObservedGeneration == generation
+}
+
 // readyCondition summarizes, for a person, whether the Robot runs as asked.
 // It is about the workload: a failed sync makes it False only while the
 // Deployment does not hold the Robot's current spec (applied is false), so

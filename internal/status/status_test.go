@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
@@ -150,21 +151,21 @@ func TestComputeStatus(t *testing.T) {
 			if d := diff.Diff(before, robot); d != "" {
 				t.Errorf("computeStatus changed the Robot:\n%s", d)
 			}
-			if got := robottest.FindCondition(status, "Audited"); got != audited {
+			if got := meta.FindStatusCondition(status.Conditions, "Audited"); got == nil || *got != audited {
 				t.Errorf("another writer's condition became %+v, want %+v", got, audited)
 			}
 			got := conditions{
-				string(robottest.FindCondition(status, robotv1beta1.ConditionReady).Status),
-				robottest.FindCondition(status, robotv1beta1.ConditionReady).Reason,
-				string(robottest.FindCondition(status, robotv1beta1.ConditionAvailable).Status),
-				string(robottest.FindCondition(status, robotv1beta1.ConditionProgressing).Status),
-				string(robottest.FindCondition(status, robotv1beta1.ConditionSynced).Status),
-				robottest.FindCondition(status, robotv1beta1.ConditionSynced).Reason,
+				string(meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady).Status),
+				meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady).Reason,
+				string(meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionAvailable).Status),
+				string(meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionProgressing).Status),
+				string(meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced).Status),
+				meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced).Reason,
 			}
 			if got != tt.want {
 				t.Errorf("conditions (Ready, reason, Available, Progressing, Synced, reason) = %v, want %v", got, tt.want)
 			}
-			ready := robottest.FindCondition(status, robotv1beta1.ConditionReady)
+			ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 			if !strings.Contains(ready.Message, tt.message) {
 				t.Errorf("Ready message %q, want it to contain %q", ready.Message, tt.message)
 			}
@@ -196,16 +197,16 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 	robot.Status.Conditions = append(robot.Status.Conditions, metav1.Condition{Type: "Audited", Status: "True", Reason: "Checked", LastTransitionTime: earlier})
 
 	same := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
-	if ready := robottest.FindCondition(same, robotv1beta1.ConditionReady); !ready.LastTransitionTime.Equal(&earlier) {
+	if ready := meta.FindStatusCondition(same.Conditions, robotv1beta1.ConditionReady); !ready.LastTransitionTime.Equal(&earlier) {
 		t.Errorf("Ready moved to %v without changing status", ready.LastTransitionTime)
 	}
-	if audited := robottest.FindCondition(same, "Audited"); audited.Reason != "Checked" {
+	if audited := meta.FindStatusCondition(same.Conditions, "Audited"); audited == nil || audited.Reason != "Checked" {
 		t.Errorf("another writer's condition was lost: %+v", same.Conditions)
 	}
 
 	deployment.Status.AvailableReplicas = 1
 	changed := Compute(robot, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
-	if ready := robottest.FindCondition(changed, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || !ready.LastTransitionTime.Equal(&metav1.Time{Time: robottest.FixtureNow}) {
+	if ready := meta.FindStatusCondition(changed.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || !ready.LastTransitionTime.Equal(&metav1.Time{Time: robottest.FixtureNow}) {
 		t.Errorf("Ready %+v, want False since now", ready)
 	}
 }
@@ -246,14 +247,14 @@ func TestPausedStatus(t *testing.T) {
 	if status.ObservedGeneration != 3 {
 		t.Errorf("observedGeneration %d, want 3", status.ObservedGeneration)
 	}
-	synced := robottest.FindCondition(status, robotv1beta1.ConditionSynced)
+	synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced)
 	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonPaused || synced.Message != paused.Error() {
 		t.Errorf("Synced: %s %s %q", synced.Status, synced.Reason, synced.Message)
 	}
 	if !ReportsPaused(status) {
 		t.Error("ReportsPaused is false for a paused status")
 	}
-	if ready := robottest.FindCondition(status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
+	if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
 		t.Errorf("Ready %s %s, want True: the Deployment runs the Robot's spec", ready.Status, ready.Reason)
 	}
 
@@ -262,11 +263,35 @@ func TestPausedStatus(t *testing.T) {
 	changed := robot.DeepCopy()
 	changed.Spec.Replicas = ptr.To[int32](5)
 	status = Compute(changed, deployment, nil, paused, now)
-	if ready := robottest.FindCondition(status, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonPaused {
+	if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonPaused {
 		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonPaused)
 	}
 
 	if ReportsPaused(Compute(robot, deployment, nil, nil, now)) {
 		t.Error("ReportsPaused is true for a synced status")
+	}
+}
+
+// TestReadyFor: Ready for a generation only when the Ready condition is
+// True and both it and the status observed that generation.
+func TestReadyFor(t *testing.T) {
+	ready := func(status metav1.ConditionStatus, conditionGeneration, statusGeneration int64) robotv1beta1.RobotStatus {
+		return robotv1beta1.RobotStatus{ObservedGeneration: statusGeneration, Conditions: []metav1.Condition{
+			{Type: robotv1beta1.ConditionReady, Status: status, ObservedGeneration: conditionGeneration}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		status robotv1beta1.RobotStatus
+		want   bool
+	}{
+		{"ready for the generation", ready(metav1.ConditionTrue, 2, 2), true},
+		{"not ready", ready(metav1.ConditionFalse, 2, 2), false},
+		{"ready for an earlier generation", ready(metav1.ConditionTrue, 1, 1), false},
+		{"the condition observed it, the status not yet", ready(metav1.ConditionTrue, 2, 1), false},
+		{"no Ready condition", robotv1beta1.RobotStatus{ObservedGeneration: 2}, false},
+	} {
+		if got := ReadyFor(tc.status, 2); got != tc.want {
+			t.Errorf("%s: ReadyFor = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -215,7 +215,7 @@ func (w *Writer) foreignFieldConflict(ctx context.Context, namespace, name strin
 		if cause.Field == "" {
 			continue
 		}
-		if field, manager := drift.ForeignOwner(live.ManagedFields, cause.Field); manager != "" {
+		if field, manager := foreignOwner(live.ManagedFields, cause.Field); manager != "" {
 			return &outcome.FieldConflictError{Deployment: name, Field: field, Manager: manager, Err: invalid}
 		}
 	}
@@ -355,12 +355,12 @@ func (w *Writer) claimCreatedFields(ctx context.Context, desired *appsv1ac.Deplo
 	return claimed, err
 }
 
-// clearRollingUpdate sends drift.RecreatePatch when the apply of desired,
+// clearRollingUpdate sends RecreatePatch when the apply of desired,
 // a Recreate strategy, needs current's rollingUpdate gone first, and returns
 // the Deployment as it then is. As for the claim, a failed test (422) is an
 // ordinary failure, retried with backoff, not an invalid spec.
 func (w *Writer) clearRollingUpdate(ctx context.Context, desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (*appsv1.Deployment, error) {
-	data, err := drift.RecreatePatch(desired, current)
+	data, err := RecreatePatch(desired, current)
 	if err != nil || data == nil {
 		return current, err
 	}
@@ -377,7 +377,7 @@ func (w *Writer) clearRollingUpdate(ctx context.Context, desired *appsv1ac.Deplo
 	return patched, nil
 }
 
-// claimCreated sends, through patch, the drift.ClaimPatch of current's create
+// claimCreated sends, through patch, the ClaimPatch of current's create
 // entry, if it has one, and returns the object as it then is. An error
 // leaves current as it was: a failed test (422) says the object changed
 // since it was read, an ordinary failure, retried with backoff.
@@ -387,7 +387,7 @@ func claimCreated[T metav1.Object](ctx context.Context, w *Writer, kind string, 
 	if i < 0 {
 		return current, nil
 	}
-	data, err := drift.ClaimPatch(current, i)
+	data, err := ClaimPatch(current, i)
 	if err != nil {
 		return current, err
 	}

@@ -1,15 +1,45 @@
-package drift
+package writer
 
 import (
+	"maps"
 	"testing"
 
+	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
+
+// TestClaimPatch: the patch applies only to the Deployment as it was read.
+func TestClaimPatch(t *testing.T) {
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "42", ManagedFields: []metav1.ManagedFieldsEntry{robottest.OthersInCache, robottest.CreatedInCache}}}
+	patch, err := ClaimPatch(deployment, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
+		`{"op":"test","path":"/metadata/managedFields/1/manager","value":"robot-operator"},` +
+		`{"op":"test","path":"/metadata/managedFields/1/operation","value":"Update"},` +
+		`{"op":"replace","path":"/metadata/managedFields/1/operation","value":"Apply"}]`
+	if string(patch) != want {
+		t.Errorf("patch\n%s\nwant\n%s", patch, want)
+	}
+	deployment.ManagedFields = []metav1.ManagedFieldsEntry{robottest.AppliedInCache, robottest.OthersInCache, robottest.CreatedInCache}
+	if patch, err = ClaimPatch(deployment, 2); err != nil {
+		t.Fatal(err)
+	}
+	want = `[{"op":"test","path":"/metadata/resourceVersion","value":"42"},` +
+		`{"op":"test","path":"/metadata/managedFields/2/manager","value":"robot-operator"},` +
+		`{"op":"test","path":"/metadata/managedFields/2/operation","value":"Update"},` +
+		`{"op":"remove","path":"/metadata/managedFields/2"}]`
+	if string(patch) != want {
+		t.Errorf("with an Apply entry already: patch\n%s\nwant\n%s", patch, want)
+	}
+}
 
 // TestRecreatePatch: a patch only for a Robot that asks for Recreate while
 // its Deployment still has a rollingUpdate, and one that applies only to
@@ -60,7 +90,15 @@ func TestRecreatePatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if drift := specDrift(desired, current); drift != "" {
-		t.Errorf("drift after the patch: %s", drift)
+	// The apply that follows the patch sets the spec hash annotation: the
+	// spec is what the patch must leave as the Robot asks.
+	maps.Copy(current.Annotations, desired.Annotations)
+	if got := drift.DeploymentDrift(desired, current); got != "" {
+		t.Errorf("drift after the patch: %s", got)
 	}
+}
+
+func liveDeployment(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
+	desired, err := workload.NewDeployment(robot)
+	return robottest.LiveDeploymentOf(t, desired, err)
 }

@@ -1,4 +1,4 @@
-package status
+package podsummary
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,15 +14,15 @@ import (
 // generation observed.
 const RevisionAnnotation = "deployment.kubernetes.io/revision"
 
-// ReplicaSetSummary is what the operator caches of a ReplicaSet of one of
+// ReplicaSet is what the operator caches of a ReplicaSet of one of
 // its Deployments: what tells the Deployment's current ReplicaSet, and what
 // finds the Robot, nothing else. A Deployment keeps up to ten old
 // ReplicaSets (revisionHistoryLimit), so a Robot may have eleven of them.
 // The cache has no index of its own: a sync finds the ReplicaSets by the
-// names its pods give (PodSummary.ReplicaSetKey), which costs no memory
+// names its pods give (Pod.ReplicaSetKey), which costs no memory
 // per ReplicaSet; a ReplicaSet of no pod controls none that the diagnosis
 // could read.
-type ReplicaSetSummary struct {
+type ReplicaSet struct {
 	// Name, Namespace, ResourceVersion and DeletionTimestamp: the
 	// informer keys and versions its objects by them.
 	cachedMeta
@@ -35,23 +35,23 @@ type ReplicaSetSummary struct {
 	// name, whose pods carry the same Robot name.
 	Deployment    string
 	deploymentUID types.UID
-	// revision is the ReplicaSet's RevisionAnnotation.
-	revision string
+	// Revision is the ReplicaSet's RevisionAnnotation.
+	Revision string
 }
 
 // GetUID is part of metav1.Object: the summary keeps the UID, which
 // cachedMeta does not.
-func (r *ReplicaSetSummary) GetUID() types.UID { return r.UID }
+func (r *ReplicaSet) GetUID() types.UID { return r.UID }
 
 // SetUID is part of metav1.Object.
-func (r *ReplicaSetSummary) SetUID(uid types.UID) { r.UID = uid }
+func (r *ReplicaSet) SetUID(uid types.UID) { r.UID = uid }
 
 // GetObjectKind is part of runtime.Object, so that the informer and its
 // handlers treat a summary as any other cached object.
-func (r *ReplicaSetSummary) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (r *ReplicaSet) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 // DeepCopyObject is part of runtime.Object.
-func (r *ReplicaSetSummary) DeepCopyObject() runtime.Object {
+func (r *ReplicaSet) DeepCopyObject() runtime.Object {
 	copied := *r
 	if r.DeletionTimestamp != nil {
 		copied.DeletionTimestamp = r.DeletionTimestamp.DeepCopy()
@@ -59,7 +59,7 @@ func (r *ReplicaSetSummary) DeepCopyObject() runtime.Object {
 	return &copied
 }
 
-// SummarizeReplicaSet turns a ReplicaSet into the ReplicaSetSummary the
+// SummarizeReplicaSet turns a ReplicaSet into the ReplicaSet summary the
 // cache keeps.
 func SummarizeReplicaSet(obj interface{}) (interface{}, error) {
 	rs, ok := obj.(*appsv1.ReplicaSet)
@@ -67,7 +67,7 @@ func SummarizeReplicaSet(obj interface{}) (interface{}, error) {
 		// A tombstone: its object was summarized when it was cached.
 		return obj, nil
 	}
-	summary := &ReplicaSetSummary{
+	summary := &ReplicaSet{
 		cachedMeta: cachedMeta{
 			Name:              rs.Name,
 			Namespace:         rs.Namespace,
@@ -75,7 +75,7 @@ func SummarizeReplicaSet(obj interface{}) (interface{}, error) {
 			DeletionTimestamp: rs.DeletionTimestamp,
 		},
 		UID:      rs.UID,
-		revision: rs.Annotations[RevisionAnnotation],
+		Revision: rs.Annotations[RevisionAnnotation],
 	}
 	if ref := metav1.GetControllerOfNoCopy(rs); ref != nil {
 		summary.Deployment, summary.deploymentUID = prefixOf(rs.Name, ref.Name), ref.UID
@@ -95,36 +95,16 @@ func Summarize(obj interface{}) (interface{}, error) {
 // SameAs reports whether obj is a summary that says the same as r: a
 // ReplicaSet's status changes at each of its pods' changes, and those
 // tell the diagnosis nothing the pods' own events do not.
-func (r *ReplicaSetSummary) SameAs(obj interface{}) bool {
-	other, ok := obj.(*ReplicaSetSummary)
+func (r *ReplicaSet) SameAs(obj interface{}) bool {
+	other, ok := obj.(*ReplicaSet)
 	if !ok {
 		return false
 	}
 	return r.Name == other.Name && r.Namespace == other.Namespace && r.DeletionTimestamp.Equal(other.DeletionTimestamp) &&
-		r.UID == other.UID && r.Deployment == other.Deployment && r.deploymentUID == other.deploymentUID && r.revision == other.revision
+		r.UID == other.UID && r.Deployment == other.Deployment && r.deploymentUID == other.deploymentUID && r.Revision == other.Revision
 }
 
 // OwnedBy reports whether r's controller is the Deployment of that UID.
-func (r *ReplicaSetSummary) OwnedBy(deployment types.UID) bool {
+func (r *ReplicaSet) OwnedBy(deployment types.UID) bool {
 	return r.deploymentUID != "" && r.deploymentUID == deployment
-}
-
-// currentReplicaSet returns deployment's current ReplicaSet among
-// replicaSets: the one it controls of its revision, which the Deployment
-// controller sets to its new ReplicaSet's. Nil when the cache has none
-// (yet), or when deployment has no revision. Should two claim the revision,
-// the first by name is taken, so that the result does not depend on the
-// order of the cache.
-func currentReplicaSet(deployment *appsv1.Deployment, replicaSets []*ReplicaSetSummary) *ReplicaSetSummary {
-	revision := deployment.Annotations[RevisionAnnotation]
-	if revision == "" {
-		return nil
-	}
-	var current *ReplicaSetSummary
-	for _, rs := range replicaSets {
-		if rs.OwnedBy(deployment.UID) && rs.revision == revision && (current == nil || rs.Name < current.Name) {
-			current = rs
-		}
-	}
-	return current
 }

@@ -1,11 +1,47 @@
-package drift
+package writer
 
 import (
 	"encoding/json"
+	"fmt"
+
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/workload"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 )
+
+// This file builds the JSON patches the writer sends before an apply.
+// They are built from the objects as they were read, and each tests the
+// ResourceVersion first, so that a patch applies only to what was read.
+
+// jsonPatchOperation is one operation of a JSON patch (RFC 6902).
+type jsonPatchOperation struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// ClaimPatch is the JSON patch that turns entry i of object's managedFields,
+// the create's, into the operator's Apply entry, or removes it when there is
+// one already. The API server takes the managedFields that a patch sets as
+// they are. The patch applies only to the object as it was read: where the
+// entry is depends on the others.
+func ClaimPatch(object metav1.Object, i int) ([]byte, error) {
+	entry := fmt.Sprintf("/metadata/managedFields/%d", i)
+	patch := []jsonPatchOperation{
+		{Op: "test", Path: "/metadata/resourceVersion", Value: object.GetResourceVersion()},
+		{Op: "test", Path: entry + "/manager", Value: workload.FieldManager},
+		{Op: "test", Path: entry + "/operation", Value: metav1.ManagedFieldsOperationUpdate},
+	}
+	if drift.HasAppliedEntry(object.GetManagedFields()) {
+		patch = append(patch, jsonPatchOperation{Op: "remove", Path: entry})
+	} else {
+		patch = append(patch, jsonPatchOperation{Op: "replace", Path: entry + "/operation", Value: metav1.ManagedFieldsOperationApply})
+	}
+	return json.Marshal(patch)
+}
 
 // The API server gives a Deployment of type RollingUpdate a rollingUpdate
 // (25% and 25%) when it has none, and refuses one of type Recreate that
