@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,106 +56,95 @@ func DefaultLeaseNamespace() string {
 // so it must not write.
 var ErrNotLeader = errors.New("not the leader: the leader election Lease is not held or was not renewed in time")
 
-// Run runs lead only while this process holds the Lease, and
-// returns when lead has returned and the Lease has been released. lead gets
-// a check to call before each write: it fails once the Lease has gone
-// unrenewed for the renew deadline, which is before any other replica can
-// take the Lease over (the lease duration), even when this process was
-// frozen (stopped, swapped out, starved) and has not noticed yet.
+// Run runs lead only while this process holds the Lease, and returns when
+// lead has returned and the Lease has been released. lead gets a check to
+// call before each write: it fails once the Lease has gone unrenewed for the
+// renew deadline, which is before any other replica can take the Lease over
+// (the lease duration), even when this process was frozen (stopped, swapped
+// out, starved) and has not noticed yet.
 //
 // On a signal (ctx done) lead finishes its syncs in flight first, and only
 // then is the Lease released, so the next leader never writes alongside this
 // one. A signal that comes before lead has started, even while the Lease is
-// being acquired, means lead never starts: Run gives the Lease up if
-// it got it and returns nil. A replica that fails to renew the Lease while
-// lead runs exits at once, with status 1, before the Lease expires for the
-// others (the renew deadline is shorter than the lease duration), and
-// Kubernetes restarts it as a follower.
+// being acquired, means lead never starts: Run gives the Lease up if it got
+// it and returns nil. A replica that fails to renew the Lease while lead runs
+// exits at once, with status 1, before the Lease expires for the others (the
+// renew deadline is shorter than the lease duration), and Kubernetes restarts
+// it as a follower.
+//
+// The elector runs in a goroutine of its own and only reports: that it
+// leads (a closed channel) and that it has stopped (another). Everything
+// else, whether lead starts, when the elector is stopped, when the process
+// exits, is decided here, in one goroutine, in order.
 func Run(ctx context.Context, client kubernetes.Interface, le Config, identity string, lead func(ctx context.Context, mayWrite func() error) error) error {
-	logger := klog.FromContext(ctx)
-	lease := klog.KRef(le.Namespace, le.Id)
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: le.Namespace, Name: le.Id},
-		Client:     client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	e, err := startElection(ctx, client, le, identity)
+	if err != nil {
+		return err
 	}
-
-	// The elector outlives ctx: it must keep the Lease while lead drains.
-	electorCtx, cancelElector := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelElector()
-
-	// The elector calls OnStartedLeading from a goroutine of its own, which
-	// may run only after a signal, or after Run has returned; and it calls
-	// OnStoppedLeading whenever Run returns, led or not. Whether lead runs
-	// is decided once, under mu, so that a signal and the callback cannot
-	// both believe the other will stop the elector.
-	var (
-		mu       sync.Mutex
-		stopped  bool // lead must not start any more
-		leading  bool // lead has started
-		finished bool // lead has returned
-	)
-	leadDone := make(chan struct{})
-	var leadErr error // read only after leadDone is closed
-
-	var elector *leaderelection.LeaderElector
-	mayWrite := func() error {
-		if !elector.IsLeader() || elector.Check(le.RenewDeadline-le.LeaseDuration) != nil {
-			return ErrNotLeader
-		}
+	defer e.stop()
+	select {
+	case <-ctx.Done():
+	case <-e.leading:
+	case <-e.done:
+	}
+	switch {
+	case ctx.Err() != nil:
+		// A signal while following or acquiring: there is nothing to
+		// finish, so stop competing and give up the Lease if it was got.
+		e.stop()
+		e.releaseIfHeld(ctx)
 		return nil
+	case isClosed(e.done):
+		// Only a failed first renewal stops the elector without a signal
+		// before lead starts.
+		return fmt.Errorf("lost the leader election Lease %s before leading", e.lease)
 	}
+	return e.lead(ctx, lead)
+}
 
+// election is one run of the elector.
+type election struct {
+	le      Config
+	logger  klog.Logger
+	lease   klog.ObjectRef
+	lock    *resourcelock.LeaseLock
+	elector *leaderelection.LeaderElector
+	// leading is closed once the elector holds the Lease, done once it
+	// has stopped (and, if it held the Lease, released it).
+	leading, done chan struct{}
+	// cancel stops the elector; its context outlives the signal, so that
+	// the Lease is kept while lead drains.
+	cancel context.CancelFunc
+}
+
+// startElection starts competing for the Lease.
+func startElection(ctx context.Context, client kubernetes.Interface, le Config, identity string) (*election, error) {
+	logger := klog.FromContext(ctx)
+	e := &election{
+		le:     le,
+		logger: logger,
+		lease:  klog.KRef(le.Namespace, le.Id),
+		lock: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: le.Namespace, Name: le.Id},
+			Client:     client.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+		},
+		leading: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
+		Lock:            e.lock,
 		Name:            le.Id,
 		LeaseDuration:   le.LeaseDuration,
 		RenewDeadline:   le.RenewDeadline,
 		RetryPeriod:     le.RetryPeriod,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(leCtx context.Context) {
-				mu.Lock()
-				if stopped || ctx.Err() != nil {
-					// The signal came while the Lease was being acquired:
-					// there is nothing to finish, so give it up at once.
-					stopped = true
-					mu.Unlock()
-					cancelElector()
-					return
-				}
-				leading = true
-				mu.Unlock()
-				logger.Info("Became the leader", "lease", lease, "identity", identity)
-				watchCtx, stopWatch := context.WithCancel(leCtx)
-				watchDone := make(chan struct{})
-				go func() {
-					defer close(watchDone)
-					watchLease(watchCtx, logger, le, mayWrite)
-				}()
-				leadErr = lead(ctx, mayWrite)
-				mu.Lock()
-				finished = true
-				mu.Unlock()
-				// Releasing the Lease makes mayWrite fail: the watch must
-				// be over by then, or it would take the release for a loss.
-				stopWatch()
-				<-watchDone
-				close(leadDone)
-				cancelElector() // releases the Lease
-			},
-			OnStoppedLeading: func() {
-				mu.Lock()
-				lost := leading && !finished
-				mu.Unlock()
-				if !lost {
-					return
-				}
-				// Lost the Lease while writing: stop every write now.
-				logger.Error(nil, "Lost the leader election Lease; exiting so that another replica takes over", "lease", lease)
-				klog.Flush()
-				le.exitProcess(1)
-			},
+			// Called once, from a goroutine of the elector's, maybe after
+			// Run has returned: it only reports.
+			OnStartedLeading: func(context.Context) { close(e.leading) },
+			// Run learns that the elector stopped from e.done.
+			OnStoppedLeading: func() {},
 			OnNewLeader: func(leader string) {
 				if leader != identity {
 					logger.Info("Following the leader", "leader", leader)
@@ -165,57 +153,92 @@ func Run(ctx context.Context, client kubernetes.Interface, le Config, identity s
 		},
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	stopFollowing := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		// A follower has nothing to finish: stop competing at once. A
-		// leader stops the elector itself once lead has returned.
-		if !leading {
-			stopped = true
-			cancelElector()
-		}
-	})
-	defer stopFollowing()
-	logger.Info("Waiting to become the leader", "lease", lease, "identity", identity)
-	elector.Run(electorCtx)
+	e.elector = elector
+	electorCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	e.cancel = cancel
+	logger.Info("Waiting to become the leader", "lease", e.lease, "identity", identity)
+	go func() {
+		defer close(e.done)
+		elector.Run(electorCtx)
+	}()
+	return e, nil
+}
 
-	mu.Lock()
-	// The elector renews the Lease no more: a callback still on its way
-	// must not start lead.
-	stopped = true
-	led, released := leading, finished
-	mu.Unlock()
-	if led {
-		// Run returns while lead still runs only after the Lease was lost,
-		// which has ended the process; should exit return, Run
-		// still must not return while lead writes.
-		<-leadDone
-		if released {
-			// ReleaseOnCancel has cleared the holder (client-go logs it if
-			// that failed): a follower can take over at its next try.
-			logger.Info("Released the leader election Lease", "lease", lease)
-		}
-		return leadErr
+// stop stops the elector, which releases the Lease if it holds it, and
+// waits until it has.
+func (e *election) stop() {
+	e.cancel()
+	<-e.done
+}
+
+// mayWrite is the write fence's check: nil only while this process holds
+// the Lease and has renewed it within the renew deadline.
+func (e *election) mayWrite() error {
+	if !e.elector.IsLeader() || e.elector.Check(e.le.RenewDeadline-e.le.LeaseDuration) != nil {
+		return ErrNotLeader
 	}
-	if ctx.Err() == nil {
-		// Only a failed first renewal ends Run without a signal before
-		// lead starts.
-		return fmt.Errorf("lost the leader election Lease %s before leading", lease)
-	}
-	releaseIfHeld(ctx, logger, lock, identity, le.RenewDeadline)
 	return nil
 }
 
-// releaseIfHeld clears the Lease's holder if it is identity. The elector
+// lead runs lead while the Lease is held, and releases the Lease only once
+// lead has returned. The Lease is watched until then: a loss ends the
+// process.
+func (e *election) lead(ctx context.Context, lead func(ctx context.Context, mayWrite func() error) error) error {
+	e.logger.Info("Became the leader", "lease", e.lease, "identity", e.lock.Identity())
+	leadErr := make(chan error, 1)
+	go func() { leadErr <- lead(ctx, e.mayWrite) }()
+	// The elector only notices a loss after a renew deadline of failed
+	// retries; a process that was frozen past its Lease must stop at once.
+	watch := time.NewTicker(e.le.RetryPeriod / 4)
+	defer watch.Stop()
+	for {
+		select {
+		case err := <-leadErr:
+			// No sync is in flight any more: the next leader may start.
+			e.stop()
+			e.logger.Info("Released the leader election Lease", "lease", e.lease)
+			return err
+		case <-e.done:
+			e.exit("Lost the leader election Lease; exiting so that another replica takes over")
+			return <-leadErr
+		case <-watch.C:
+			if e.mayWrite() != nil {
+				e.exit("Lost the leader election Lease: it was not renewed within the renew deadline; exiting so that another replica takes over",
+					"renewDeadline", e.le.RenewDeadline)
+				// Only a test's exit returns: Run still must not return
+				// while lead writes.
+				return <-leadErr
+			}
+		}
+	}
+}
+
+// exit ends the process with status 1 after losing the Lease.
+func (e *election) exit(msg string, keysAndValues ...any) {
+	e.logger.Error(nil, msg, append([]any{"lease", e.lease}, keysAndValues...)...)
+	klog.Flush()
+	e.le.exitProcess(1)
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// releaseIfHeld clears the Lease's holder if it is this process. The elector
 // releases a Lease it knows it holds, but when a signal cancels the request
 // that takes the Lease, the API server may have applied it all the same, and
 // the followers would wait out the lease duration.
-func releaseIfHeld(ctx context.Context, logger klog.Logger, lock *resourcelock.LeaseLock, identity string, timeout time.Duration) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+func (e *election) releaseIfHeld(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.le.RenewDeadline)
 	defer cancel()
-	lease := klog.KRef(lock.LeaseMeta.Namespace, lock.LeaseMeta.Name)
+	logger, lease, lock := e.logger, e.lease, e.lock
 	record, _, err := lock.Get(ctx)
 	if apierrors.IsNotFound(err) {
 		return
@@ -224,7 +247,7 @@ func releaseIfHeld(ctx context.Context, logger klog.Logger, lock *resourcelock.L
 		logger.Error(err, "Reading the leader election Lease to release it", "lease", lease)
 		return
 	}
-	if record.HolderIdentity != identity {
+	if record.HolderIdentity != lock.Identity() {
 		return
 	}
 	// What the elector writes when it releases: no holder, and a lease
@@ -240,29 +263,6 @@ func releaseIfHeld(ctx context.Context, logger klog.Logger, lock *resourcelock.L
 		return
 	}
 	logger.Info("Released the leader election Lease", "lease", lease)
-}
-
-// watchLease exits the process as soon as the Lease goes unrenewed for the
-// renew deadline, without waiting for the elector to give up: a process that
-// was frozen past its Lease must stop at once, not after a renew deadline of
-// failed retries.
-func watchLease(ctx context.Context, logger klog.Logger, le Config, mayWrite func() error) {
-	ticker := time.NewTicker(le.RetryPeriod / 4)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			if mayWrite() != nil {
-				logger.Error(nil, "Lost the leader election Lease: it was not renewed within the renew deadline; exiting so that another replica takes over",
-					"lease", klog.KRef(le.Namespace, le.Id), "renewDeadline", le.RenewDeadline)
-				klog.Flush()
-				le.exitProcess(1)
-				return
-			}
-		}
-	}
 }
 
 // Fence is the write fence: every write asks Check first. It lets every
