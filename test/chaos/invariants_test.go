@@ -40,6 +40,30 @@ func TestCheckOneWriter(t *testing.T) {
 	}
 }
 
+// Every replica keeps the webhook's certificates, leader or not: its writes
+// of the webhook's Secret and of the CRD's conversion are no leader's work,
+// and a follower's are no hand-over. The CRD's status (storedVersions) is
+// the migration's, which only the leader runs.
+func TestCheckOneWriterLeavesTheCertificateUpkeep(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	upkeep := []auditEvent{
+		auditWrite("a", "leases", 200, at(0)),
+		auditWrite("a", "deployments", 201, at(1)),
+		auditWrite("b", "secrets", 409, at(1.1)),                   // b lost the race to fill the Secret
+		auditWrite("b", "customresourcedefinitions", 200, at(1.2)), // and applied the caBundle
+		auditWrite("a", "robots", 200, at(2)),
+	}
+	if c, handovers, _ := checkOneWriter(upkeep); !c.ok || handovers != 0 {
+		t.Errorf("a follower keeping the webhook's certificates: got %+v, %d hand-overs; want a pass and none", c, handovers)
+	}
+	migration := auditWrite("b", "customresourcedefinitions", 200, at(1.3))
+	migration.ObjectRef.Subresource = "status"
+	if c, _, _ := checkOneWriter(append(upkeep, migration)); c.ok {
+		t.Errorf("a follower writing the CRD's storedVersions while another leads: the check passed: %s", c.detail)
+	}
+}
+
 func TestCheckStoppedInTime(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
