@@ -202,9 +202,16 @@ func writerOf(e *auditEvent) string {
 // wrote when: every write the operator attempted, whatever the answer,
 // except a Lease write the API server refused. A follower tries to take an
 // expired Lease, and a deposed leader may try to renew one already taken;
-// the API server refuses both (409) and nothing changes.
+// the API server refuses both (409) and nothing changes. The webhook's
+// certificate upkeep (its Secret, the CRD's conversion) is left out too:
+// every replica keeps them, leader or not, each write on the resourceVersion
+// it read, so they say nothing of who leads. The CRD's status is the
+// migration's, which only the leader runs, and counts.
 func effectiveWrite(e *auditEvent) bool {
 	if !e.Write() {
+		return false
+	}
+	if e.ObjectRef.Resource == "secrets" || (e.ObjectRef.Resource == "customresourcedefinitions" && e.ObjectRef.Subresource == "") {
 		return false
 	}
 	if e.ObjectRef.Resource == "leases" {
