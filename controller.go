@@ -5,17 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/robot-operator/robot-operator/internal/drift"
-	"github.com/robot-operator/robot-operator/internal/echo"
 	"github.com/robot-operator/robot-operator/internal/events"
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -32,16 +30,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	appslisters "k8s.io/client-go/listers/apps/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -117,7 +112,6 @@ type Options struct {
 type Controller struct {
 	deploymentsLister appslisters.DeploymentLister
 	deploymentsSynced cache.InformerSynced
-	servicesLister    corelisters.ServiceLister
 	servicesSynced    cache.InformerSynced
 	robotsLister      listers.RobotLister
 	robotsSynced      cache.InformerSynced
@@ -131,37 +125,25 @@ type Controller struct {
 	// workqueue holds the Robots to sync. A Robot is in it at most once,
 	// and never synced by two workers at the same time.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	// writer makes every write, behind the write fence.
-	writer *writer.Writer
-	events *events.Events
-	clock  clock.PassiveClock
+	// writer makes every write, behind the write fence; deployments and
+	// services keep the objects each Robot owns, through it.
+	writer      *writer.Writer
+	deployments *owned.DeploymentPath
+	services    *owned.ServicePath
+	events      *events.Events
+	clock       clock.PassiveClock
 
 	metrics   *metrics.ControllerMetrics
 	readiness *metrics.ReadinessTracker
-	// The Robots, Deployments and Services this controller wrote, until the
-	// caches catch up with them: the echo filter.
-	writtenRobots      *echo.RecentWrites[*robotv1beta1.Robot]
-	writtenDeployments *echo.RecentWrites[*appsv1.Deployment]
-	writtenServices    *echo.RecentWrites[*corev1.Service]
-	// specsChecked is the spec-check memo.
-	specsChecked *drift.SpecChecks
-	// fights counts the reverts of each Deployment, to back off from
-	// another writer that keeps changing it.
-	fights *drift.Fights
-	// refused holds, per Robot UID, the generation whose Deployment write
-	// the API server refused as invalid, and that refusal: no write is
-	// sent again for that generation (a refusal), only for the next one.
-	refused sync.Map
-	// statusRefused holds, the same way, the generation whose status the
-	// API server could not store because the Robot is too large: the
-	// status is not written again for that generation.
-	statusRefused sync.Map
+	// statusRefused holds, per Robot, the generation whose status the API
+	// server could not store because the Robot is too large: the status is
+	// not written again for that generation.
+	statusRefused owned.Refusals
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight        sync.Map
 	shutdownTimeout time.Duration
 	syncTimeout     time.Duration
-	serviceTypes    []robotv1beta1.ServiceType
 
 	outage *outage.Gate
 	// parked are the Robots whose syncs failed while the API server was
@@ -199,7 +181,6 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	controller := &Controller{
 		deploymentsLister: opts.DeploymentInformer.Lister(),
 		deploymentsSynced: opts.DeploymentInformer.Informer().HasSynced,
-		servicesLister:    opts.ServiceInformer.Lister(),
 		servicesSynced:    opts.ServiceInformer.Informer().HasSynced,
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
@@ -207,26 +188,19 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		replicaSetsSynced: func() bool { return true },
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
-		events:             events,
-		clock:              cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
-		fights:             drift.NewFights(),
-		metrics:            metrics.NewControllerMetrics(),
-		readiness:          metrics.NewReadinessTracker(),
-		writtenRobots:      &echo.RecentWrites[*robotv1beta1.Robot]{},
-		writtenDeployments: &echo.RecentWrites[*appsv1.Deployment]{},
-		writtenServices:    &echo.RecentWrites[*corev1.Service]{},
-		specsChecked:       &drift.SpecChecks{},
-		shutdownTimeout:    opts.ShutdownTimeout,
-		syncTimeout:        cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
-		serviceTypes:       opts.ServiceTypes,
-		outage:             opts.Outage,
-		parked:             map[cache.ObjectName]struct{}{},
+		events:          events,
+		clock:           cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
+		metrics:         metrics.NewControllerMetrics(),
+		readiness:       metrics.NewReadinessTracker(),
+		writer:          writer.New(opts.RobotClient, recorder, mayWrite),
+		shutdownTimeout: opts.ShutdownTimeout,
+		syncTimeout:     cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
+		outage:          opts.Outage,
+		parked:          map[cache.ObjectName]struct{}{},
 	}
 	if opts.Outage != nil {
 		opts.Outage.OnUp(controller.resumeParked)
 	}
-	controller.writer = writer.New(opts.KubeClient, opts.RobotClient, recorder, mayWrite,
-		controller.writtenDeployments, controller.writtenServices, controller.writtenRobots, controller.specsChecked)
 
 	logger.V(4).Info("Setting up event handlers")
 	if _, err := opts.RobotInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -236,15 +210,14 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("adding the Robot event handler: %w", err)
 	}
-	if _, err := opts.DeploymentInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    controller.addDeployment,
-		UpdateFunc: controller.updateDeployment,
-		DeleteFunc: controller.deleteDeployment,
-	}); err != nil {
-		return nil, fmt.Errorf("adding the Deployment event handler: %w", err)
+	deps := owned.Deps{Writer: controller.writer, Robots: controller.robotsLister, Clock: controller.clock,
+		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }}
+	var err error
+	if controller.deployments, err = owned.Deployments(deps, opts.DeploymentInformer, opts.KubeClient); err != nil {
+		return nil, err
 	}
-	if err := controller.addServiceEventHandler(opts.ServiceInformer); err != nil {
-		return nil, fmt.Errorf("adding the Service event handler: %w", err)
+	if controller.services, err = owned.Services(deps, opts.ServiceInformer, opts.KubeClient, opts.ServiceTypes); err != nil {
+		return nil, err
 	}
 	switch {
 	case (opts.PodInformer == nil) != (opts.ReplicaSetInformer == nil):
@@ -447,7 +420,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	if robot.DeletionTimestamp != nil {
 		return 0, nil
 	}
-	robot = c.writtenRobots.Freshest(robot)
+	robot = c.writer.FreshestRobot(robot)
 
 	var (
 		deployment *appsv1.Deployment
@@ -460,17 +433,17 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		// The status still reports them as the caches hold them, and is
 		// written only when that changes, so a paused Robot costs no
 		// request per sync.
-		deployment, service = c.ownDeployment(robot), c.ownService(robot)
+		deployment, service = c.deployments.Own(robot), c.services.Own(robot)
 		syncErr = &outcome.PausedError{Deployment: workload.DeploymentName(robot)}
 	} else {
 		if value, ignored := workload.PauseIgnored(robot); ignored {
 			logger.V(2).Info("Ignoring the pause annotation: only \"true\" pauses", "annotation", workload.AnnotationPaused, "value", value)
 		}
-		deployment, syncErr = c.syncDeployment(ctx, robot)
+		deployment, syncErr = c.deployments.Sync(ctx, robot)
 		if syncErr == nil {
-			service, syncErr = c.syncService(ctx, robot)
+			service, syncErr = c.services.Sync(ctx, robot)
 		} else {
-			service = c.ownService(robot)
+			service = c.services.Own(robot)
 		}
 	}
 	if errors.Is(syncErr, outcome.ErrRobotGone) {
@@ -513,266 +486,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	return 0, syncErr
 }
 
-// syncDeployment creates or updates robot's Deployment when it is missing or
-// differs from what the Robot asks for, and returns the Deployment as it now
-// is. It never touches a Deployment that the Robot does not control.
-func (c *Controller) syncDeployment(ctx context.Context, robot *robotv1beta1.Robot) (*appsv1.Deployment, error) {
-	desired, err := workload.NewDeployment(robot)
-	if err != nil {
-		return nil, err
-	}
-
-	current, err := c.cachedDeployment(robot.Namespace, *desired.Name)
-	if err != nil {
-		return nil, err
-	}
-	if current == nil {
-		if err := c.refusedBefore(robot); err != nil {
-			return nil, err
-		}
-		if meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1beta1.ConditionSynced) {
-			// The Robot had its Deployment, and it is gone: someone deleted
-			// it, and it must come back; or the garbage collector did,
-			// because the Robot is gone too and the cache has not caught up
-			// with that yet. Only the API server can tell which: recreated
-			// for a deleted Robot, the Deployment would be deleted again,
-			// after a second DeploymentCreated.
-			if err := c.writer.CheckRobotExists(ctx, robot); err != nil {
-				return nil, err
-			}
-		}
-		created, err := c.writer.CreateDeployment(ctx, robot, desired)
-		if !apierrors.IsAlreadyExists(err) {
-			return created, c.noteRefusal(robot, err)
-		}
-		// The cache holds only the Deployments labelled as managed by the
-		// operator: this one is someone else's, or the Robot's own with
-		// that label removed. Only the Deployment can tell which.
-		if current, err = c.writer.GetDeployment(ctx, robot.Namespace, *desired.Name); err != nil {
-			return nil, err
-		}
-	}
-	if !metav1.IsControlledBy(current, robot) {
-		if ref := metav1.GetControllerOf(current); isRobotRef(ref) && ref.Name == robot.Name {
-			// A Robot of this name was deleted and created again: the
-			// first one's Deployment goes once the garbage collector gets
-			// to it, and its delete event queues this Robot.
-			return nil, &outcome.EarlierRobotError{Name: current.Name}
-		}
-		return nil, outcome.NotControlledError(current)
-	}
-
-	difference := c.specsChecked.Drift(desired, current)
-	now := c.clock.Now()
-	if difference == "" {
-		if fight, endsIn := c.fights.Held(current.UID, now); fight.InFight {
-			return current, &outcome.ContestedError{Deployment: current.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: endsIn, MaxWait: drift.FightMaxWait}
-		}
-		return current, nil
-	}
-	if err := c.refusedBefore(robot); err != nil {
-		return current, err
-	}
-	if c.robotChanged(desired, current) {
-		// The Robot changed: this is no revert.
-		applied, err := c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
-		return applied, c.noteRefusal(robot, err)
-	}
-	// The Robot asks for what it asked for at the operator's last write:
-	// another writer changed the Deployment.
-	fight := c.fights.Admit(current.UID, now)
-	if fight.Wait > 0 {
-		return current, &outcome.ContestedError{Deployment: current.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: fight.Wait, MaxWait: drift.FightMaxWait}
-	}
-	writer := fight.Writer
-	if fight.StartsNow {
-		// Once per fight: the cache keeps no managedFields to say who.
-		if live, err := c.writer.GetDeployment(ctx, current.Namespace, current.Name); err == nil {
-			writer = drift.LastForeignWriter(live)
-		}
-	}
-	applied, err := c.writer.ApplyDeployment(ctx, robot, desired, current, difference)
-	if err != nil {
-		return applied, c.noteRefusal(robot, err)
-	}
-	if fight := c.fights.Reverted(applied.UID, now, difference, writer); fight.InFight {
-		// The other writer's next change queues the Robot; if none comes,
-		// the fight can end after drift.FightCalm.
-		return applied, &outcome.ContestedError{Deployment: applied.Name, Drift: fight.Drift, Writer: fight.Writer, Recheck: min(fight.Wait, drift.FightCalm), MaxWait: drift.FightMaxWait}
-	}
-	return applied, nil
-}
-
-// refusal is a Deployment write the API server refused as invalid for a
-// generation of a Robot.
-type refusal struct {
-	generation int64
-	err        error
-}
-
-// noteRefusal remembers err when it is the API server's refusal of robot's
-// Deployment write as invalid, so that the same write is not sent again
-// until the Robot's next generation; it returns err.
-func (c *Controller) noteRefusal(robot *robotv1beta1.Robot, err error) error {
-	var invalid *outcome.InvalidSpecError
-	if errors.As(err, &invalid) {
-		c.refused.Store(robot.UID, refusal{generation: robot.Generation, err: err})
-	}
-	return err
-}
-
-// refusedBefore returns the refusal of robot's Deployment write at its
-// current generation, if there was one: the write would be refused again,
-// and only a new generation may change that. An unrelated event (a
-// Deployment status update, a resync) then costs no request, and the
-// Robot keeps its InvalidSpec status.
-func (c *Controller) refusedBefore(robot *robotv1beta1.Robot) error {
-	return refusedAt(&c.refused, robot)
-}
-
-// refusedAt returns the refusal that refusals holds for robot's current
-// generation, if any, and forgets one of an earlier generation.
-func refusedAt(refusals *sync.Map, robot *robotv1beta1.Robot) error {
-	last, ok := refusals.Load(robot.UID)
-	if !ok {
-		return nil
-	}
-	if r := last.(refusal); r.generation == robot.Generation {
-		return r.err
-	}
-	refusals.Delete(robot.UID)
-	return nil
-}
-
-// robotChanged reports whether the Robot asks for something else than when
-// the operator last saw its Deployment, current, hold what it asked for. It
-// is told from the spec-check memo, which only the operator writes, not from
-// the Deployment's spec-hash annotation, which anyone can: another writer's
-// edit of the annotation is drift like any other, and meets the fight
-// back-off. Only when the memo knows nothing of the Deployment (this process
-// has not applied or checked it yet) is the annotation all there is to go by.
-func (c *Controller) robotChanged(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) bool {
-	want := desired.Annotations[workload.AnnotationSpecHash]
-	if last, ok := c.specsChecked.LastSpecHash(current.UID); ok {
-		return last != want
-	}
-	return current.Annotations[workload.AnnotationSpecHash] != want
-}
-
-// cachedDeployment returns the Deployment named name from the cache, or the
-// one this process wrote last if the cache has not caught up with it yet;
-// nil when the cache has none. The cache holds only Deployments labelled as
-// managed by the operator: a Deployment of that name may exist all the same.
-func (c *Controller) cachedDeployment(namespace, name string) (*appsv1.Deployment, error) {
-	deployment, err := c.deploymentsLister.Deployments(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return c.writtenDeployments.Freshest(deployment), nil
-}
-
-// syncService creates, updates or deletes robot's Service so that it is what
-// the Robot asks for, and returns the Service as it now is (nil when there
-// is none the Robot controls). Like syncDeployment, it never touches a
-// Service that the Robot does not control. Whether there is anything to do
-// is decided from the cache: a Robot without a Service, or whose Service is
-// as asked, costs no request.
-func (c *Controller) syncService(ctx context.Context, robot *robotv1beta1.Robot) (*corev1.Service, error) {
-	if err := workload.ValidateServiceName(robot); err != nil {
-		return nil, err
-	}
-	if want := workload.ServiceType(robot); workload.WantsService(robot) && len(c.serviceTypes) > 0 && !slices.Contains(c.serviceTypes, want) {
-		// Nothing is written, and a Service the Robot has keeps its type:
-		// deleting it would cut off whoever uses it.
-		return c.ownService(robot), &outcome.ServiceTypeNotAllowedError{Type: want, Allowed: c.serviceTypes}
-	}
-	desired := workload.NewService(robot)
-	current, err := c.cachedService(robot.Namespace, workload.ServiceName(robot))
-	if err != nil {
-		return nil, err
-	}
-	if desired == nil {
-		if current != nil && metav1.IsControlledBy(current, robot) {
-			return nil, c.writer.DeleteOwnService(ctx, robot, current)
-		}
-		return nil, nil
-	}
-
-	if current == nil {
-		created, err := c.writer.CreateService(ctx, robot, desired)
-		if !apierrors.IsAlreadyExists(err) {
-			return created, err
-		}
-		// Not in the cache, which holds only the Services labelled as
-		// managed by the operator: someone else's, or the Robot's own with
-		// that label removed.
-		if current, err = c.writer.GetService(ctx, robot.Namespace, *desired.Name); err != nil {
-			return nil, err
-		}
-	}
-	if !metav1.IsControlledBy(current, robot) {
-		ref := metav1.GetControllerOf(current)
-		if isRobotRef(ref) && ref.Name == robot.Name {
-			// A Robot of this name was deleted and created again: the
-			// first one's Service goes with the garbage collector, and its
-			// delete event queues this Robot.
-			return nil, &outcome.EarlierRobotError{Name: current.Name, Kind: "Service"}
-		}
-		err := &outcome.ServiceNameTakenError{Name: current.Name}
-		if ref != nil {
-			err.Owner = ref.Kind + "/" + ref.Name
-		}
-		return nil, err
-	}
-
-	difference := drift.ServiceDrift(desired, current)
-	if difference == "" {
-		return current, nil
-	}
-	return c.writer.ApplyService(ctx, robot, desired, current, difference)
-}
-
-// cachedService returns the Service named name from the cache, or the one
-// this process wrote last if the cache has not caught up with it yet; nil
-// when the cache has none.
-func (c *Controller) cachedService(namespace, name string) (*corev1.Service, error) {
-	service, err := c.servicesLister.Services(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return c.writtenServices.Freshest(service), nil
-}
-
-// ownDeployment returns robot's Deployment from the cache when the Robot
-// controls it, or nil: what the status reports when the Deployment was not
-// synced.
-func (c *Controller) ownDeployment(robot *robotv1beta1.Robot) *appsv1.Deployment {
-	deployment, err := c.cachedDeployment(robot.Namespace, workload.DeploymentName(robot))
-	if err != nil || deployment == nil || !metav1.IsControlledBy(deployment, robot) {
-		return nil
-	}
-	return deployment
-}
-
-// ownService returns robot's Service from the cache when the Robot controls
-// it, or nil: what the status reports when the Service was not synced.
-func (c *Controller) ownService(robot *robotv1beta1.Robot) *corev1.Service {
-	if !workload.WantsService(robot) {
-		return nil
-	}
-	service, err := c.cachedService(robot.Namespace, workload.ServiceName(robot))
-	if err != nil || service == nil || !metav1.IsControlledBy(service, robot) {
-		return nil
-	}
-	return service
-}
-
 // updateStatus writes robot's status when what it should say differs from
 // what it says, and records a Warning event when the Robot newly needs a
 // person's attention.
@@ -788,7 +501,7 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 		c.observeReadiness(robot, &robotStatus, now)
 		return nil
 	}
-	if err := refusedAt(&c.statusRefused, robot); err != nil {
+	if err := c.statusRefused.At(robot); err != nil {
 		// The Robot is as large as when the API server could not store
 		// it: the write would fail again.
 		klog.FromContext(ctx).V(4).Info("Not writing the status, which the API server cannot store at this generation", "err", err)
@@ -799,7 +512,7 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 	if errors.As(err, &tooLarge) && outcome.Classify(err).Retry == outcome.RetryOnChange {
 		// Retrying cannot help: only a smaller spec, a new generation,
 		// can. A person must know, and no condition can tell them.
-		c.statusRefused.Store(robot.UID, refusal{generation: robot.Generation, err: err})
+		c.statusRefused.Record(robot, err)
 		klog.FromContext(ctx).Error(err, "Writing the Robot's status failed; not retrying until its spec changes")
 		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, outcome.ReasonStatusTooLarge, tooLarge.Error())
 		return nil
@@ -897,7 +610,7 @@ func (c *Controller) updateRobot(_, new interface{}) {
 	// other change of the Robot comes with a resourceVersion of its own,
 	// and is never taken for the echo.
 	if robot, ok := new.(*robotv1beta1.Robot); ok && robot.Generation == robot.Status.ObservedGeneration &&
-		workload.Paused(robot) == status.ReportsPaused(robot.Status) && c.writtenRobots.IsOwnWrite(robot) {
+		workload.Paused(robot) == status.ReportsPaused(robot.Status) && c.writer.IsOwnStatusWrite(robot) {
 		return
 	}
 	c.handleRobot(new)
@@ -911,48 +624,10 @@ func (c *Controller) deleteRobot(obj interface{}) {
 	}
 	if robot, ok := obj.(*robotv1beta1.Robot); ok {
 		c.readiness.Forget(robot.UID)
-		c.writtenRobots.Forget(robot.UID)
-		c.refused.Delete(robot.UID)
-		c.statusRefused.Delete(robot.UID)
-	}
-}
-
-// addDeployment queues the Robot of a Deployment the informer has just seen.
-func (c *Controller) addDeployment(obj interface{}) {
-	if deployment, ok := obj.(*appsv1.Deployment); ok && c.writtenDeployments.IsOwnWrite(deployment) {
-		// The Deployment this process just created: the sync that created
-		// it has already reported it.
-		return
-	}
-	c.handleObject(obj)
-}
-
-// updateDeployment queues the Robot of a changed Deployment.
-func (c *Controller) updateDeployment(old, new interface{}) {
-	deployment := new.(*appsv1.Deployment)
-	if old.(*appsv1.Deployment).ResourceVersion == deployment.ResourceVersion || c.writtenDeployments.IsOwnWrite(deployment) {
-		// A periodic resync, or this process's own write: nothing the sync
-		// that wrote it has not seen.
-		return
-	}
-	c.handleObject(new)
-}
-
-// deleteDeployment forgets what the controller kept about a deleted
-// Deployment, and queues its Robot.
-func (c *Controller) deleteDeployment(obj interface{}) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	if deployment, ok := obj.(*appsv1.Deployment); ok {
-		c.writtenDeployments.Forget(deployment.UID)
-		c.specsChecked.Forget(deployment.UID)
-		c.fights.Forget(deployment.UID)
-	}
-	// By name, whatever the owner's UID: the deletion of an earlier Robot's
-	// Deployment frees the name for the Robot that has it now.
-	if robot, _ := c.owningRobot(obj); robot != nil {
-		c.enqueueRobot(robot)
+		c.writer.ForgetRobot(robot.UID)
+		c.deployments.ForgetRobot(robot.UID)
+		c.services.ForgetRobot(robot.UID)
+		c.statusRefused.Forget(robot.UID)
 	}
 }
 
@@ -972,90 +647,6 @@ func (c *Controller) enqueueRobot(obj interface{}) {
 		return
 	}
 	c.workqueue.Add(key)
-}
-
-// handleObject enqueues the Robot that controls a Deployment, if any. The
-// owner must match by API group, kind and UID: a Robot deleted and recreated
-// under the same name is another Robot.
-func (c *Controller) handleObject(obj interface{}) {
-	if robot, ref := c.owningRobot(obj); robot != nil && robot.UID == ref.UID {
-		c.enqueueRobot(robot)
-	}
-}
-
-// owningRobot returns the Robot named by a Deployment's controller
-// reference, and that reference; nil when there is no such Robot. The
-// Robot's UID may differ from the reference's.
-func (c *Controller) owningRobot(obj interface{}) (*robotv1beta1.Robot, *metav1.OwnerReference) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	object, ok := obj.(metav1.Object)
-	if !ok {
-		utilruntime.HandleError(fmt.Errorf("unexpected object of type %T in the Deployment informer", obj))
-		return nil, nil
-	}
-	ref := metav1.GetControllerOf(object)
-	if !isRobotRef(ref) {
-		return nil, nil
-	}
-	robot, err := c.robotsLister.Robots(object.GetNamespace()).Get(ref.Name)
-	if err != nil {
-		return nil, nil
-	}
-	return robot, ref
-}
-
-// isRobotRef reports whether an owner reference names a Robot.
-func isRobotRef(ref *metav1.OwnerReference) bool {
-	if ref == nil || ref.Kind != "Robot" {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == robotv1beta1.SchemeGroupVersion.Group
-}
-
-// addServiceEventHandler queues the Robot of each Service the informer sees
-// change, so that a Service edited or deleted by hand is put back.
-func (c *Controller) addServiceEventHandler(serviceInformer coreinformers.ServiceInformer) error {
-	_, err := serviceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.addService,
-		UpdateFunc: c.updateService,
-		DeleteFunc: c.deleteService,
-	})
-	return err
-}
-
-// addService queues the Robot of a Service the informer has just seen.
-func (c *Controller) addService(obj interface{}) {
-	if service, ok := obj.(*corev1.Service); ok && c.writtenServices.IsOwnWrite(service) {
-		return
-	}
-	c.handleObject(obj)
-}
-
-// updateService queues the Robot of a changed Service.
-func (c *Controller) updateService(old, new interface{}) {
-	service := new.(*corev1.Service)
-	if old.(*corev1.Service).ResourceVersion == service.ResourceVersion || c.writtenServices.IsOwnWrite(service) {
-		return
-	}
-	c.handleObject(new)
-}
-
-// deleteService forgets what the controller kept about a deleted Service,
-// and queues its Robot: by name, so that the deletion of an earlier Robot's
-// Service frees the name for the Robot that has it now.
-func (c *Controller) deleteService(obj interface{}) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	if service, ok := obj.(*corev1.Service); ok {
-		c.writtenServices.Forget(service.UID)
-	}
-	if robot, _ := c.owningRobot(obj); robot != nil {
-		c.enqueueRobot(robot)
-	}
 }
 
 // watchPods makes the controller read the pods and ReplicaSets that
@@ -1139,7 +730,7 @@ func (c *Controller) handleReplicaSet(obj interface{}) {
 	if err != nil || !rs.OwnedBy(deployment.UID) {
 		return
 	}
-	c.handleObject(deployment)
+	c.deployments.EnqueueController(deployment)
 }
 
 // RegisterMetrics registers the controller's metrics, and a gauge of the
@@ -1162,16 +753,15 @@ func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 func (c *Controller) trackedObjects() map[string]int {
 	inflight := 0
 	c.inflight.Range(func(any, any) bool { inflight++; return true })
-	return map[string]int{
-		"readiness":           c.readiness.Len(),
-		"written_robots":      c.writtenRobots.Len(),
-		"written_deployments": c.writtenDeployments.Len(),
-		"written_services":    c.writtenServices.Len(),
-		"specs_checked":       c.specsChecked.Len(),
-		"fights":              c.fights.Len(),
-		"inflight":            inflight,
-		"parked":              c.parkedLen(),
+	sizes := map[string]int{
+		"readiness":      c.readiness.Len(),
+		"written_robots": c.writer.RememberedStatuses(),
+		"inflight":       inflight,
+		"parked":         c.parkedLen(),
 	}
+	c.deployments.Tracked(sizes, "written_deployments")
+	c.services.Tracked(sizes, "written_services")
+	return sizes
 }
 
 // parkedLen returns how many Robots wait for the API server's return.

@@ -25,6 +25,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/serving"
@@ -94,6 +95,9 @@ type fixture struct {
 	robotObjects []runtime.Object
 	kubeObjects  []runtime.Object
 
+	// opts are the Options the last newController gave NewController.
+	opts Options
+
 	// Expected requests, in order.
 	robotActions []core.Action
 	kubeActions  []core.Action
@@ -147,6 +151,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	if f.options != nil {
 		f.options(&opts)
 	}
+	f.opts = opts
 	c, err := NewController(ctx, opts)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
@@ -197,15 +202,23 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 func alwaysReady() bool { return true }
 
-// rewire gives c a writer that writes through kube and records its Events
-// with recorder (nil: as before), sharing c's echo filter and spec-check
-// memo.
+// rewire gives c, just made, a writer and paths that write through kube
+// and record their Events with recorder (nil: as before), and read c's
+// clock as it is now.
 func (f *fixture) rewire(c *Controller, kube kubernetes.Interface, recorder record.EventRecorder) {
 	f.wiredKube = cmp.Or(kube, f.wiredKube)
 	f.wiredRecorder = cmp.Or(recorder, f.wiredRecorder)
 	kube, recorder = f.wiredKube, f.wiredRecorder
-	c.writer = writer.New(kube, f.robotClient, recorder, nil,
-		c.writtenDeployments, c.writtenServices, c.writtenRobots, c.specsChecked)
+	c.writer = writer.New(f.robotClient, recorder, nil)
+	deps := owned.Deps{Writer: c.writer, Robots: c.robotsLister, Clock: c.clock,
+		Enqueue: func(key cache.ObjectName) { c.workqueue.Add(key) }}
+	var err error
+	if c.deployments, err = owned.Deployments(deps, f.opts.DeploymentInformer, kube); err != nil {
+		f.t.Fatal(err)
+	}
+	if c.services, err = owned.Services(deps, f.opts.ServiceInformer, kube, f.opts.ServiceTypes); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // run syncs the Robot named key and checks the requests it made.
@@ -397,7 +410,7 @@ func TestCreatesDeployment(t *testing.T) {
 	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
 }
 
 func TestConvergedRobotCostsNothing(t *testing.T) {
@@ -452,8 +465,8 @@ func TestRevertsDrift(t *testing.T) {
 
 			f.expectApplyDeployment(robot, deployment.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
-				t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
+				t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
 			}
 		})
 	}
@@ -569,7 +582,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
 }
 
 func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
@@ -650,11 +663,11 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 	drain() // whatever the informer setup queued
 
 	ours := liveDeployment(t, robot)
-	c.handleObject(ours)
+	c.deployments.EnqueueController(ours)
 	if keys := drain(); len(keys) != 1 || keys[0] != cache.MetaObjectToName(robot) {
 		t.Errorf("a Deployment the Robot controls: queued %v, want [%v]", keys, cache.MetaObjectToName(robot))
 	}
-	c.handleObject(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: ours})
+	c.deployments.EnqueueController(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: ours})
 	if keys := drain(); len(keys) != 1 {
 		t.Errorf("a tombstone: queued %v, want the Robot", keys)
 	}
@@ -663,7 +676,7 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 	// frees the name, so it concerns the Robot that has the name now.
 	earlier := ours.DeepCopy()
 	earlier.OwnerReferences[0].UID = "an-earlier-robot"
-	c.deleteDeployment(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: earlier})
+	c.deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: earlier})
 	if keys := drain(); len(keys) != 1 || keys[0] != cache.MetaObjectToName(robot) {
 		t.Errorf("the deletion of an earlier Robot's Deployment: queued %v, want [%v]", keys, cache.MetaObjectToName(robot))
 	}
@@ -676,7 +689,7 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 	} {
 		d := ours.DeepCopy()
 		mutate(d)
-		c.handleObject(d)
+		c.deployments.EnqueueController(d)
 		if keys := drain(); len(keys) != 0 {
 			t.Errorf("%s: queued %v, want nothing", name, keys)
 		}
@@ -850,7 +863,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	written.ResourceVersion = "12"
 	written.Generation = 2                // the user's change
 	written.Status.ObservedGeneration = 1 // what the sync saw and wrote
-	c.writtenRobots.Remember(written)
+	c.writer.RememberStatus(written)
 	c.updateRobot(robot, written.DeepCopy())
 	if c.workqueue.Len() != 1 {
 		t.Errorf("the Robot was not queued: its generation %d is not the one its status reports (%d)", written.Generation, written.Status.ObservedGeneration)
@@ -861,7 +874,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	echo := written.DeepCopy()
 	echo.ResourceVersion = "13"
 	echo.Status.ObservedGeneration = 2
-	c.writtenRobots.Remember(echo)
+	c.writer.RememberStatus(echo)
 	for c.workqueue.Len() > 0 {
 		key, _ := c.workqueue.Get()
 		c.workqueue.Done(key)
@@ -956,27 +969,27 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	}{{
 		name: "updateRobot: the Robot last written",
 		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
-			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
+			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		},
 	}, {
 		name: "updateRobot: a later resourceVersion than the one written",
 		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
-			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
+			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			c.updateRobot(robotAtVersion(robot, "11"), robotAtVersion(robot, "12"))
 		},
 		queued: true,
 	}, {
 		name: "updateRobot: an earlier resourceVersion than the one written",
 		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
-			c.writtenRobots.Remember(robotAtVersion(robot, "12"))
+			c.writer.RememberStatus(robotAtVersion(robot, "12"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		},
 		queued: true,
 	}, {
 		name: "updateRobot: another Robot of the name, at the resourceVersion written",
 		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
-			c.writtenRobots.Remember(robotAtVersion(robot, "11"))
+			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			recreated := robotAtVersion(robot, "11")
 			recreated.UID = "a-recreated-robot"
 			c.updateRobot(robot, recreated)
@@ -991,54 +1004,54 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	}, {
 		name: "addDeployment: the Deployment last written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
-			c.addDeployment(deploymentAtVersion(deployment, "8"))
+			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "8"))
 		},
 	}, {
 		name: "addDeployment: another resourceVersion than the one written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
-			c.addDeployment(deploymentAtVersion(deployment, "9"))
+			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "9"))
 		},
 		queued: true,
 	}, {
 		name: "addDeployment: another Deployment, at the resourceVersion written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
+			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
 			other := deploymentAtVersion(deployment, "8")
 			other.UID = "another-deployment"
-			c.addDeployment(other)
+			c.deployments.Handlers().AddFunc(other)
 		},
 		queued: true,
 	}, {
 		name: "addDeployment: nothing written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.addDeployment(deployment.DeepCopy())
+			c.deployments.Handlers().AddFunc(deployment.DeepCopy())
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: the Deployment last written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
-			c.updateDeployment(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
+			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
 		},
 	}, {
 		name: "updateDeployment: another resourceVersion than the one written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.writtenDeployments.Remember(deploymentAtVersion(deployment, "8"))
-			c.updateDeployment(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
+			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.deployments.Handlers().UpdateFunc(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: nothing written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.updateDeployment(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
+			c.deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: a resync, resourceVersion unchanged",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.updateDeployment(deployment.DeepCopy(), deployment.DeepCopy())
+			c.deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deployment.DeepCopy())
 		},
 	}}
 	for _, tt := range tests {
@@ -1591,7 +1604,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{writer.EventDeploymentCreated}); got != want {
+	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{owned.EventDeploymentCreated}); got != want {
 		t.Errorf("Events written %s, want %s: the sync's event, once", got, want)
 	}
 	for i, at := range finished {
@@ -2215,8 +2228,8 @@ func TestOwnDeploymentOutsideTheCacheIsApplied(t *testing.T) {
 	f.expectGetDeployment(robot.Namespace, robot.Name)
 	f.expectApplyDeployment(robot, deployment.UID)
 	f.run(ctx, cache.MetaObjectToName(robot))
-	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
-		t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
+		t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
 	}
 }
 
@@ -2330,7 +2343,7 @@ func TestServiceCreated(t *testing.T) {
 	f.expectApplyStatus(robot, status)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventServiceCreated + ` Created Service "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventServiceCreated + ` Created Service "test"`)
 }
 
 // TestServiceNameThatCannotBeIsNotSent: a Robot stored with a name that no
@@ -2457,8 +2470,8 @@ func TestRevertsDriftOfTheRollout(t *testing.T) {
 
 			f.expectApplyDeployment(robot, deployment.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
-				t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
+				t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
 			}
 		})
 	}
@@ -2519,8 +2532,8 @@ func TestServiceDriftReverted(t *testing.T) {
 
 			f.expectApplyService(robot, service.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventServiceUpdated) {
-				t.Errorf("expected one %s event, got %q", writer.EventServiceUpdated, events)
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventServiceUpdated) {
+				t.Errorf("expected one %s event, got %q", owned.EventServiceUpdated, events)
 			}
 		})
 	}
@@ -2654,7 +2667,7 @@ func TestServiceNotWanted(t *testing.T) {
 			if tt.foreign {
 				f.expectEvents()
 			} else {
-				f.expectEvents(corev1.EventTypeNormal + " " + writer.EventServiceDeleted + ` Deleted Service "test": the Robot asks for none`)
+				f.expectEvents(corev1.EventTypeNormal + " " + owned.EventServiceDeleted + ` Deleted Service "test": the Robot asks for none`)
 			}
 		})
 	}
@@ -2844,7 +2857,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		return requeueAfter
 	}
 	synced := func() *metav1.Condition {
-		return meta.FindStatusCondition(c.writtenRobots.Freshest(robot).Status.Conditions, robotv1beta1.ConditionSynced)
+		return meta.FindStatusCondition(c.writer.FreshestRobot(robot).Status.Conditions, robotv1beta1.ConditionSynced)
 	}
 
 	// The fight: every second the other writer scales the Deployment, and
@@ -3196,18 +3209,17 @@ func TestTrackedObjects(t *testing.T) {
 	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-deployment", ResourceVersion: "11"}}
 	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-service", ResourceVersion: "12"}}
 	c.readiness.Seen(robot, robottest.FixtureNow)
-	c.writtenRobots.Remember(robot)
-	c.writtenDeployments.Remember(deployment)
-	c.writtenServices.Remember(service)
-	c.specsChecked.Record(deployment.UID, 1, "hash")
-	c.fights.Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
+	c.writer.RememberStatus(robot)
+	c.deployments.Objects().Remember(deployment)
+	c.services.Objects().Remember(service)
+	c.deployments.Fights().Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
 	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow)
-	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "specs_checked": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
+	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
 
 	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
 	c.deleteRobot(robot)
-	c.deleteDeployment(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
-	c.deleteService(service)
+	c.deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
+	c.services.Handlers().DeleteFunc(service)
 	want(nil)
 }
 
@@ -3397,7 +3409,7 @@ func TestForeignSpecHashEditIsAFight(t *testing.T) {
 	if len(applies) > 6 {
 		t.Errorf("%d reverts during the fight, want at most 6", len(applies))
 	}
-	if cond := meta.FindStatusCondition(c.writtenRobots.Freshest(robot).Status.Conditions, robotv1beta1.ConditionSynced); cond.Reason != robotv1beta1.ReasonDeploymentContested {
+	if cond := meta.FindStatusCondition(c.writer.FreshestRobot(robot).Status.Conditions, robotv1beta1.ConditionSynced); cond.Reason != robotv1beta1.ReasonDeploymentContested {
 		t.Errorf("Synced during the fight: %+v; want %s", cond, robotv1beta1.ReasonDeploymentContested)
 	}
 }
@@ -3657,14 +3669,14 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	}, {
 		name: "annotation removed, in one event with the operator's status write",
 		event: func() {
-			c.writtenRobots.Remember(unpaused.DeepCopy())
+			c.writer.RememberStatus(unpaused.DeepCopy())
 			c.updateRobot(robot, unpaused.DeepCopy())
 		},
 		queued: true,
 	}, {
 		name: "annotation set, in one event with the operator's status write",
 		event: func() {
-			c.writtenRobots.Remember(pausedAgain.DeepCopy())
+			c.writer.RememberStatus(pausedAgain.DeepCopy())
 			c.updateRobot(unpaused, pausedAgain.DeepCopy())
 		},
 		queued: true,
@@ -3672,7 +3684,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 		name: "the echo of a status write that saw the pause",
 		event: func() {
 			echo := at(robot, "13")
-			c.writtenRobots.Remember(echo.DeepCopy())
+			c.writer.RememberStatus(echo.DeepCopy())
 			c.updateRobot(robot, echo)
 		},
 	}} {
@@ -3680,7 +3692,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 		if keys := drainQueue(c.workqueue); tt.queued != (len(keys) == 1 && keys[0] == key) || len(keys) > 1 {
 			t.Errorf("%s: queued %v, want queued: %v", tt.name, keys, tt.queued)
 		}
-		c.writtenRobots.Forget(robot.UID)
+		c.writer.ForgetRobot(robot.UID)
 	}
 
 	// The cache has the unpaused Robot: its spec goes back on the
@@ -3697,8 +3709,8 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	if synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced); synced.Status != metav1.ConditionTrue {
 		t.Errorf("Synced %s %s after unpausing, want True", synced.Status, synced.Reason)
 	}
-	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+writer.EventDeploymentUpdated) {
-		t.Errorf("expected one %s event, got %q", writer.EventDeploymentUpdated, events)
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
+		t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
 	}
 }
 
@@ -3718,7 +3730,7 @@ func TestPauseNeedsTrue(t *testing.T) {
 			f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 			f.run(ctx, cache.MetaObjectToName(robot))
-			f.expectEvents(corev1.EventTypeNormal + " " + writer.EventDeploymentCreated + ` Created Deployment "test"`)
+			f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
 		})
 	}
 }

@@ -77,7 +77,7 @@ var layers = [][]string{
 	{"podsummary"},
 	{"status"},
 	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
-	{"precheck", "app"},
+	{"owned", "precheck", "app"},
 }
 
 // pure are the packages that decide: from objects they are given, with no

@@ -34,12 +34,12 @@ var deploymentTypes = applyconfigurations.NewTypeConverter(scheme.Scheme)
 // described as "what the Deployment has; what the Robot asks for", which
 // reads right whether the Robot changed or someone edited the Deployment.
 func DeploymentDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
-	return driftSkippingSpecs(desired, current, false)
+	return DeploymentDriftSkippingSpecs(desired, current, false)
 }
 
-// driftSkippingSpecs is DeploymentDrift, without the costly comparison of
-// specs when the caller knows them to match.
-func driftSkippingSpecs(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment, specsMatch bool) string {
+// DeploymentDriftSkippingSpecs is DeploymentDrift, without the costly
+// comparison of specs when the caller knows them to match.
+func DeploymentDriftSkippingSpecs(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment, specsMatch bool) string {
 	if drift := ownerDrift(desired, current); drift != "" {
 		return drift
 	}

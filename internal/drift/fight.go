@@ -7,7 +7,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/workload"
 
-	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -159,13 +159,13 @@ func (f *Fights) Len() int {
 }
 
 // LastForeignWriter returns the field manager of the writer other than the
-// operator that changed deployment last, per its managedFields: the one a
-// fight is with. The Deployment controller's status writes do not count;
-// writes through the scale subresource (kubectl scale, an autoscaler) do.
-func LastForeignWriter(deployment *appsv1.Deployment) string {
+// operator that changed object last, per its managedFields: the one a fight
+// is with. Status writes (the Deployment controller's) do not count; writes
+// through the scale subresource (kubectl scale, an autoscaler) do.
+func LastForeignWriter(object metav1.Object) string {
 	var writer string
 	var at time.Time
-	for _, e := range deployment.ManagedFields {
+	for _, e := range object.GetManagedFields() {
 		if e.Manager == workload.FieldManager || e.Subresource == "status" || e.Time == nil {
 			continue
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -90,7 +89,7 @@ func Classify(err error) Failure {
 		// update event then queues the Robot at once.
 		return Failure{Reason: robotv1beta1.ReasonFieldConflict, Retry: RetryWithBackoff}
 	case errors.As(err, &contested):
-		return Failure{Reason: robotv1beta1.ReasonDeploymentContested, Retry: RecheckAfterFight}
+		return Failure{Reason: cmp.Or(contested.Reason, robotv1beta1.ReasonDeploymentContested), Retry: RecheckAfterFight}
 	case errors.As(err, &earlier):
 		// The garbage collector deletes it, and its delete event queues
 		// the Robot; the recheck is for an event that was missed.
@@ -105,7 +104,7 @@ func Classify(err error) Failure {
 func WarnsOnEntry(reason string) bool {
 	switch reason {
 	case robotv1beta1.ReasonInvalidSpec, robotv1beta1.ReasonDeploymentNameTaken, robotv1beta1.ReasonServiceNameTaken, robotv1beta1.ReasonServiceTypeNotAllowed,
-		robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested:
+		robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested:
 		return true
 	}
 	return false
@@ -139,8 +138,8 @@ func (e *NameTakenError) Error() string {
 }
 
 // NotControlledError describes a Deployment that is in the way.
-func NotControlledError(deployment *appsv1.Deployment) error {
-	err := &NameTakenError{Name: deployment.Name}
+func NotControlledError(deployment metav1.Object) error {
+	err := &NameTakenError{Name: deployment.GetName()}
 	if owner := metav1.GetControllerOf(deployment); owner != nil {
 		err.Owner = owner.Kind + "/" + owner.Name
 	}
@@ -180,16 +179,17 @@ func (e *ServiceNameTakenError) Error() string {
 }
 
 // FieldConflictError is an apply the API server refused because of a field
-// another writer set on the Deployment, next to the operator's own.
+// another writer set on an object the Robot owns, next to the operator's own.
 type FieldConflictError struct {
-	Deployment string
-	Field      string // the other writer's field, as a field path
-	Manager    string // the other writer, by its field manager
-	Err        error  // the API server's answer
+	Kind    string // the object's kind: "Deployment" when empty
+	Name    string // the object's name
+	Field   string // the other writer's field, as a field path
+	Manager string // the other writer, by its field manager
+	Err     error  // the API server's answer
 }
 
 func (e *FieldConflictError) Error() string {
-	return fmt.Sprintf("Deployment %q cannot take the Robot's spec because of %s, set by %q: %v", e.Deployment, e.Field, e.Manager, e.Err)
+	return fmt.Sprintf("%s %q cannot take the Robot's spec because of %s, set by %q: %v", cmp.Or(e.Kind, "Deployment"), e.Name, e.Field, e.Manager, e.Err)
 }
 
 func (e *FieldConflictError) Unwrap() error { return e.Err }
@@ -222,9 +222,13 @@ func (e *SyncTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 // ContestedError is a Deployment that another writer keeps changing away
 // from what the Robot asks for.
 type ContestedError struct {
-	Deployment string
-	Drift      string // what the other writer changed, last seen
-	Writer     string // its field manager, or ""
+	// Reason is the Synced condition's reason: the kind's, such as
+	// DeploymentContested (the default).
+	Reason string
+	Kind   string // the object's kind: "Deployment" when empty
+	Name   string // the object's name
+	Drift  string // what the other writer changed, last seen
+	Writer string // its field manager, or ""
 	// Recheck is when to look at the Robot again: when the next revert is
 	// due, or when the fight can end.
 	Recheck time.Duration
@@ -237,9 +241,10 @@ func (e *ContestedError) Error() string {
 	if e.Writer != "" {
 		writer = fmt.Sprintf("another writer (field manager %q)", e.Writer)
 	}
-	return fmt.Sprintf("%s keeps changing Deployment %q (%s); the operator puts back what the Robot asks for, "+
-		"waiting longer each time, up to %v, and stops waiting once the Deployment is left alone",
-		writer, e.Deployment, e.Drift, e.MaxWait)
+	kind := cmp.Or(e.Kind, "Deployment")
+	return fmt.Sprintf("%s keeps changing %s %q (%s); the operator puts back what the Robot asks for, "+
+		"waiting longer each time, up to %v, and stops waiting once the %s is left alone",
+		writer, kind, e.Name, e.Drift, e.MaxWait, kind)
 }
 
 // PausedError is a Robot whose annotation robot.dev/paused is "true": the

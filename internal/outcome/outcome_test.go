@@ -28,7 +28,7 @@ func TestClassify(t *testing.T) {
 			robotv1beta1.ReasonServiceTypeNotAllowed, RetryOnChange, true},
 		{&EarlierRobotError{Name: "x"}, robotv1beta1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1beta1.ReasonWaitingForGarbageCollection, RecheckLater, false},
-		{&FieldConflictError{Deployment: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1beta1.ReasonFieldConflict, RetryWithBackoff, true},
+		{&FieldConflictError{Name: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1beta1.ReasonFieldConflict, RetryWithBackoff, true},
 		{&PausedError{Deployment: "x"}, robotv1beta1.ReasonPaused, RetryOnChange, false},
 		{fmt.Errorf("applying status: %w", StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: request is too large")))), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewRequestEntityTooLargeError("limit is 3145728")), ReasonStatusTooLarge, RetryOnChange, false},

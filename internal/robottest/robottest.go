@@ -528,7 +528,7 @@ func SyncErrorFromFuzz(kind uint8, message string) error {
 	case 3:
 		return &outcome.NameTakenError{Name: message, Owner: "Robot/" + message}
 	case 4:
-		return &outcome.FieldConflictError{Deployment: "test", Field: ".spec.template.spec.containers[name=\"robot\"].image", Manager: message, Err: errors.New(message)}
+		return &outcome.FieldConflictError{Name: "test", Field: ".spec.template.spec.containers[name=\"robot\"].image", Manager: message, Err: errors.New(message)}
 	case 5:
 		return &outcome.EarlierRobotError{Name: message}
 	case 6:

@@ -560,6 +560,10 @@ const (
 	// Robot sets on its Deployment. The operator keeps putting it back, but
 	// waits longer each time; the message names the writer's field manager.
 	ReasonDeploymentContested = "DeploymentContested"
+	// ReasonServiceContested: another writer keeps changing what the Robot
+	// sets on its Service, and the operator puts it back as it does for
+	// the Deployment, waiting longer each time.
+	ReasonServiceContested = "ServiceContested"
 	// ReasonPaused: the Robot carries the annotation robot.dev/paused:
 	// "true", and the operator writes nothing to its Deployment or its
 	// Service until it is removed. The status still reports the

@@ -1,0 +1,107 @@
+package owned
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// The reasons of the Events that announce the writes of a Robot's
+// Deployment.
+const (
+	// EventDeploymentCreated: the operator created a Robot's Deployment.
+	EventDeploymentCreated = "DeploymentCreated"
+	// EventDeploymentUpdated: the operator changed a Robot's Deployment to
+	// match the Robot, after the Robot changed or someone changed the
+	// Deployment.
+	EventDeploymentUpdated = "DeploymentUpdated"
+)
+
+// DeploymentPath is the path of a Robot's Deployment.
+type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]
+
+// Deployments returns the path of the Deployment that runs a Robot's pods,
+// cached by informer (which should hold only the Deployments the operator
+// manages) and written through kube.
+func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface) (*DeploymentPath, error) {
+	lister := informer.Lister()
+	specHash := func(deployment *appsv1ac.DeploymentApplyConfiguration) string {
+		return deployment.Annotations[workload.AnnotationSpecHash]
+	}
+	return New(deps, Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
+		Write: writer.Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
+			Name: "Deployment",
+			Client: func(namespace string) writer.Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
+				return kube.AppsV1().Deployments(namespace)
+			},
+			Created:      EventDeploymentCreated,
+			Updated:      EventDeploymentUpdated,
+			SpecHash:     specHash,
+			Drift:        drift.DeploymentDriftSkippingSpecs,
+			Generation:   true,
+			PrepareApply: prepareDeploymentApply,
+		},
+		ObjectName: workload.DeploymentName,
+		Desired:    workload.NewDeployment,
+		Cached: func(namespace, name string) (*appsv1.Deployment, error) {
+			return lister.Deployments(namespace).Get(name)
+		},
+		Reported: func(robot *robotv1beta1.Robot) bool {
+			return meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1beta1.ConditionSynced)
+		},
+		Taken:     func(current *appsv1.Deployment) error { return outcome.NotControlledError(current) },
+		Contested: robotv1beta1.ReasonDeploymentContested,
+		AppliedSpecHash: func(current *appsv1.Deployment) string {
+			return current.Annotations[workload.AnnotationSpecHash]
+		},
+	}, informer.Informer())
+}
+
+// prepareDeploymentApply sends the patches that must come before the apply
+// of desired onto current, and returns the Deployment as it then is.
+//
+// The first makes the fields that the operator's create set owned by its
+// applies, when the apply may drop one of them. It may only if the Robot
+// asks for something else than at the create, which the spec hash tells.
+// Until then the create's entry stays, so that undoing another writer's
+// change takes one write, not two. Once the Robot changed, the entry becomes
+// the operator's Apply entry; or, if an apply has recorded that entry since
+// the create, it goes: that apply set every field the create set, the Robot
+// asking for the same then.
+//
+// The second removes the rollingUpdate that an apply of a Recreate strategy
+// cannot (writer.RecreatePatch). As for the first, a failed test (422) is an
+// ordinary failure, retried with backoff, not an invalid spec.
+func prepareDeploymentApply(ctx context.Context, deployments *writer.Objects[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration],
+	desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (*appsv1.Deployment, error) {
+	if current.Annotations[workload.AnnotationSpecHash] != desired.Annotations[workload.AnnotationSpecHash] {
+		claimed, err := deployments.ClaimCreated(ctx, current)
+		if err != nil {
+			return claimed, err
+		}
+		current = claimed
+	}
+	data, err := writer.RecreatePatch(desired, current)
+	if err != nil || data == nil {
+		return current, err
+	}
+	patched, err := deployments.Patch(ctx, current, data)
+	if err != nil {
+		return current, fmt.Errorf("removing the rollingUpdate of Deployment %s/%s before its strategy becomes Recreate: %w", current.Namespace, current.Name, err)
+	}
+	klog.FromContext(ctx).V(4).Info("Removed the rollingUpdate before applying Recreate", "deployment", klog.KObj(patched))
+	return patched, nil
+}

@@ -1,0 +1,385 @@
+package owned
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1beta1"
+)
+
+// Kind describes one kind of object a Robot owns: everything Path needs to
+// know of it, and nothing else.
+type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
+	// Write is how the kind's objects are written.
+	Write writer.Kind[T, A]
+	// Wants reports whether a Robot asks for an object of this kind; nil
+	// means every Robot does.
+	Wants func(robot *robotv1beta1.Robot) bool
+	// Hold, when set, returns why nothing may be written for robot now:
+	// the object, if the Robot has one, is reported as it is.
+	Hold func(robot *robotv1beta1.Robot) error
+	// ObjectName is the name of a Robot's object.
+	ObjectName func(robot *robotv1beta1.Robot) string
+	// Desired builds, from the Robot alone, the object it asks for.
+	Desired func(robot *robotv1beta1.Robot) (A, error)
+	// Cached reads the object from the informer cache, which holds only
+	// those labelled as managed by the operator; a NotFound error when it
+	// has none.
+	Cached func(namespace, name string) (T, error)
+	// Taken returns the error that says current, of the Robot's object's
+	// name, is someone else's.
+	Taken func(current T) error
+	// Reported, when set, reports whether the Robot's status says that it
+	// has had its object: one missing from the cache was then deleted,
+	// maybe by the garbage collector because the Robot is gone too.
+	Reported func(robot *robotv1beta1.Robot) bool
+	// Contested is the Synced reason while another writer keeps changing
+	// the object.
+	Contested string
+	// AppliedSpecHash, when set, returns the spec hash that current says
+	// it was last applied with: what tells a change of the Robot from
+	// another writer's, until this process has written or checked the
+	// object itself.
+	AppliedSpecHash func(current T) string
+}
+
+// Deps is what every Path shares: the writer, the Robots' cache, the clock,
+// and the queue to put a Robot in.
+type Deps struct {
+	Writer  *writer.Writer
+	Robots  listers.RobotLister
+	Clock   clock.PassiveClock
+	Enqueue func(cache.ObjectName)
+}
+
+// Path keeps the objects of one kind as their Robots ask.
+type Path[T writer.Object, A writer.ApplyConfiguration[A]] struct {
+	kind Kind[T, A]
+	deps Deps
+	// objects writes the kind's objects, and remembers what it wrote.
+	objects *writer.Objects[T, A]
+	// fights counts the reverts of each object, to back off from another
+	// writer that keeps changing it.
+	fights *drift.Fights
+	// refused holds, per Robot, the generation whose write the API server
+	// refused as invalid: no write is sent again for that generation.
+	refused Refusals
+}
+
+// New returns the Path of kind, and registers its event handler on
+// informer, the kind's.
+func New[T writer.Object, A writer.ApplyConfiguration[A]](deps Deps, kind Kind[T, A], informer cache.SharedInformer) (*Path[T, A], error) {
+	p := &Path[T, A]{kind: kind, deps: deps, objects: writer.NewObjects(deps.Writer, kind.Write), fights: drift.NewFights()}
+	if _, err := informer.AddEventHandler(p.Handlers()); err != nil {
+		return nil, fmt.Errorf("adding the %s event handler: %w", kind.Write.Name, err)
+	}
+	return p, nil
+}
+
+// Objects returns the writer of the kind's objects, to ask what it
+// remembers.
+func (p *Path[T, A]) Objects() *writer.Objects[T, A] { return p.objects }
+
+// Fights returns the fight tracker of the kind's objects.
+func (p *Path[T, A]) Fights() *drift.Fights { return p.fights }
+
+// Handlers returns the event handlers of the kind's informer: each queues
+// the Robot of an object that changed, unless the change is this process's
+// own write.
+func (p *Path[T, A]) Handlers() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{AddFunc: p.add, UpdateFunc: p.update, DeleteFunc: p.delete}
+}
+
+// Sync creates, updates or deletes robot's object so that it is what the
+// Robot asks for, and returns it as it now is: the zero T when the Robot
+// has none it controls. It never touches an object the Robot does not
+// control. Whether there is anything to do is decided from the cache: a
+// Robot whose object is as asked costs no request.
+func (p *Path[T, A]) Sync(ctx context.Context, robot *robotv1beta1.Robot) (T, error) {
+	var none T
+	if p.kind.Hold != nil {
+		if err := p.kind.Hold(robot); err != nil {
+			return p.Own(robot), err
+		}
+	}
+	name := p.kind.ObjectName(robot)
+	current, found, err := p.cached(robot.Namespace, name)
+	if err != nil {
+		return none, err
+	}
+	if !p.wants(robot) {
+		if found && metav1.IsControlledBy(current, robot) {
+			return none, p.objects.Delete(ctx, robot, current)
+		}
+		return none, nil
+	}
+	desired, err := p.kind.Desired(robot)
+	if err != nil {
+		return none, err
+	}
+	if !found {
+		created, existing, err := p.create(ctx, robot, desired)
+		if existing == nil {
+			return created, err
+		}
+		current = *existing
+	}
+	if err := p.checkControlled(robot, current); err != nil {
+		return none, err
+	}
+	return p.converge(ctx, robot, desired, current)
+}
+
+// create creates robot's object. When one of that name exists although the
+// cache has none (someone else's, or the Robot's own with its managed-by
+// label removed), it returns that object, read from the API server, for
+// the caller to tell which.
+func (p *Path[T, A]) create(ctx context.Context, robot *robotv1beta1.Robot, desired A) (T, *T, error) {
+	var none T
+	if err := p.refused.At(robot); err != nil {
+		return none, nil, err
+	}
+	if p.kind.Reported != nil && p.kind.Reported(robot) {
+		// The Robot had its object, and it is gone: someone deleted it,
+		// and it must come back; or the garbage collector did, because
+		// the Robot is gone too and the cache has not caught up with that
+		// yet. Only the API server can tell which: recreated for a
+		// deleted Robot, the object would be deleted again.
+		if err := p.deps.Writer.CheckRobotExists(ctx, robot); err != nil {
+			return none, nil, err
+		}
+	}
+	created, err := p.objects.Create(ctx, robot, desired)
+	if !apierrors.IsAlreadyExists(err) {
+		return created, nil, p.noteRefusal(robot, err)
+	}
+	existing, err := p.objects.Get(ctx, robot.Namespace, *desired.GetName())
+	if err != nil {
+		return none, nil, err
+	}
+	return none, &existing, nil
+}
+
+// checkControlled returns nil when robot controls current, and otherwise
+// the error that says whose it is.
+func (p *Path[T, A]) checkControlled(robot *robotv1beta1.Robot, current T) error {
+	if metav1.IsControlledBy(current, robot) {
+		return nil
+	}
+	if ref := metav1.GetControllerOf(current); IsRobotRef(ref) && ref.Name == robot.Name {
+		// A Robot of this name was deleted and created again: the first
+		// one's object goes once the garbage collector gets to it, and its
+		// delete event queues this Robot.
+		return &outcome.EarlierRobotError{Name: current.GetName(), Kind: p.kind.Write.Name}
+	}
+	return p.kind.Taken(current)
+}
+
+// converge applies desired to current, robot's own object, when the two
+// differ, and returns the object as it then is. Drift that another writer
+// made, with the Robot unchanged, is a revert: reverts that keep coming
+// make a fight, in which the operator waits longer before each.
+func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T) (T, error) {
+	difference := p.objects.Drift(desired, current)
+	now := p.deps.Clock.Now()
+	if difference == "" {
+		if fight, endsIn := p.fights.Held(current.GetUID(), now); fight.InFight {
+			return current, p.contested(current, fight.Drift, fight.Writer, endsIn)
+		}
+		return current, nil
+	}
+	if err := p.refused.At(robot); err != nil {
+		return current, err
+	}
+	applied := ""
+	if p.kind.AppliedSpecHash != nil {
+		applied = p.kind.AppliedSpecHash(current)
+	}
+	if p.objects.RobotChanged(desired, current, applied) {
+		// The Robot changed: this is no revert.
+		written, err := p.objects.Apply(ctx, robot, desired, current, difference)
+		return written, p.noteRefusal(robot, err)
+	}
+	// The Robot asks for what it asked for at the operator's last write:
+	// another writer changed the object.
+	fight := p.fights.Admit(current.GetUID(), now)
+	if fight.Wait > 0 {
+		return current, p.contested(current, fight.Drift, fight.Writer, fight.Wait)
+	}
+	foreign := fight.Writer
+	if fight.StartsNow {
+		// Once per fight: the cache keeps no managedFields to say who.
+		if live, err := p.objects.Get(ctx, current.GetNamespace(), current.GetName()); err == nil {
+			foreign = drift.LastForeignWriter(live)
+		}
+	}
+	written, err := p.objects.Apply(ctx, robot, desired, current, difference)
+	if err != nil {
+		return written, p.noteRefusal(robot, err)
+	}
+	if fight := p.fights.Reverted(written.GetUID(), now, difference, foreign); fight.InFight {
+		// The other writer's next change queues the Robot; if none comes,
+		// the fight can end after drift.FightCalm.
+		return written, p.contested(written, fight.Drift, fight.Writer, min(fight.Wait, drift.FightCalm))
+	}
+	return written, nil
+}
+
+// contested is the error of a fight over object.
+func (p *Path[T, A]) contested(object T, difference, foreign string, recheck time.Duration) error {
+	return &outcome.ContestedError{Reason: p.kind.Contested, Kind: p.kind.Write.Name, Name: object.GetName(),
+		Drift: difference, Writer: foreign, Recheck: recheck, MaxWait: drift.FightMaxWait}
+}
+
+// noteRefusal remembers err when it is the API server's refusal of robot's
+// write as invalid, so that the same write is not sent again until the
+// Robot's next generation; it returns err.
+func (p *Path[T, A]) noteRefusal(robot *robotv1beta1.Robot, err error) error {
+	var invalid *outcome.InvalidSpecError
+	if errors.As(err, &invalid) {
+		p.refused.Record(robot, err)
+	}
+	return err
+}
+
+// Own returns robot's object from the cache when the Robot controls it, or
+// the zero T: what the status reports when the object was not synced.
+func (p *Path[T, A]) Own(robot *robotv1beta1.Robot) T {
+	var none T
+	if !p.wants(robot) {
+		return none
+	}
+	current, found, err := p.cached(robot.Namespace, p.kind.ObjectName(robot))
+	if err != nil || !found || !metav1.IsControlledBy(current, robot) {
+		return none
+	}
+	return current
+}
+
+// wants reports whether robot asks for an object of this kind.
+func (p *Path[T, A]) wants(robot *robotv1beta1.Robot) bool {
+	return p.kind.Wants == nil || p.kind.Wants(robot)
+}
+
+// cached returns the object named name from the cache, or the one this
+// process wrote last if the cache has not caught up with it yet; false when
+// the cache has none. The cache holds only the objects labelled as managed
+// by the operator: an object of that name may exist all the same.
+func (p *Path[T, A]) cached(namespace, name string) (T, bool, error) {
+	object, err := p.kind.Cached(namespace, name)
+	if apierrors.IsNotFound(err) {
+		return object, false, nil
+	}
+	if err != nil {
+		return object, false, err
+	}
+	return p.objects.Freshest(object), true, nil
+}
+
+// ForgetRobot drops what the Path remembers of the Robot uid, deleted.
+func (p *Path[T, A]) ForgetRobot(uid types.UID) { p.refused.Forget(uid) }
+
+// Tracked adds the sizes of what the Path keeps per object to sizes, by
+// the names the robot_operator_tracked_objects gauge gives them.
+func (p *Path[T, A]) Tracked(sizes map[string]int, written string) {
+	objects, checked := p.objects.Remembered()
+	sizes[written] += objects
+	sizes["specs_checked"] += checked
+	sizes["fights"] += p.fights.Len()
+}
+
+// add queues the Robot of an object the informer has just seen, unless it
+// is the object this process just created: the sync that created it has
+// already reported it.
+func (p *Path[T, A]) add(obj interface{}) {
+	if object, ok := obj.(T); ok && p.objects.IsOwnWrite(object) {
+		return
+	}
+	p.EnqueueController(obj)
+}
+
+// update queues the Robot of a changed object, unless the change is a
+// periodic resync or this process's own write: nothing the sync that wrote
+// it has not seen.
+func (p *Path[T, A]) update(old, new interface{}) {
+	object, ok := new.(T)
+	if !ok {
+		return
+	}
+	if previous, ok := old.(T); ok && previous.GetResourceVersion() == object.GetResourceVersion() || p.objects.IsOwnWrite(object) {
+		return
+	}
+	p.EnqueueController(new)
+}
+
+// delete forgets what was kept about a deleted object, and queues its
+// Robot: by name, whatever the owner's UID, so that the deletion of an
+// earlier Robot's object frees the name for the Robot that has it now.
+func (p *Path[T, A]) delete(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if object, ok := obj.(T); ok {
+		p.objects.Forget(object.GetUID())
+		p.fights.Forget(object.GetUID())
+	}
+	if robot, _ := p.owningRobot(obj); robot != nil {
+		p.deps.Enqueue(cache.MetaObjectToName(robot))
+	}
+}
+
+// EnqueueController queues the Robot that controls obj, if any. The owner
+// must match by API group, kind and UID: a Robot deleted and created again
+// under the same name is another Robot.
+func (p *Path[T, A]) EnqueueController(obj interface{}) {
+	if robot, ref := p.owningRobot(obj); robot != nil && robot.UID == ref.UID {
+		p.deps.Enqueue(cache.MetaObjectToName(robot))
+	}
+}
+
+// owningRobot returns the Robot named by obj's controller reference, and
+// that reference; nil when there is no such Robot. The Robot's UID may
+// differ from the reference's.
+func (p *Path[T, A]) owningRobot(obj interface{}) (*robotv1beta1.Robot, *metav1.OwnerReference) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	object, ok := obj.(metav1.Object)
+	if !ok {
+		utilruntime.HandleError(fmt.Errorf("unexpected object of type %T in the %s informer", obj, p.kind.Write.Name))
+		return nil, nil
+	}
+	ref := metav1.GetControllerOf(object)
+	if !IsRobotRef(ref) {
+		return nil, nil
+	}
+	robot, err := p.deps.Robots.Robots(object.GetNamespace()).Get(ref.Name)
+	if err != nil {
+		return nil, nil
+	}
+	return robot, ref
+}
+
+// IsRobotRef reports whether an owner reference names a Robot.
+func IsRobotRef(ref *metav1.OwnerReference) bool {
+	if ref == nil || ref.Kind != "Robot" {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == robotv1beta1.SchemeGroupVersion.Group
+}

@@ -1,0 +1,101 @@
+package owned
+
+import (
+	"context"
+	"slices"
+
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// The reasons of the Events that announce the writes of a Robot's Service.
+const (
+	// EventServiceCreated: the operator created a Robot's Service.
+	EventServiceCreated = "ServiceCreated"
+	// EventServiceUpdated: the operator changed a Robot's Service to match
+	// the Robot.
+	EventServiceUpdated = "ServiceUpdated"
+	// EventServiceDeleted: the operator deleted a Robot's Service, which
+	// the Robot no longer asks for.
+	EventServiceDeleted = "ServiceDeleted"
+)
+
+// ServicePath is the path of a Robot's Service.
+type ServicePath = Path[*corev1.Service, *corev1ac.ServiceApplyConfiguration]
+
+// Services returns the path of the Service that reaches a Robot's pods on
+// its ports, cached by informer (which should hold only the Services the
+// operator manages) and written through kube. When allowed is not empty, a
+// Robot that asks for a Service of another type gets none written, and a
+// Service it has keeps its type: deleting it would cut off whoever uses it.
+func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes.Interface, allowed []robotv1beta1.ServiceType) (*ServicePath, error) {
+	lister := informer.Lister()
+	return New(deps, Kind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
+		Write: writer.Kind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
+			Name: "Service",
+			Client: func(namespace string) writer.Client[*corev1.Service, *corev1ac.ServiceApplyConfiguration] {
+				return kube.CoreV1().Services(namespace)
+			},
+			Created:  EventServiceCreated,
+			Updated:  EventServiceUpdated,
+			Deleted:  EventServiceDeleted,
+			SpecHash: func(desired *corev1ac.ServiceApplyConfiguration) string { return workload.SpecHash(desired) },
+			// A Service's generation does not change with its spec: its
+			// few fields are compared on every sync.
+			Drift: func(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service, _ bool) string {
+				return drift.ServiceDrift(desired, current)
+			},
+			PrepareApply: claimCreatedServiceFields,
+		},
+		Wants: workload.WantsService,
+		Hold: func(robot *robotv1beta1.Robot) error {
+			if err := workload.ValidateServiceName(robot); err != nil {
+				return err
+			}
+			if want := workload.ServiceType(robot); workload.WantsService(robot) && len(allowed) > 0 && !slices.Contains(allowed, want) {
+				return &outcome.ServiceTypeNotAllowedError{Type: want, Allowed: allowed}
+			}
+			return nil
+		},
+		ObjectName: workload.ServiceName,
+		Desired: func(robot *robotv1beta1.Robot) (*corev1ac.ServiceApplyConfiguration, error) {
+			return workload.NewService(robot), nil
+		},
+		Cached: func(namespace, name string) (*corev1.Service, error) {
+			return lister.Services(namespace).Get(name)
+		},
+		Reported: func(robot *robotv1beta1.Robot) bool {
+			return robot.Status.ServiceName != "" && robot.Status.ServiceName == workload.ServiceName(robot)
+		},
+		Taken: func(current *corev1.Service) error {
+			err := &outcome.ServiceNameTakenError{Name: current.Name}
+			if ref := metav1.GetControllerOf(current); ref != nil {
+				err.Owner = ref.Kind + "/" + ref.Name
+			}
+			return err
+		},
+		Contested: robotv1beta1.ReasonServiceContested,
+	}, informer.Informer())
+}
+
+// claimCreatedServiceFields makes the fields that the operator's create of
+// current set owned by its applies, before the first apply. Unlike a
+// Deployment's, a Service's fields are few and always all set, so there is
+// no reason to wait for the Robot to change: the first apply, whatever its
+// cause, may drop what the create set (the old port when the port changes,
+// the externalTrafficPolicy the API server defaulted for a NodePort when the
+// type goes back to ClusterIP), and that costs one patch, once per Service.
+func claimCreatedServiceFields(ctx context.Context, services *writer.Objects[*corev1.Service, *corev1ac.ServiceApplyConfiguration],
+	_ *corev1ac.ServiceApplyConfiguration, current *corev1.Service) (*corev1.Service, error) {
+	return services.ClaimCreated(ctx, current)
+}
