@@ -24,7 +24,9 @@ func deploymentObjects() *Objects[*appsv1.Deployment, *appsv1ac.DeploymentApplyC
 		Client: func(namespace string) Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
 			return kube.AppsV1().Deployments(namespace)
 		},
-		SpecHash:   func(d *appsv1ac.DeploymentApplyConfiguration) string { return d.Annotations[workload.AnnotationSpecHash] },
+		SpecHash: func(d *appsv1ac.DeploymentApplyConfiguration) string {
+			return d.Annotations[workload.AnnotationSpecHash]
+		},
 		Drift:      drift.DeploymentDriftSkippingSpecs,
 		Generation: true,
 	})
