@@ -14,6 +14,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/owned"
+	"github.com/robot-operator/robot-operator/internal/podcache"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -115,10 +116,9 @@ type Controller struct {
 	servicesSynced    cache.InformerSynced
 	robotsLister      listers.RobotLister
 	robotsSynced      cache.InformerSynced
-	// pods and replicaSets are nil without Options.PodInformer; then the
-	// Ready condition does not say why the pods do not run.
-	pods              cache.Indexer
-	replicaSets       cache.Indexer
+	// pods is nil without Options.PodInformer; then the Ready condition
+	// does not say why the pods do not run.
+	pods              *podcache.Cache
 	podsSynced        cache.InformerSynced
 	replicaSetsSynced cache.InformerSynced
 
@@ -225,9 +225,12 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		// one; ReplicaSets without pods tell nothing.
 		return nil, errors.New("the pod and ReplicaSet informers go together: set both or neither")
 	case opts.PodInformer != nil:
-		if err := controller.watchPods(opts.PodInformer, opts.ReplicaSetInformer); err != nil {
+		pods, err := podcache.Watch(opts.PodInformer, opts.ReplicaSetInformer, podcache.Handlers{
+			Pod: controller.handlePod, ReplicaSet: controller.handleReplicaSet})
+		if err != nil {
 			return nil, err
 		}
+		controller.pods, controller.podsSynced, controller.replicaSetsSynced = pods, opts.PodInformer.HasSynced, opts.ReplicaSetInformer.HasSynced
 	}
 	return controller, nil
 }
@@ -491,8 +494,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 // person's attention.
 func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error) error {
 	now := c.clock.Now()
-	pods := c.robotPods(ctx, robot)
-	robotStatus, recheck := status.Diagnosed(robot, deployment, service, c.podReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
+	pods := c.pods.RobotPods(ctx, robot.Namespace, robot.Name)
+	robotStatus, recheck := status.Diagnosed(robot, deployment, service, c.pods.ReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
 		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)
@@ -545,53 +548,6 @@ func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, robotStatus *ro
 	if took, ok := c.readiness.Ready(robot.UID, robot.Generation, now); ok {
 		c.metrics.TimeToReady.Observe(took.Seconds())
 	}
-}
-
-// robotPods returns the cached pods of robot; none when the controller does
-// not watch pods.
-func (c *Controller) robotPods(ctx context.Context, robot *robotv1beta1.Robot) []*podsummary.Pod {
-	if c.pods == nil {
-		return nil
-	}
-	objs, err := c.pods.ByIndex(podsummary.PodsByRobot, robot.Namespace+"/"+robot.Name)
-	if err != nil {
-		klog.FromContext(ctx).V(4).Info("Listing the Robot's pods failed", "err", err)
-		return nil
-	}
-	pods := make([]*podsummary.Pod, 0, len(objs))
-	for _, obj := range objs {
-		if pod, ok := obj.(*podsummary.Pod); ok {
-			pods = append(pods, pod)
-		}
-	}
-	return pods
-}
-
-// podReplicaSets returns the cached ReplicaSets that control pods, looked
-// up by the names the pods give: the ReplicaSet cache needs no index, and
-// the current ReplicaSet, when it has no pod yet, has nothing to diagnose.
-func (c *Controller) podReplicaSets(ctx context.Context, pods []*podsummary.Pod) []*podsummary.ReplicaSet {
-	if c.replicaSets == nil {
-		return nil
-	}
-	var replicaSets []*podsummary.ReplicaSet
-	seen := make(map[string]bool, 2)
-	for _, pod := range pods {
-		key := pod.ReplicaSetKey()
-		if key == "" || seen[key] {
-			continue
-		}
-		seen[key] = true
-		obj, exists, err := c.replicaSets.GetByKey(key)
-		if err != nil {
-			klog.FromContext(ctx).V(4).Info("Reading a ReplicaSet from the cache failed", "replicaSet", key, "err", err)
-			continue
-		}
-		if rs, ok := obj.(*podsummary.ReplicaSet); exists && ok {
-			replicaSets = append(replicaSets, rs)
-		}
-	}
-	return replicaSets
 }
 
 // addRobot queues a Robot the informer has just seen.
@@ -649,88 +605,23 @@ func (c *Controller) enqueueRobot(obj interface{}) {
 	c.workqueue.Add(key)
 }
 
-// watchPods makes the controller read the pods and ReplicaSets that
-// podInformer and replicaSetInformer cache, which should be only those of
-// the Deployments the operator manages, with podsummary.Summarize as their
-// transform; and queue a Robot when one of its pods or ReplicaSets changes
-// in a way the diagnosis may read.
-func (c *Controller) watchPods(podInformer, replicaSetInformer cache.SharedIndexInformer) error {
-	if err := podInformer.AddIndexers(cache.Indexers{podsummary.PodsByRobot: podsummary.RobotIndex}); err != nil {
-		return fmt.Errorf("adding the Pod index: %w", err)
+// handlePod queues the Robot namespace/name, whose selector label a changed
+// pod carries, if that Robot exists.
+func (c *Controller) handlePod(namespace, name string) {
+	if _, err := c.robotsLister.Robots(namespace).Get(name); err == nil {
+		c.workqueue.Add(cache.ObjectName{Namespace: namespace, Name: name})
 	}
-	c.pods = podInformer.GetIndexer()
-	c.podsSynced = podInformer.HasSynced
-	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.handlePod,
-		UpdateFunc: func(old, new interface{}) {
-			// A resync, or a change to what the cache does not keep: the
-			// diagnosis would read the same.
-			if oldPod, ok := old.(*podsummary.Pod); ok && oldPod.SameAs(new) {
-				return
-			}
-			c.handlePod(new)
-		},
-		DeleteFunc: c.handlePod,
-	}); err != nil {
-		return fmt.Errorf("adding the Pod event handler: %w", err)
-	}
-
-	c.replicaSets = replicaSetInformer.GetIndexer()
-	c.replicaSetsSynced = replicaSetInformer.HasSynced
-	if _, err := replicaSetInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		// A new ReplicaSet may be the current one of a Deployment whose
-		// revision the sync saw first; a deleted one may have been.
-		AddFunc: c.handleReplicaSet,
-		UpdateFunc: func(old, new interface{}) {
-			// A ReplicaSet's status changes with each of its pods, whose
-			// own events say more; only a new revision (a rollback makes
-			// an old ReplicaSet current again) or owner changes which
-			// pods are current.
-			if oldRS, ok := old.(*podsummary.ReplicaSet); ok && oldRS.SameAs(new) {
-				return
-			}
-			c.handleReplicaSet(new)
-		},
-		DeleteFunc: c.handleReplicaSet,
-	}); err != nil {
-		return fmt.Errorf("adding the ReplicaSet event handler: %w", err)
-	}
-	return nil
 }
 
-// handlePod queues the Robot whose selector label the pod carries, if that
-// Robot exists.
-func (c *Controller) handlePod(obj interface{}) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	pod, ok := obj.(*podsummary.Pod)
-	if !ok || pod.Robot == "" {
-		return
-	}
-	if _, err := c.robotsLister.Robots(pod.Namespace).Get(pod.Robot); err != nil {
-		return
-	}
-	c.workqueue.Add(cache.ObjectName{Namespace: pod.Namespace, Name: pod.Robot})
-}
-
-// handleReplicaSet queues the Robot of the Deployment that controls the
-// ReplicaSet, if that Deployment is the one in the cache (by UID: an
+// handleReplicaSet queues the Robot of the Deployment that controls a
+// changed ReplicaSet, if that Deployment is the one in the cache (by UID: an
 // earlier Deployment of the same name is another Robot's) and its Robot
 // exists.
-func (c *Controller) handleReplicaSet(obj interface{}) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	rs, ok := obj.(*podsummary.ReplicaSet)
-	if !ok || rs.Deployment == "" {
-		return
-	}
+func (c *Controller) handleReplicaSet(rs *podsummary.ReplicaSet) {
 	deployment, err := c.deploymentsLister.Deployments(rs.Namespace).Get(rs.Deployment)
-	if err != nil || !rs.OwnedBy(deployment.UID) {
-		return
+	if err == nil && rs.OwnedBy(deployment.UID) {
+		c.deployments.EnqueueController(deployment)
 	}
-	c.deployments.EnqueueController(deployment)
 }
 
 // RegisterMetrics registers the controller's metrics, and a gauge of the

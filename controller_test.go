@@ -26,6 +26,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/owned"
+	"github.com/robot-operator/robot-operator/internal/podcache"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/serving"
@@ -3018,11 +3019,11 @@ func TestPodEventsQueueTheirRobot(t *testing.T) {
 	}
 
 	orphan := summaries(t, robottest.Pod(robottest.NewRobot("gone", 1), "gone-a", robottest.RunningSince(time.Minute)))[0]
-	ctrl.handlePod(orphan)
+	podcache.PodHandler(ctrl.handlePod).AddFunc(orphan)
 	if n := ctrl.workqueue.Len(); n != 0 {
 		t.Errorf("a pod of a Robot that does not exist queued %d items", n)
 	}
-	ctrl.handlePod(cache.DeletedFinalStateUnknown{Key: "default/test-a", Obj: pods[2]})
+	podcache.PodHandler(ctrl.handlePod).DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/test-a", Obj: pods[2]})
 	if n := ctrl.workqueue.Len(); n != 1 {
 		t.Fatalf("a deleted pod of Robot test queued %d items, want 1", n)
 	}
@@ -3067,7 +3068,7 @@ func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
 		{"a ReplicaSet of an earlier Deployment of the same name", summary(earlier), nil},
 		{"a ReplicaSet of a Deployment not in the cache", summary(elsewhere), nil},
 	} {
-		ctrl.handleReplicaSet(tt.obj)
+		podcache.ReplicaSetHandler(ctrl.handleReplicaSet).AddFunc(tt.obj)
 		if got := drainQueue(ctrl.workqueue); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
 		}

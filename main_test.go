@@ -75,7 +75,7 @@ var layers = [][]string{
 	{"drift"},
 	{"transform"},
 	{"podsummary"},
-	{"status"},
+	{"status", "podcache"},
 	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
 	{"owned", "precheck", "app"},
 }

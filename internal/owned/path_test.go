@@ -1,0 +1,298 @@
+package owned
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+	robotfake "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/fake"
+	robotinformers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
+)
+
+// pathFixture is a Path's world: a fake API server, the caches, a clock and
+// the queue.
+type pathFixture struct {
+	kube     *k8sfake.Clientset
+	robots   cache.Indexer
+	deps     Deps
+	clock    *clocktesting.FakeClock
+	queued   []cache.ObjectName
+	recorder *record.FakeRecorder
+}
+
+func newPathFixture(t *testing.T, robot *robotv1beta1.Robot) *pathFixture {
+	f := &pathFixture{kube: k8sfake.NewClientset(), clock: clocktesting.NewFakeClock(robottest.FixtureNow), recorder: record.NewFakeRecorder(100)}
+	robotClient := robotfake.NewClientset(robot)
+	robotInformer := robotinformers.NewSharedInformerFactory(robotClient, 0).Robot().V1beta1().Robots()
+	f.robots = robotInformer.Informer().GetIndexer()
+	if err := f.robots.Add(robot); err != nil {
+		t.Fatal(err)
+	}
+	f.deps = Deps{Writer: writer.New(robotClient, f.recorder, nil), Robots: robotInformer.Lister(), Clock: f.clock,
+		Enqueue: func(key cache.ObjectName) { f.queued = append(f.queued, key) }}
+	return f
+}
+
+// writes returns the writes f's API server got, as "verb resource".
+func (f *pathFixture) writes() []string {
+	var writes []string
+	for _, action := range f.kube.Actions() {
+		if verb := action.GetVerb(); verb != "get" && verb != "list" && verb != "watch" {
+			writes = append(writes, verb+" "+action.GetResource().Resource)
+		}
+	}
+	f.kube.ClearActions()
+	return writes
+}
+
+// services returns the path of Services, with its cache.
+func (f *pathFixture) services(t *testing.T) (*ServicePath, cache.Indexer) {
+	informer := informers.NewSharedInformerFactory(f.kube, 0).Core().V1().Services()
+	path, err := Services(f.deps, informer, f.kube, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, informer.Informer().GetIndexer()
+}
+
+// TestServiceFightBacksOff: another writer that keeps changing what the
+// Robot sets on its Service meets the fight back-off the Deployment's
+// writers do: a few reverts, then the Robot says ServiceContested, naming
+// what changed, and the reverts wait.
+func TestServiceFightBacksOff(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeClusterIP)
+	f := newPathFixture(t, robot)
+	services, serviceCache := f.services(t)
+
+	created, err := services.Sync(ctx, robot)
+	if err != nil {
+		t.Fatalf("creating the Service: %v", err)
+	}
+	if got := f.writes(); fmt.Sprint(got) != "[create services]" {
+		t.Fatalf("writes %v, want the create", got)
+	}
+	current := created
+	reverts, contested := 0, 0
+	for range 10 {
+		edited := current.DeepCopy()
+		edited.Spec.Selector = map[string]string{"app": "someone-else"}
+		edited.ResourceVersion += "1"
+		if err := f.kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("services"), edited, edited.Namespace); err != nil {
+			t.Fatal(err)
+		}
+		if err := serviceCache.Update(edited); err != nil {
+			t.Fatal(err)
+		}
+		written, err := services.Sync(ctx, robot)
+		var fight *outcome.ContestedError
+		switch {
+		case errors.As(err, &fight):
+			contested++
+			if fight.Reason != robotv1beta1.ReasonServiceContested || fight.Kind != "Service" || fight.Name != "web" {
+				t.Errorf("contested: reason %q, kind %q, name %q; want ServiceContested over Service web", fight.Reason, fight.Kind, fight.Name)
+			}
+		case err != nil:
+			t.Fatalf("sync: %v", err)
+		}
+		for _, w := range f.writes() {
+			if w == "patch services" {
+				reverts++
+			}
+		}
+		if written != nil {
+			current = written
+		}
+		f.clock.Step(time.Second)
+	}
+	if contested == 0 {
+		t.Error("ten edits in ten seconds made no fight")
+	}
+	// The first patch after the create hands its fields to the applies; the
+	// applies are the reverts.
+	if reverts > 5 {
+		t.Errorf("%d writes for ten edits in ten seconds: the fight did not back off", reverts)
+	}
+	if reverts < 3 {
+		t.Errorf("%d writes for ten edits: the first reverts must not wait", reverts)
+	}
+}
+
+// TestServiceRefusalIsRemembered: a Service write the API server refuses as
+// invalid is not sent again for the same generation of the Robot, only for
+// the next one.
+func TestServiceRefusalIsRemembered(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeLoadBalancer)
+	f := newPathFixture(t, robot)
+	services, _ := f.services(t)
+	f.kube.PrependReactor("create", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "web",
+			field.ErrorList{field.NotSupported(field.NewPath("spec", "type"), "LoadBalancer", []string{"ClusterIP"})})
+	})
+	for range 3 {
+		_, err := services.Sync(ctx, robot)
+		var invalid *outcome.InvalidSpecError
+		if !errors.As(err, &invalid) {
+			t.Fatalf("sync: %v, want an invalid spec", err)
+		}
+	}
+	if got := f.writes(); fmt.Sprint(got) != "[create services]" {
+		t.Errorf("writes %v for three syncs of one generation, want one create", got)
+	}
+	robot.Generation++
+	if _, err := services.Sync(ctx, robot); err == nil {
+		t.Fatal("the next generation's create passed the reactor that refuses it")
+	}
+	if got := f.writes(); fmt.Sprint(got) != "[create services]" {
+		t.Errorf("writes %v for the next generation, want the create sent again", got)
+	}
+}
+
+// configMapKind is a kind no Robot owns, described here as a new kind
+// would be in a file of its own: a ConfigMap named as the Robot, holding
+// its image, for Robots with the label wants-config.
+func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
+	return Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration]{
+		Write: writer.Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration]{
+			Name: "ConfigMap",
+			Client: func(namespace string) writer.Client[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
+				return kube.CoreV1().ConfigMaps(namespace)
+			},
+			Created: "ConfigMapCreated", Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
+			SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return workload.SpecHash(desired) },
+			Drift: func(desired *corev1ac.ConfigMapApplyConfiguration, current *corev1.ConfigMap, _ bool) string {
+				for key, value := range desired.Data {
+					if current.Data[key] != value {
+						return fmt.Sprintf("data[%s] is %q, not %q", key, current.Data[key], value)
+					}
+				}
+				return ""
+			},
+		},
+		Wants:      func(robot *robotv1beta1.Robot) bool { return robot.Labels["wants-config"] == "true" },
+		ObjectName: func(robot *robotv1beta1.Robot) string { return robot.Name },
+		Desired: func(robot *robotv1beta1.Robot) (*corev1ac.ConfigMapApplyConfiguration, error) {
+			owner := metav1ac.OwnerReference().WithAPIVersion(robotv1beta1.SchemeGroupVersion.String()).WithKind("Robot").
+				WithName(robot.Name).WithUID(robot.UID).WithController(true).WithBlockOwnerDeletion(true)
+			return corev1ac.ConfigMap(robot.Name, robot.Namespace).
+				WithLabels(workload.ObjectLabels(robot)).
+				WithOwnerReferences(owner).
+				WithData(map[string]string{"image": robot.Spec.Image}), nil
+		},
+		Cached: func(namespace, name string) (*corev1.ConfigMap, error) {
+			obj, exists, err := cached.GetByKey(namespace + "/" + name)
+			if err != nil || !exists {
+				return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), name)
+			}
+			return obj.(*corev1.ConfigMap), nil
+		},
+		Taken:     func(current *corev1.ConfigMap) error { return fmt.Errorf("ConfigMap %q is someone else's", current.Name) },
+		Contested: "ConfigMapContested",
+	}
+}
+
+// TestAddingAKind: a kind described once goes through the whole path:
+// created when missing, left alone when as asked, put back when changed,
+// never touched when someone else's, deleted when no longer wanted, and
+// every write announced.
+func TestAddingAKind(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("web", 1)
+	robot.Labels = map[string]string{"wants-config": "true"}
+	f := newPathFixture(t, robot)
+	informer := informers.NewSharedInformerFactory(f.kube, 0).Core().V1().ConfigMaps().Informer()
+	configMaps, err := New(f.deps, configMapKind(f.kube, informer.GetIndexer()), informer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync := func(what string, wantWrites string) *corev1.ConfigMap {
+		t.Helper()
+		got, err := configMaps.Sync(ctx, robot)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if writes := fmt.Sprint(f.writes()); writes != wantWrites {
+			t.Errorf("%s: writes %s, want %s", what, writes, wantWrites)
+		}
+		return got
+	}
+
+	created := sync("missing", "[create configmaps]")
+	if created.Data["image"] != robot.Spec.Image || !metav1.IsControlledBy(created, robot) {
+		t.Fatalf("created %v, want the Robot's image, controlled by the Robot", created)
+	}
+	if err := informer.GetIndexer().Add(created); err != nil {
+		t.Fatal(err)
+	}
+	sync("as asked", "[]")
+
+	edited := created.DeepCopy()
+	edited.Data = map[string]string{"image": "someone/else"}
+	edited.ResourceVersion = "99"
+	if err := f.kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("configmaps"), edited, edited.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	if err := informer.GetIndexer().Update(edited); err != nil {
+		t.Fatal(err)
+	}
+	reverted := sync("changed by another writer", "[patch configmaps]")
+	if reverted.Data["image"] != robot.Spec.Image {
+		t.Errorf("after the revert: image %q, want %q", reverted.Data["image"], robot.Spec.Image)
+	}
+	if err := informer.GetIndexer().Update(reverted); err != nil {
+		t.Fatal(err)
+	}
+
+	robot.Labels = nil
+	sync("no longer wanted", "[delete configmaps]")
+
+	robot.Labels = map[string]string{"wants-config": "true"}
+	foreign := reverted.DeepCopy()
+	foreign.OwnerReferences, foreign.UID = nil, "foreign"
+	if err := informer.GetIndexer().Update(foreign); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := configMaps.Sync(ctx, robot); err == nil || err.Error() != `ConfigMap "web" is someone else's` {
+		t.Errorf("someone else's ConfigMap: %v, want the kind's error", err)
+	}
+	if writes := f.writes(); len(writes) != 0 {
+		t.Errorf("writes %v to someone else's ConfigMap", writes)
+	}
+
+	var events []string
+	for len(f.recorder.Events) > 0 {
+		events = append(events, <-f.recorder.Events)
+	}
+	want := []string{
+		`Normal ConfigMapCreated Created ConfigMap "web"`,
+		`Normal ConfigMapUpdated Updated ConfigMap "web": data[image] is "someone/else", not "` + robot.Spec.Image + `"`,
+		`Normal ConfigMapDeleted Deleted ConfigMap "web": the Robot asks for none`,
+	}
+	if fmt.Sprint(events) != fmt.Sprint(want) {
+		t.Errorf("events\n%q\nwant\n%q", events, want)
+	}
+}
