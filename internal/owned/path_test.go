@@ -210,7 +210,9 @@ func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.C
 			}
 			return obj.(*corev1.ConfigMap), nil
 		},
-		Taken:     func(current *corev1.ConfigMap) error { return fmt.Errorf("ConfigMap %q is someone else's", current.Name) },
+		Taken: func(current *corev1.ConfigMap) error {
+			return fmt.Errorf("ConfigMap %q is someone else's", current.Name)
+		},
 		Contested: "ConfigMapContested",
 	}
 }
