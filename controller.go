@@ -35,6 +35,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -74,6 +75,11 @@ type Options struct {
 	DeploymentInformer appsinformers.DeploymentInformer
 	ServiceInformer    coreinformers.ServiceInformer
 	RobotInformer      informers.RobotInformer
+	// DisruptionBudgetInformer, when set, holds the PodDisruptionBudgets
+	// labelled as managed by the operator, and each Robot gets the budget
+	// it asks for. The operator always sets it; without it (in tests) no
+	// budget is written.
+	DisruptionBudgetInformer policyinformers.PodDisruptionBudgetInformer
 	// PodInformer and ReplicaSetInformer, when set (both or neither),
 	// hold the summaries of the managed pods and ReplicaSets
 	// (podsummary.Summarize), and the Ready condition says why the pods of
@@ -114,6 +120,7 @@ type Controller struct {
 	deploymentsLister appslisters.DeploymentLister
 	deploymentsSynced cache.InformerSynced
 	servicesSynced    cache.InformerSynced
+	budgetsSynced     cache.InformerSynced
 	robotsLister      listers.RobotLister
 	robotsSynced      cache.InformerSynced
 	// pods is nil without Options.PodInformer; then the Ready condition
@@ -130,8 +137,10 @@ type Controller struct {
 	writer      *writer.Writer
 	deployments *owned.DeploymentPath
 	services    *owned.ServicePath
-	events      *events.Events
-	clock       clock.PassiveClock
+	// budgets is nil without Options.DisruptionBudgetInformer.
+	budgets *owned.DisruptionBudgetPath
+	events  *events.Events
+	clock   clock.PassiveClock
 
 	metrics   *metrics.ControllerMetrics
 	readiness *metrics.ReadinessTracker
@@ -182,6 +191,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		deploymentsLister: opts.DeploymentInformer.Lister(),
 		deploymentsSynced: opts.DeploymentInformer.Informer().HasSynced,
 		servicesSynced:    opts.ServiceInformer.Informer().HasSynced,
+		budgetsSynced:     func() bool { return true },
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
@@ -204,7 +214,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 
 	logger.V(4).Info("Setting up event handlers")
 	if _, err := opts.RobotInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    controller.addRobot,
+		AddFunc:    controller.handleRobot,
 		UpdateFunc: controller.updateRobot,
 		DeleteFunc: controller.deleteRobot,
 	}); err != nil {
@@ -218,6 +228,12 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	if controller.services, err = owned.Services(deps, opts.ServiceInformer, opts.KubeClient, opts.ServiceTypes); err != nil {
 		return nil, err
+	}
+	if opts.DisruptionBudgetInformer != nil {
+		if controller.budgets, err = owned.DisruptionBudgets(deps, opts.DisruptionBudgetInformer, opts.KubeClient); err != nil {
+			return nil, err
+		}
+		controller.budgetsSynced = opts.DisruptionBudgetInformer.Informer().HasSynced
 	}
 	switch {
 	case (opts.PodInformer == nil) != (opts.ReplicaSetInformer == nil):
@@ -247,7 +263,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Robot controller", "workers", workers)
 	logger.V(2).Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.budgetsSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
 		if ctx.Err() != nil {
 			// A signal before the caches synced: nothing was started, so
 			// this is a clean stop, not a failure.
@@ -287,7 +303,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 // HasSynced reports whether the informer caches have synced.
 func (c *Controller) HasSynced() bool {
-	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.podsSynced() && c.replicaSetsSynced()
+	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.budgetsSynced() && c.podsSynced() && c.replicaSetsSynced()
 }
 
 // LongestSync returns the Robot whose sync has been running the longest, and
@@ -431,23 +447,17 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		syncErr    error
 	)
 	if workload.Paused(robot) {
-		// A person holds the Deployment and the Service as they are:
-		// nothing is written to them, whatever drifted or went missing.
-		// The status still reports them as the caches hold them, and is
-		// written only when that changes, so a paused Robot costs no
-		// request per sync.
+		// A person holds what the Robot owns as it is: nothing is written
+		// to it, whatever drifted or went missing. The status still
+		// reports it as the caches hold it, and is written only when that
+		// changes, so a paused Robot costs no request per sync.
 		deployment, service = c.deployments.Own(robot), c.services.Own(robot)
 		syncErr = &outcome.PausedError{Deployment: workload.DeploymentName(robot)}
 	} else {
 		if value, ignored := workload.PauseIgnored(robot); ignored {
 			logger.V(2).Info("Ignoring the pause annotation: only \"true\" pauses", "annotation", workload.AnnotationPaused, "value", value)
 		}
-		deployment, syncErr = c.deployments.Sync(ctx, robot)
-		if syncErr == nil {
-			service, syncErr = c.services.Sync(ctx, robot)
-		} else {
-			service = c.services.Own(robot)
-		}
+		deployment, service, syncErr = c.syncOwned(ctx, robot)
 	}
 	if errors.Is(syncErr, outcome.ErrRobotGone) {
 		// Its delete event is on its way, and the garbage collector
@@ -487,6 +497,23 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		return 0, nil
 	}
 	return 0, syncErr
+}
+
+// syncOwned takes each object robot owns through its path: the Deployment
+// first, then, once it is as asked, the objects beside it, each whatever
+// became of the others. It returns the Deployment and the Service for the
+// status, and the first error.
+func (c *Controller) syncOwned(ctx context.Context, robot *robotv1beta1.Robot) (*appsv1.Deployment, *corev1.Service, error) {
+	deployment, err := c.deployments.Sync(ctx, robot)
+	if err != nil {
+		return deployment, c.services.Own(robot), err
+	}
+	service, err := c.services.Sync(ctx, robot)
+	if c.budgets != nil {
+		_, budgetErr := c.budgets.Sync(ctx, robot)
+		err = cmp.Or(err, budgetErr)
+	}
+	return deployment, service, err
 }
 
 // updateStatus writes robot's status when what it should say differs from
@@ -550,11 +577,6 @@ func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, robotStatus *ro
 	}
 }
 
-// addRobot queues a Robot the informer has just seen.
-func (c *Controller) addRobot(obj interface{}) {
-	c.handleRobot(obj)
-}
-
 // updateRobot queues a changed Robot. Periodic resyncs come through here
 // too: they recheck every Robot from the cache, which costs no API request
 // for a converged one.
@@ -583,6 +605,9 @@ func (c *Controller) deleteRobot(obj interface{}) {
 		c.writer.ForgetRobot(robot.UID)
 		c.deployments.ForgetRobot(robot.UID)
 		c.services.ForgetRobot(robot.UID)
+		if c.budgets != nil {
+			c.budgets.ForgetRobot(robot.UID)
+		}
 		c.statusRefused.Forget(robot.UID)
 	}
 }
@@ -652,6 +677,9 @@ func (c *Controller) trackedObjects() map[string]int {
 	}
 	c.deployments.Tracked(sizes, "written_deployments")
 	c.services.Tracked(sizes, "written_services")
+	if c.budgets != nil {
+		c.budgets.Tracked(sizes, "written_disruption_budgets")
+	}
 	return sizes
 }
 

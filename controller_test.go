@@ -39,6 +39,7 @@ import (
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,6 +99,10 @@ type fixture struct {
 
 	// opts are the Options the last newController gave NewController.
 	opts Options
+	// budgets wires the PodDisruptionBudget informer, filled from
+	// budgetLister: without it the Controller writes no budget.
+	budgets      bool
+	budgetLister []*policyv1.PodDisruptionBudget
 
 	// Expected requests, in order.
 	robotActions []core.Action
@@ -148,6 +153,14 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	replicaSetInformer := kubeInformers.Apps().V1().ReplicaSets().Informer()
 	if len(f.podLister) > 0 || len(f.replicaSetLister) > 0 {
 		opts.PodInformer, opts.ReplicaSetInformer = podInformer, replicaSetInformer
+	}
+	if f.budgets {
+		opts.DisruptionBudgetInformer = kubeInformers.Policy().V1().PodDisruptionBudgets()
+		for _, budget := range f.budgetLister {
+			if err := opts.DisruptionBudgetInformer.Informer().GetIndexer().Add(budget); err != nil {
+				f.t.Fatal(err)
+			}
+		}
 	}
 	if f.options != nil {
 		f.options(&opts)
@@ -3799,4 +3812,106 @@ func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	sync("next generation", 2, 1)
+}
+
+var budgetsResource = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
+
+// liveBudget is robot's PodDisruptionBudget as the API server would store it.
+func liveBudget(t *testing.T, robot *robotv1beta1.Robot) *policyv1.PodDisruptionBudget {
+	var budget policyv1.PodDisruptionBudget
+	if err := workload.RoundTrip(workload.NewDisruptionBudget(robot), &budget); err != nil {
+		t.Fatal(err)
+	}
+	budget.UID, budget.ResourceVersion, budget.Generation = "budget-uid", "5", 1
+	return &budget
+}
+
+// TestDisruptionBudgetCreated: a Robot of two replicas gets a budget that
+// lets one pod go at a time, with a plain create, and says so in an Event;
+// once the budget is there, a sync writes nothing.
+func TestDisruptionBudgetCreated(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	f.budgets = true
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	var created policyv1.PodDisruptionBudget
+	if err := workload.RoundTrip(workload.NewDisruptionBudget(robot), &created); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewCreateAction(budgetsResource, robot.Namespace, &created))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDisruptionBudgetCreated + ` Created PodDisruptionBudget "test"`)
+
+	converge := newFixture(t)
+	converge.budgets = true
+	converge.addRobot(robot)
+	converge.addDeployment(deployment)
+	converge.budgetLister = append(converge.budgetLister, liveBudget(t, robot))
+	converge.run(ctx, cache.MetaObjectToName(robot))
+}
+
+// TestDisruptionBudgetPutBackAndDeleted: a budget someone loosened is put
+// back; a Robot scaled to one replica has its budget deleted, with a UID
+// precondition; someone else's budget of that name is never written.
+func TestDisruptionBudgetPutBackAndDeleted(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+
+	f := newFixture(t)
+	f.budgets = true
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	loosened := liveBudget(t, robot)
+	loosened.Spec.MaxUnavailable = ptr.To(intstr.FromString("100%"))
+	f.budgetLister = append(f.budgetLister, loosened)
+	f.kubeObjects = append(f.kubeObjects, loosened)
+	desired := workload.NewDisruptionBudget(robot).WithUID(loosened.UID)
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(budgetsResource, robot.Namespace, "test", types.ApplyPatchType, robottest.MustJSON(t, desired)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDisruptionBudgetUpdated + ` Updated PodDisruptionBudget "test": spec.maxUnavailable is "100%"; the Robot asks for 1`)
+
+	single := robot.DeepCopy()
+	single.Spec.Replicas = ptr.To[int32](1)
+	single.Generation++
+	singleDeployment := liveDeployment(t, single)
+	converged(single, singleDeployment)
+	g := newFixture(t)
+	g.budgets = true
+	g.addRobot(single)
+	g.addDeployment(singleDeployment)
+	budget := liveBudget(t, robot)
+	g.budgetLister = append(g.budgetLister, budget)
+	g.kubeObjects = append(g.kubeObjects, budget)
+	g.kubeActions = append(g.kubeActions, core.NewDeleteActionWithOptions(budgetsResource, budget.Namespace, budget.Name,
+		metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(budget.UID))}))
+	g.run(ctx, cache.MetaObjectToName(single))
+	g.checkDeletePreconditions()
+
+	h := newFixture(t)
+	h.budgets = true
+	h.addRobot(robot)
+	h.addDeployment(deployment)
+	foreign := liveBudget(t, robot)
+	foreign.OwnerReferences = nil
+	h.budgetLister = append(h.budgetLister, foreign)
+	// Nothing is written to the budget; the status says whose it is.
+	c := h.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	for _, action := range filterInformerActions(h.kubeClient.Actions()) {
+		if action.GetResource() == budgetsResource {
+			t.Errorf("%s to someone else's budget", describe(action))
+		}
+	}
+	synced := meta.FindStatusCondition(c.writer.FreshestRobot(robot).Status.Conditions, robotv1beta1.ConditionSynced)
+	if synced == nil || synced.Reason != robotv1beta1.ReasonDisruptionBudgetNameTaken {
+		t.Errorf("Synced %v, want DisruptionBudgetNameTaken", synced)
+	}
 }

@@ -27,11 +27,11 @@ func newInformers(opts Options, c *clients) *informers {
 		o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 	}
 	return &informers{
-		// Only the Deployments and Services the operator manages are
-		// cached, so memory follows the Robots, not the cluster: those a
-		// Robot controls whole but for the little of their managedFields
-		// the controller reads, any other with the label as a stub
-		// (transform.Workloads).
+		// Only the Deployments, Services and PodDisruptionBudgets the
+		// operator manages are cached, so memory follows the Robots, not
+		// the cluster: those a Robot controls whole but for the little of
+		// their managedFields the controller reads, any other with the
+		// label as a stub (transform.Workloads).
 		kube: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, opts.ResyncPeriod,
 			kubeinformers.WithNamespace(opts.Namespace),
 			kubeinformers.WithTweakListOptions(managed),

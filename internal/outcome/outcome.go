@@ -55,6 +55,7 @@ func Classify(err error) Failure {
 	var (
 		nameTaken *NameTakenError
 		svcTaken  *ServiceNameTakenError
+		objTaken  *ObjectNameTakenError
 		svcType   *ServiceTypeNotAllowedError
 		earlier   *EarlierRobotError
 		invalid   *InvalidSpecError
@@ -80,6 +81,8 @@ func Classify(err error) Failure {
 		// Like a taken Deployment name, but the Deployment runs: Ready
 		// stays about it, and Synced says why the Service is missing.
 		return Failure{Reason: robotv1beta1.ReasonServiceNameTaken, Retry: RecheckLater}
+	case errors.As(err, &objTaken):
+		return Failure{Reason: objTaken.Reason, Retry: RecheckLater}
 	case errors.As(err, &svcType):
 		// Only a change of the Robot, or of the operator's flags (which
 		// restarts it), can help.
@@ -104,7 +107,8 @@ func Classify(err error) Failure {
 func WarnsOnEntry(reason string) bool {
 	switch reason {
 	case robotv1beta1.ReasonInvalidSpec, robotv1beta1.ReasonDeploymentNameTaken, robotv1beta1.ReasonServiceNameTaken, robotv1beta1.ReasonServiceTypeNotAllowed,
-		robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested:
+		robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested,
+		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested:
 		return true
 	}
 	return false
@@ -176,6 +180,35 @@ func (e *ServiceNameTakenError) Error() string {
 		msg += " (it is controlled by " + e.Owner + ")"
 	}
 	return msg + "; the operator leaves it alone: delete it, set spec.service.type to None, or recreate the Robot with another spec.deploymentName"
+}
+
+// ObjectNameTakenError is an object of a kind the Robot owns beside its
+// Deployment (a PodDisruptionBudget), with the name of the Robot's, that the
+// Robot does not control. The operator never modifies, adopts or deletes it.
+// The Deployment runs all the same: Ready stays about it, and Synced says
+// why the object is missing.
+type ObjectNameTakenError struct {
+	Kind   string
+	Name   string
+	Owner  string // the object's controller, if any, as "Kind/name"
+	Reason string // the Synced condition's reason
+	Hint   string // what a person can do, besides deleting it
+}
+
+func (e *ObjectNameTakenError) Error() string {
+	msg := fmt.Sprintf("%s %q already exists and is not controlled by this Robot", e.Kind, e.Name)
+	if e.Owner != "" {
+		msg += " (it is controlled by " + e.Owner + ")"
+	}
+	return msg + "; the operator leaves it alone: delete it, " + e.Hint
+}
+
+// ControllerName returns object's controller as "Kind/name", or "".
+func ControllerName(object metav1.Object) string {
+	if ref := metav1.GetControllerOf(object); ref != nil {
+		return ref.Kind + "/" + ref.Name
+	}
+	return ""
 }
 
 // FieldConflictError is an apply the API server refused because of a field

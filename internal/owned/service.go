@@ -46,10 +46,12 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 			Client: func(namespace string) writer.Client[*corev1.Service, *corev1ac.ServiceApplyConfiguration] {
 				return kube.CoreV1().Services(namespace)
 			},
-			Created:  EventServiceCreated,
-			Updated:  EventServiceUpdated,
-			Deleted:  EventServiceDeleted,
-			SpecHash: func(desired *corev1ac.ServiceApplyConfiguration) string { return workload.SpecHash(desired) },
+			Created: EventServiceCreated,
+			Updated: EventServiceUpdated,
+			Deleted: EventServiceDeleted,
+			SpecHash: func(desired *corev1ac.ServiceApplyConfiguration) string {
+				return desired.Annotations[workload.AnnotationSpecHash]
+			},
 			// A Service's generation does not change with its spec: its
 			// few fields are compared on every sync.
 			Drift: func(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service, _ bool) string {
@@ -85,6 +87,9 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 			return err
 		},
 		Contested: robotv1beta1.ReasonServiceContested,
+		AppliedSpecHash: func(current *corev1.Service) string {
+			return current.Annotations[workload.AnnotationSpecHash]
+		},
 	}, informer.Informer())
 }
 

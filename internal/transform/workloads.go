@@ -3,6 +3,7 @@ package transform
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -25,6 +26,10 @@ func Workloads(obj interface{}) (interface{}, error) {
 	case *corev1.Service:
 		if !robotControlled(object) {
 			return &corev1.Service{ObjectMeta: stubMeta(object)}, nil
+		}
+	case *policyv1.PodDisruptionBudget:
+		if !robotControlled(object) {
+			return &policyv1.PodDisruptionBudget{ObjectMeta: stubMeta(object)}, nil
 		}
 	}
 	return TrimManagedFields(obj)

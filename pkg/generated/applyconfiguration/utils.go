@@ -36,6 +36,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 	// Group=robot.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithKind("Robot"):
 		return &robotv1alpha1.RobotApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RobotDisruptionBudget"):
+		return &robotv1alpha1.RobotDisruptionBudgetApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotService"):
 		return &robotv1alpha1.RobotServiceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotSpec"):
@@ -48,6 +50,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		// Group=robot.dev, Version=v1beta1
 	case v1beta1.SchemeGroupVersion.WithKind("Robot"):
 		return &robotv1beta1.RobotApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotDisruptionBudget"):
+		return &robotv1beta1.RobotDisruptionBudgetApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotPlacement"):
 		return &robotv1beta1.RobotPlacementApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotPort"):

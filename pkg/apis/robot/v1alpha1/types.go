@@ -19,6 +19,7 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // +genclient
@@ -98,6 +99,16 @@ type RobotSpec struct {
 	// None. Without port there is no Service.
 	// +optional
 	Service *RobotService `json:"service,omitempty"`
+
+	// DisruptionBudget is the PodDisruptionBudget the operator keeps for
+	// the Robot's pods, so that a node drain takes them down a few at a
+	// time. Unset, a Robot of 2 or more replicas gets one that lets one pod
+	// be evicted at a time (maxUnavailable 1), and a Robot of fewer gets
+	// none: a budget on a single pod would block every drain. A pod that is
+	// not ready can always be evicted, so a crash-looping pod never blocks
+	// a drain.
+	// +optional
+	DisruptionBudget *RobotDisruptionBudget `json:"disruptionBudget,omitempty"`
 
 	// Args are the arguments passed to the image's entrypoint.
 	// +optional
@@ -250,6 +261,24 @@ type RobotSpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=baseline;restricted
 	SecurityProfile SecurityProfile `json:"securityProfile,omitempty"`
+}
+
+// RobotDisruptionBudget is the PodDisruptionBudget of a Robot's pods.
+// +kubebuilder:validation:XValidation:rule="!(has(self.disabled) && self.disabled && has(self.maxUnavailable))",message="disruptionBudget: set maxUnavailable, or disabled, not both"
+type RobotDisruptionBudget struct {
+	// MaxUnavailable is how many of the Robot's pods a drain may evict at
+	// once: a number of at least 1, or a percentage above 0% of the
+	// replicas, rounded up. Set, the Robot gets a budget whatever its
+	// replicas. Unset, 1 for a Robot of 2 or more replicas.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^([1-9][0-9]?|100)%$')",message="maxUnavailable must be a number of at least 1, or a percentage from 1% to 100%: a budget of 0 blocks every drain"
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// Disabled, when true, asks for no PodDisruptionBudget: a drain may
+	// evict every pod of the Robot at once.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
 }
 
 // RobotService is the Service that the operator keeps for a Robot with a

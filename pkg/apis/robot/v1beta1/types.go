@@ -108,6 +108,16 @@ type RobotSpec struct {
 	// +optional
 	Service *RobotService `json:"service,omitempty"`
 
+	// DisruptionBudget is the PodDisruptionBudget the operator keeps for
+	// the Robot's pods, so that a node drain takes them down a few at a
+	// time. Unset, a Robot of 2 or more replicas gets one that lets one pod
+	// be evicted at a time (maxUnavailable 1), and a Robot of fewer gets
+	// none: a budget on a single pod would block every drain. A pod that is
+	// not ready can always be evicted, so a crash-looping pod never blocks
+	// a drain.
+	// +optional
+	DisruptionBudget *RobotDisruptionBudget `json:"disruptionBudget,omitempty"`
+
 	// Strategy is how the Deployment replaces old pods with new ones.
 	// Unset, a rolling update with 25% surge and 25% unavailable, as for
 	// any Deployment.
@@ -351,6 +361,24 @@ type RobotPlacement struct {
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
+// RobotDisruptionBudget is the PodDisruptionBudget of a Robot's pods.
+// +kubebuilder:validation:XValidation:rule="!(has(self.disabled) && self.disabled && has(self.maxUnavailable))",message="disruptionBudget: set maxUnavailable, or disabled, not both"
+type RobotDisruptionBudget struct {
+	// MaxUnavailable is how many of the Robot's pods a drain may evict at
+	// once: a number of at least 1, or a percentage above 0% of the
+	// replicas, rounded up. Set, the Robot gets a budget whatever its
+	// replicas. Unset, 1 for a Robot of 2 or more replicas.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^([1-9][0-9]?|100)%$')",message="maxUnavailable must be a number of at least 1, or a percentage from 1% to 100%: a budget of 0 blocks every drain"
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// Disabled, when true, asks for no PodDisruptionBudget: a drain may
+	// evict every pod of the Robot at once.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+}
+
 // RobotService is the Service that the operator keeps for a Robot with
 // ports.
 type RobotService struct {
@@ -564,6 +592,14 @@ const (
 	// sets on its Service, and the operator puts it back as it does for
 	// the Deployment, waiting longer each time.
 	ReasonServiceContested = "ServiceContested"
+	// ReasonDisruptionBudgetNameTaken: a PodDisruptionBudget with the
+	// Robot's Deployment name exists and is not controlled by this Robot.
+	// The operator leaves it alone; the Deployment is kept all the same.
+	ReasonDisruptionBudgetNameTaken = "DisruptionBudgetNameTaken"
+	// ReasonDisruptionBudgetContested: another writer keeps changing what
+	// the Robot sets on its PodDisruptionBudget, and the operator puts it
+	// back, waiting longer each time.
+	ReasonDisruptionBudgetContested = "DisruptionBudgetContested"
 	// ReasonPaused: the Robot carries the annotation robot.dev/paused:
 	// "true", and the operator writes nothing to its Deployment or its
 	// Service until it is removed. The status still reports the

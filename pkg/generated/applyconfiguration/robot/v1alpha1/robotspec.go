@@ -47,6 +47,14 @@ type RobotSpecApplyConfiguration struct {
 	// pods and exposes port under the name "http", unless service.type is
 	// None. Without port there is no Service.
 	Service *RobotServiceApplyConfiguration `json:"service,omitempty"`
+	// DisruptionBudget is the PodDisruptionBudget the operator keeps for
+	// the Robot's pods, so that a node drain takes them down a few at a
+	// time. Unset, a Robot of 2 or more replicas gets one that lets one pod
+	// be evicted at a time (maxUnavailable 1), and a Robot of fewer gets
+	// none: a budget on a single pod would block every drain. A pod that is
+	// not ready can always be evicted, so a crash-looping pod never blocks
+	// a drain.
+	DisruptionBudget *RobotDisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
 	// Args are the arguments passed to the image's entrypoint.
 	Args []string `json:"args,omitempty"`
 	// Env is the list of environment variables set in the container.
@@ -165,6 +173,14 @@ func (b *RobotSpecApplyConfiguration) WithPort(value int32) *RobotSpecApplyConfi
 // If called multiple times, the Service field is set to the value of the last call.
 func (b *RobotSpecApplyConfiguration) WithService(value *RobotServiceApplyConfiguration) *RobotSpecApplyConfiguration {
 	b.Service = value
+	return b
+}
+
+// WithDisruptionBudget sets the DisruptionBudget field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisruptionBudget field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithDisruptionBudget(value *RobotDisruptionBudgetApplyConfiguration) *RobotSpecApplyConfiguration {
+	b.DisruptionBudget = value
 	return b
 }
 

@@ -1,0 +1,75 @@
+package owned
+
+import (
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+	policyinformers "k8s.io/client-go/informers/policy/v1"
+	"k8s.io/client-go/kubernetes"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// The reasons of the Events that announce the writes of a Robot's
+// PodDisruptionBudget.
+const (
+	// EventDisruptionBudgetCreated: the operator created a Robot's
+	// PodDisruptionBudget.
+	EventDisruptionBudgetCreated = "DisruptionBudgetCreated"
+	// EventDisruptionBudgetUpdated: the operator changed a Robot's
+	// PodDisruptionBudget to match the Robot.
+	EventDisruptionBudgetUpdated = "DisruptionBudgetUpdated"
+	// EventDisruptionBudgetDeleted: the operator deleted a Robot's
+	// PodDisruptionBudget, which the Robot no longer asks for.
+	EventDisruptionBudgetDeleted = "DisruptionBudgetDeleted"
+)
+
+// DisruptionBudgetPath is the path of a Robot's PodDisruptionBudget.
+type DisruptionBudgetPath = Path[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]
+
+// DisruptionBudgets returns the path of the PodDisruptionBudget that keeps
+// a drain from taking a Robot's pods down all at once, cached by informer
+// (which should hold only the budgets the operator manages) and written
+// through kube.
+func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetInformer, kube kubernetes.Interface) (*DisruptionBudgetPath, error) {
+	lister := informer.Lister()
+	return New(deps, Kind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
+		Write: writer.Kind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
+			Name: "PodDisruptionBudget",
+			Client: func(namespace string) writer.Client[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration] {
+				return kube.PolicyV1().PodDisruptionBudgets(namespace)
+			},
+			Created: EventDisruptionBudgetCreated,
+			Updated: EventDisruptionBudgetUpdated,
+			Deleted: EventDisruptionBudgetDeleted,
+			SpecHash: func(desired *policyv1ac.PodDisruptionBudgetApplyConfiguration) string {
+				return desired.Annotations[workload.AnnotationSpecHash]
+			},
+			Drift: func(desired *policyv1ac.PodDisruptionBudgetApplyConfiguration, current *policyv1.PodDisruptionBudget, _ bool) string {
+				return drift.DisruptionBudgetDrift(desired, current)
+			},
+			// Its generation follows its spec, but its few fields cost
+			// little to compare.
+		},
+		Wants:      workload.WantsDisruptionBudget,
+		ObjectName: workload.DisruptionBudgetName,
+		Desired: func(robot *robotv1beta1.Robot) (*policyv1ac.PodDisruptionBudgetApplyConfiguration, error) {
+			return workload.NewDisruptionBudget(robot), nil
+		},
+		Cached: func(namespace, name string) (*policyv1.PodDisruptionBudget, error) {
+			return lister.PodDisruptionBudgets(namespace).Get(name)
+		},
+		Taken: func(current *policyv1.PodDisruptionBudget) error {
+			return &outcome.ObjectNameTakenError{Kind: "PodDisruptionBudget", Name: current.Name, Owner: outcome.ControllerName(current),
+				Reason: robotv1beta1.ReasonDisruptionBudgetNameTaken, Hint: "or set spec.disruptionBudget.disabled"}
+		},
+		Contested: robotv1beta1.ReasonDisruptionBudgetContested,
+		AppliedSpecHash: func(current *policyv1.PodDisruptionBudget) string {
+			return current.Annotations[workload.AnnotationSpecHash]
+		},
+	}, informer.Informer())
+}
