@@ -25,7 +25,6 @@ import (
 	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1beta1"
 	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1beta1"
 	"golang.org/x/time/rate"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +34,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
-	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -75,11 +73,11 @@ type Options struct {
 	DeploymentInformer appsinformers.DeploymentInformer
 	ServiceInformer    coreinformers.ServiceInformer
 	RobotInformer      informers.RobotInformer
-	// DisruptionBudgetInformer, when set, holds the PodDisruptionBudgets
-	// labelled as managed by the operator, and each Robot gets the budget
-	// it asks for. The operator always sets it; without it (in tests) no
-	// budget is written.
-	DisruptionBudgetInformer policyinformers.PodDisruptionBudgetInformer
+	// Owned, beside the Deployments and Services above, are the sources
+	// of the other kinds a Robot may own (owned.Sources; its Kube,
+	// Deployments, Services and ServiceTypes are taken from the fields
+	// here).
+	Owned owned.Sources
 	// PodInformer and ReplicaSetInformer, when set (both or neither),
 	// hold the summaries of the managed pods and ReplicaSets
 	// (podsummary.Summarize), and the Ready condition says why the pods of
@@ -120,7 +118,6 @@ type Controller struct {
 	deploymentsLister appslisters.DeploymentLister
 	deploymentsSynced cache.InformerSynced
 	servicesSynced    cache.InformerSynced
-	budgetsSynced     cache.InformerSynced
 	robotsLister      listers.RobotLister
 	robotsSynced      cache.InformerSynced
 	// pods is nil without Options.PodInformer; then the Ready condition
@@ -132,15 +129,12 @@ type Controller struct {
 	// workqueue holds the Robots to sync. A Robot is in it at most once,
 	// and never synced by two workers at the same time.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	// writer makes every write, behind the write fence; deployments and
-	// services keep the objects each Robot owns, through it.
-	writer      *writer.Writer
-	deployments *owned.DeploymentPath
-	services    *owned.ServicePath
-	// budgets is nil without Options.DisruptionBudgetInformer.
-	budgets *owned.DisruptionBudgetPath
-	events  *events.Events
-	clock   clock.PassiveClock
+	// writer makes every write, behind the write fence; owned keeps the
+	// objects each Robot owns, through it.
+	writer *writer.Writer
+	owned  *owned.Paths
+	events *events.Events
+	clock  clock.PassiveClock
 
 	metrics   *metrics.ControllerMetrics
 	readiness *metrics.ReadinessTracker
@@ -154,11 +148,9 @@ type Controller struct {
 	shutdownTimeout time.Duration
 	syncTimeout     time.Duration
 
-	outage *outage.Gate
 	// parked are the Robots whose syncs failed while the API server was
-	// down, to queue again when it answers.
-	parkedMu sync.Mutex
-	parked   map[cache.ObjectName]struct{}
+	// down, to queue again when it answers; nil without Options.Outage.
+	parked *outage.Parked[cache.ObjectName]
 }
 
 // NewController returns a Controller that watches the Robots, and the
@@ -191,7 +183,6 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		deploymentsLister: opts.DeploymentInformer.Lister(),
 		deploymentsSynced: opts.DeploymentInformer.Informer().HasSynced,
 		servicesSynced:    opts.ServiceInformer.Informer().HasSynced,
-		budgetsSynced:     func() bool { return true },
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
@@ -205,11 +196,14 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		writer:          writer.New(opts.RobotClient, recorder, mayWrite),
 		shutdownTimeout: opts.ShutdownTimeout,
 		syncTimeout:     cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
-		outage:          opts.Outage,
-		parked:          map[cache.ObjectName]struct{}{},
 	}
 	if opts.Outage != nil {
-		opts.Outage.OnUp(controller.resumeParked)
+		// Queued with its back-off forgotten: the outage was not the
+		// Robot's failure.
+		controller.parked = outage.NewParked(opts.Outage, func(key cache.ObjectName) {
+			controller.workqueue.Forget(key)
+			controller.workqueue.Add(key)
+		})
 	}
 
 	logger.V(4).Info("Setting up event handlers")
@@ -222,18 +216,11 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	deps := owned.Deps{Writer: controller.writer, Robots: controller.robotsLister, Clock: controller.clock,
 		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }}
+	sources := opts.Owned
+	sources.Kube, sources.Deployments, sources.Services, sources.ServiceTypes = opts.KubeClient, opts.DeploymentInformer, opts.ServiceInformer, opts.ServiceTypes
 	var err error
-	if controller.deployments, err = owned.Deployments(deps, opts.DeploymentInformer, opts.KubeClient); err != nil {
+	if controller.owned, err = owned.NewPaths(deps, sources); err != nil {
 		return nil, err
-	}
-	if controller.services, err = owned.Services(deps, opts.ServiceInformer, opts.KubeClient, opts.ServiceTypes); err != nil {
-		return nil, err
-	}
-	if opts.DisruptionBudgetInformer != nil {
-		if controller.budgets, err = owned.DisruptionBudgets(deps, opts.DisruptionBudgetInformer, opts.KubeClient); err != nil {
-			return nil, err
-		}
-		controller.budgetsSynced = opts.DisruptionBudgetInformer.Informer().HasSynced
 	}
 	switch {
 	case (opts.PodInformer == nil) != (opts.ReplicaSetInformer == nil):
@@ -263,7 +250,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Robot controller", "workers", workers)
 	logger.V(2).Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.budgetsSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.owned.HasSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
 		if ctx.Err() != nil {
 			// A signal before the caches synced: nothing was started, so
 			// this is a clean stop, not a failure.
@@ -303,7 +290,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 // HasSynced reports whether the informer caches have synced.
 func (c *Controller) HasSynced() bool {
-	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.budgetsSynced() && c.podsSynced() && c.replicaSetsSynced()
+	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.owned.HasSynced() && c.podsSynced() && c.replicaSetsSynced()
 }
 
 // LongestSync returns the Robot whose sync has been running the longest, and
@@ -363,12 +350,11 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	c.metrics.SyncDuration.Observe(c.clock.Since(start).Seconds())
 
 	switch {
-	case err != nil && c.duringOutage(err):
+	case c.parked.Failed(key, err):
 		// The Robot is not at fault, and backing it off would delay it
 		// well after the API server is back: it waits for the API server
 		// instead.
 		c.metrics.Syncs.WithLabelValues("error").Inc()
-		c.park(key)
 		logger.V(2).Info("Syncing Robot failed while the API server was down; retrying when it answers", "err", err)
 	case err != nil:
 		c.metrics.Syncs.WithLabelValues("error").Inc()
@@ -383,39 +369,6 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		}
 	}
 	return true
-}
-
-// duringOutage reports whether a sync's failure came from an outage of the
-// API server: a write the gate did not send, or any failure while the gate
-// says the API server is down (a request's failure that looks like an
-// outage is confirmed by the gate before the request returns).
-func (c *Controller) duringOutage(err error) bool {
-	return c.outage != nil && (errors.Is(err, outage.ErrDown) || c.outage.Down())
-}
-
-// park sets key aside until the API server answers again. If it already
-// does, the key is queued at once: the gate's call to resumeParked may have
-// come before the key was set aside.
-func (c *Controller) park(key cache.ObjectName) {
-	c.parkedMu.Lock()
-	c.parked[key] = struct{}{}
-	c.parkedMu.Unlock()
-	if !c.outage.Down() {
-		c.resumeParked()
-	}
-}
-
-// resumeParked queues every Robot set aside during an outage, with its
-// back-off forgotten: the outage was not the Robot's failure.
-func (c *Controller) resumeParked() {
-	c.parkedMu.Lock()
-	parked := c.parked
-	c.parked = map[cache.ObjectName]struct{}{}
-	c.parkedMu.Unlock()
-	for key := range parked {
-		c.workqueue.Forget(key)
-		c.workqueue.Add(key)
-	}
 }
 
 // syncHandler brings the Robot named key's Deployment to what the Robot asks
@@ -442,22 +395,21 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	robot = c.writer.FreshestRobot(robot)
 
 	var (
-		deployment *appsv1.Deployment
-		service    *corev1.Service
-		syncErr    error
+		objects owned.Objects
+		syncErr error
 	)
 	if workload.Paused(robot) {
 		// A person holds what the Robot owns as it is: nothing is written
 		// to it, whatever drifted or went missing. The status still
 		// reports it as the caches hold it, and is written only when that
 		// changes, so a paused Robot costs no request per sync.
-		deployment, service = c.deployments.Own(robot), c.services.Own(robot)
+		objects = c.owned.Own(robot)
 		syncErr = &outcome.PausedError{Deployment: workload.DeploymentName(robot)}
 	} else {
 		if value, ignored := workload.PauseIgnored(robot); ignored {
 			logger.V(2).Info("Ignoring the pause annotation: only \"true\" pauses", "annotation", workload.AnnotationPaused, "value", value)
 		}
-		deployment, service, syncErr = c.syncOwned(ctx, robot)
+		objects, syncErr = c.owned.Sync(ctx, robot)
 	}
 	if errors.Is(syncErr, outcome.ErrRobotGone) {
 		// Its delete event is on its way, and the garbage collector
@@ -475,7 +427,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		// and its error hide why. The retry writes the status.
 		return 0, cmp.Or(syncErr, context.Cause(ctx))
 	}
-	if err := c.updateStatus(ctx, robot, deployment, service, syncErr); err != nil {
+	if err := c.updateStatus(ctx, robot, objects, syncErr); err != nil {
 		return 0, errors.Join(syncErr, err)
 	}
 
@@ -499,30 +451,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	return 0, syncErr
 }
 
-// syncOwned takes each object robot owns through its path: the Deployment
-// first, then, once it is as asked, the objects beside it, each whatever
-// became of the others. It returns the Deployment and the Service for the
-// status, and the first error.
-func (c *Controller) syncOwned(ctx context.Context, robot *robotv1beta1.Robot) (*appsv1.Deployment, *corev1.Service, error) {
-	deployment, err := c.deployments.Sync(ctx, robot)
-	if err != nil {
-		return deployment, c.services.Own(robot), err
-	}
-	service, err := c.services.Sync(ctx, robot)
-	if c.budgets != nil {
-		_, budgetErr := c.budgets.Sync(ctx, robot)
-		err = cmp.Or(err, budgetErr)
-	}
-	return deployment, service, err
-}
-
 // updateStatus writes robot's status when what it should say differs from
 // what it says, and records a Warning event when the Robot newly needs a
 // person's attention.
-func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service, syncErr error) error {
+func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot, objects owned.Objects, syncErr error) error {
 	now := c.clock.Now()
 	pods := c.pods.RobotPods(ctx, robot.Namespace, robot.Name)
-	robotStatus, recheck := status.Diagnosed(robot, deployment, service, c.pods.ReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
+	robotStatus, recheck := status.Diagnosed(robot, objects.Deployment, objects.Service, c.pods.ReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
+	status.WithRoute(robot, &robotStatus, objects.Route, syncErr, metav1.NewTime(now))
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
 		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)
@@ -603,11 +539,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 	if robot, ok := obj.(*robotv1beta1.Robot); ok {
 		c.readiness.Forget(robot.UID)
 		c.writer.ForgetRobot(robot.UID)
-		c.deployments.ForgetRobot(robot.UID)
-		c.services.ForgetRobot(robot.UID)
-		if c.budgets != nil {
-			c.budgets.ForgetRobot(robot.UID)
-		}
+		c.owned.ForgetRobot(robot.UID)
 		c.statusRefused.Forget(robot.UID)
 	}
 }
@@ -645,7 +577,7 @@ func (c *Controller) handlePod(namespace, name string) {
 func (c *Controller) handleReplicaSet(rs *podsummary.ReplicaSet) {
 	deployment, err := c.deploymentsLister.Deployments(rs.Namespace).Get(rs.Deployment)
 	if err == nil && rs.OwnedBy(deployment.UID) {
-		c.deployments.EnqueueController(deployment)
+		c.owned.Deployments.EnqueueController(deployment)
 	}
 }
 
@@ -673,21 +605,10 @@ func (c *Controller) trackedObjects() map[string]int {
 		"readiness":      c.readiness.Len(),
 		"written_robots": c.writer.RememberedStatuses(),
 		"inflight":       inflight,
-		"parked":         c.parkedLen(),
+		"parked":         c.parked.Len(),
 	}
-	c.deployments.Tracked(sizes, "written_deployments")
-	c.services.Tracked(sizes, "written_services")
-	if c.budgets != nil {
-		c.budgets.Tracked(sizes, "written_disruption_budgets")
-	}
+	c.owned.Tracked(sizes)
 	return sizes
-}
-
-// parkedLen returns how many Robots wait for the API server's return.
-func (c *Controller) parkedLen() int {
-	c.parkedMu.Lock()
-	defer c.parkedMu.Unlock()
-	return len(c.parked)
 }
 
 // runLeading runs run, the controller's workers, with the leader gauge at

@@ -155,9 +155,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		opts.PodInformer, opts.ReplicaSetInformer = podInformer, replicaSetInformer
 	}
 	if f.budgets {
-		opts.DisruptionBudgetInformer = kubeInformers.Policy().V1().PodDisruptionBudgets()
+		opts.Owned.DisruptionBudgets = kubeInformers.Policy().V1().PodDisruptionBudgets()
 		for _, budget := range f.budgetLister {
-			if err := opts.DisruptionBudgetInformer.Informer().GetIndexer().Add(budget); err != nil {
+			if err := opts.Owned.DisruptionBudgets.Informer().GetIndexer().Add(budget); err != nil {
 				f.t.Fatal(err)
 			}
 		}
@@ -226,11 +226,10 @@ func (f *fixture) rewire(c *Controller, kube kubernetes.Interface, recorder reco
 	c.writer = writer.New(f.robotClient, recorder, nil)
 	deps := owned.Deps{Writer: c.writer, Robots: c.robotsLister, Clock: c.clock,
 		Enqueue: func(key cache.ObjectName) { c.workqueue.Add(key) }}
+	sources := f.opts.Owned
+	sources.Kube, sources.Deployments, sources.Services, sources.ServiceTypes = kube, f.opts.DeploymentInformer, f.opts.ServiceInformer, f.opts.ServiceTypes
 	var err error
-	if c.deployments, err = owned.Deployments(deps, f.opts.DeploymentInformer, kube); err != nil {
-		f.t.Fatal(err)
-	}
-	if c.services, err = owned.Services(deps, f.opts.ServiceInformer, kube, f.opts.ServiceTypes); err != nil {
+	if c.owned, err = owned.NewPaths(deps, sources); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -677,11 +676,11 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 	drain() // whatever the informer setup queued
 
 	ours := liveDeployment(t, robot)
-	c.deployments.EnqueueController(ours)
+	c.owned.Deployments.EnqueueController(ours)
 	if keys := drain(); len(keys) != 1 || keys[0] != cache.MetaObjectToName(robot) {
 		t.Errorf("a Deployment the Robot controls: queued %v, want [%v]", keys, cache.MetaObjectToName(robot))
 	}
-	c.deployments.EnqueueController(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: ours})
+	c.owned.Deployments.EnqueueController(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: ours})
 	if keys := drain(); len(keys) != 1 {
 		t.Errorf("a tombstone: queued %v, want the Robot", keys)
 	}
@@ -690,7 +689,7 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 	// frees the name, so it concerns the Robot that has the name now.
 	earlier := ours.DeepCopy()
 	earlier.OwnerReferences[0].UID = "an-earlier-robot"
-	c.deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: earlier})
+	c.owned.Deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: earlier})
 	if keys := drain(); len(keys) != 1 || keys[0] != cache.MetaObjectToName(robot) {
 		t.Errorf("the deletion of an earlier Robot's Deployment: queued %v, want [%v]", keys, cache.MetaObjectToName(robot))
 	}
@@ -703,7 +702,7 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 	} {
 		d := ours.DeepCopy()
 		mutate(d)
-		c.deployments.EnqueueController(d)
+		c.owned.Deployments.EnqueueController(d)
 		if keys := drain(); len(keys) != 0 {
 			t.Errorf("%s: queued %v, want nothing", name, keys)
 		}
@@ -1018,54 +1017,54 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	}, {
 		name: "addDeployment: the Deployment last written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "8"))
+			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.owned.Deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "8"))
 		},
 	}, {
 		name: "addDeployment: another resourceVersion than the one written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "9"))
+			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.owned.Deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "9"))
 		},
 		queued: true,
 	}, {
 		name: "addDeployment: another Deployment, at the resourceVersion written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
 			other := deploymentAtVersion(deployment, "8")
 			other.UID = "another-deployment"
-			c.deployments.Handlers().AddFunc(other)
+			c.owned.Deployments.Handlers().AddFunc(other)
 		},
 		queued: true,
 	}, {
 		name: "addDeployment: nothing written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.deployments.Handlers().AddFunc(deployment.DeepCopy())
+			c.owned.Deployments.Handlers().AddFunc(deployment.DeepCopy())
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: the Deployment last written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
+			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
 		},
 	}, {
 		name: "updateDeployment: another resourceVersion than the one written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.deployments.Handlers().UpdateFunc(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
+			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
+			c.owned.Deployments.Handlers().UpdateFunc(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: nothing written",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
+			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
 		},
 		queued: true,
 	}, {
 		name: "updateDeployment: a resync, resourceVersion unchanged",
 		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deployment.DeepCopy())
+			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deployment.DeepCopy())
 		},
 	}}
 	for _, tt := range tests {
@@ -1250,7 +1249,7 @@ func TestProcessNextWorkItemWaitsOutAnOutage(t *testing.T) {
 	if n := c.workqueue.NumRequeues(key); n != 0 {
 		t.Errorf("NumRequeues = %d, want 0: an outage is not the Robot's failure", n)
 	}
-	if n := c.parkedLen(); n != 1 {
+	if n := c.parked.Len(); n != 1 {
 		t.Errorf("%d Robots wait for the API server, want 1", n)
 	}
 	if success, failed := syncCounts(c); success != 0 || failed != 1 {
@@ -1262,7 +1261,7 @@ func TestProcessNextWorkItemWaitsOutAnOutage(t *testing.T) {
 	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Forget", key: key}, {method: "Add", key: key}}); got != want {
 		t.Errorf("queue calls %s once the API server answers, want %s", got, want)
 	}
-	if n := c.parkedLen(); n != 0 {
+	if n := c.parked.Len(); n != 0 {
 		t.Errorf("%d Robots still wait for the API server, want none", n)
 	}
 }
@@ -1313,7 +1312,7 @@ func TestProcessNextWorkItemErrorBacksOff(t *testing.T) {
 			if n := c.workqueue.NumRequeues(key); n != 1 {
 				t.Errorf("NumRequeues = %d after one failed sync, want 1", n)
 			}
-			if n := c.parkedLen(); n != 0 {
+			if n := c.parked.Len(); n != 0 {
 				t.Errorf("%d Robots wait for the API server while it answers, want none", n)
 			}
 			if success, failed := syncCounts(c); success != 0 || failed != 1 {
@@ -3224,16 +3223,16 @@ func TestTrackedObjects(t *testing.T) {
 	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-service", ResourceVersion: "12"}}
 	c.readiness.Seen(robot, robottest.FixtureNow)
 	c.writer.RememberStatus(robot)
-	c.deployments.Objects().Remember(deployment)
-	c.services.Objects().Remember(service)
-	c.deployments.Fights().Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
+	c.owned.Deployments.Objects().Remember(deployment)
+	c.owned.Services.Objects().Remember(service)
+	c.owned.Deployments.Fights().Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
 	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow)
 	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
 
 	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
 	c.deleteRobot(robot)
-	c.deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
-	c.services.Handlers().DeleteFunc(service)
+	c.owned.Deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
+	c.owned.Services.Handlers().DeleteFunc(service)
 	want(nil)
 }
 

@@ -213,19 +213,19 @@ func (o *options) check() error {
 func newController(opts *options) app.NewController {
 	return func(ctx context.Context, wiring app.Wiring) (app.Controller, error) {
 		controller, err := NewController(ctx, Options{
-			KubeClient:               wiring.KubeClient,
-			RobotClient:              wiring.RobotClient,
-			DeploymentInformer:       wiring.DeploymentInformer,
-			ServiceInformer:          wiring.ServiceInformer,
-			RobotInformer:            wiring.RobotInformer,
-			DisruptionBudgetInformer: wiring.DisruptionBudgetInformer,
-			PodInformer:              wiring.PodInformer,
-			ReplicaSetInformer:       wiring.ReplicaSetInformer,
-			SyncTimeout:              opts.run.SyncTimeout,
-			ShutdownTimeout:          opts.shutdownTimeout,
-			MayWrite:                 wiring.MayWrite,
-			Outage:                   wiring.Outage,
-			ServiceTypes:             opts.serviceTypes,
+			KubeClient:         wiring.KubeClient,
+			RobotClient:        wiring.RobotClient,
+			DeploymentInformer: wiring.DeploymentInformer,
+			ServiceInformer:    wiring.ServiceInformer,
+			RobotInformer:      wiring.RobotInformer,
+			Owned:              wiring.Owned,
+			PodInformer:        wiring.PodInformer,
+			ReplicaSetInformer: wiring.ReplicaSetInformer,
+			SyncTimeout:        opts.run.SyncTimeout,
+			ShutdownTimeout:    opts.shutdownTimeout,
+			MayWrite:           wiring.MayWrite,
+			Outage:             wiring.Outage,
+			ServiceTypes:       opts.serviceTypes,
 		})
 		if err != nil {
 			return nil, err

@@ -77,7 +77,8 @@ var layers = [][]string{
 	{"podsummary"},
 	{"status", "podcache"},
 	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
-	{"owned", "precheck", "app"},
+	{"owned"},
+	{"precheck", "app"},
 }
 
 // pure are the packages that decide: from objects they are given, with no

@@ -12,6 +12,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/robot-operator/robot-operator/internal/owned"
 	"os"
 	"time"
 
@@ -23,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
-	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -92,8 +92,10 @@ type Wiring struct {
 	DeploymentInformer appsinformers.DeploymentInformer
 	ServiceInformer    coreinformers.ServiceInformer
 	RobotInformer      robotinformers.RobotInformer
-	// DisruptionBudgetInformer holds the managed PodDisruptionBudgets.
-	DisruptionBudgetInformer policyinformers.PodDisruptionBudgetInformer
+	// Owned are the sources of the kinds a Robot owns beside its
+	// Deployment and Service: the managed PodDisruptionBudgets, and the
+	// HTTPRoutes once the Gateway API is found.
+	Owned owned.Sources
 	// PodInformer and ReplicaSetInformer hold the summaries of the managed
 	// pods and ReplicaSets.
 	PodInformer        cache.SharedIndexInformer
@@ -138,16 +140,16 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 	// the Lease may have gone to another replica.
 	fence := &leader.Fence{}
 	controller, err := newController(ctx, Wiring{
-		KubeClient:               c.kube,
-		RobotClient:              c.robots,
-		DeploymentInformer:       inf.kube.Apps().V1().Deployments(),
-		ServiceInformer:          inf.kube.Core().V1().Services(),
-		RobotInformer:            inf.robots.Robot().V1beta1().Robots(),
-		DisruptionBudgetInformer: inf.kube.Policy().V1().PodDisruptionBudgets(),
-		PodInformer:              inf.pods.Core().V1().Pods().Informer(),
-		ReplicaSetInformer:       inf.pods.Apps().V1().ReplicaSets().Informer(),
-		MayWrite:                 fence.Check,
-		Outage:                   c.gate,
+		KubeClient:         c.kube,
+		RobotClient:        c.robots,
+		DeploymentInformer: inf.kube.Apps().V1().Deployments(),
+		ServiceInformer:    inf.kube.Core().V1().Services(),
+		RobotInformer:      inf.robots.Robot().V1beta1().Robots(),
+		Owned:              inf.owned(c),
+		PodInformer:        inf.pods.Core().V1().Pods().Informer(),
+		ReplicaSetInformer: inf.pods.Apps().V1().ReplicaSets().Informer(),
+		MayWrite:           fence.Check,
+		Outage:             c.gate,
 	})
 	if err != nil {
 		return err

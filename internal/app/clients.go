@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"time"
 
 	"github.com/robot-operator/robot-operator/internal/outage"
@@ -84,6 +85,8 @@ type clients struct {
 	// crds reads and writes the Robot CRD: the webhook's caBundle and the
 	// storage migration's storedVersions.
 	crds apiextensionsclient.Interface
+	// gateway writes the HTTPRoutes of the Robots that ask for them.
+	gateway gatewayclient.Interface
 	// review makes the metrics endpoint's TokenReviews and
 	// SubjectAccessReviews.
 	review kubernetes.Interface
@@ -117,6 +120,9 @@ func newClients(ctx context.Context, cfg *rest.Config) (*clients, error) {
 	}
 	if c.crds, err = apiextensionsclient.NewForConfig(syncCfg); err != nil {
 		return nil, fmt.Errorf("building the CRD client: %w", err)
+	}
+	if c.gateway, err = gatewayclient.NewForConfig(syncCfg); err != nil {
+		return nil, fmt.Errorf("building the Gateway API client: %w", err)
 	}
 	// The metrics endpoint's reviews get a client of their own, so that
 	// scrapes, or a flood of made-up tokens, never wait on the syncs' rate

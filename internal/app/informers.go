@@ -1,9 +1,11 @@
 package app
 
 import (
+	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/workload"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,6 +21,10 @@ type informers struct {
 	// pods holds the summaries of the managed pods and ReplicaSets.
 	pods   kubeinformers.SharedInformerFactory
 	robots robotinformers.SharedInformerFactory
+	// gateway holds the managed HTTPRoutes; started once the Gateway API
+	// is found (watchGatewayAPI), which routesFound then says.
+	gateway     gatewayinformers.SharedInformerFactory
+	routesFound *owned.Discovery
 }
 
 // newInformers builds the informer factories; they start nothing yet.
@@ -45,10 +51,26 @@ func newInformers(opts Options, c *clients) *informers {
 			kubeinformers.WithNamespace(opts.Namespace),
 			kubeinformers.WithTweakListOptions(managed),
 			kubeinformers.WithTransform(podsummary.Summarize)),
+		gateway: gatewayinformers.NewSharedInformerFactoryWithOptions(c.gateway, opts.ResyncPeriod,
+			gatewayinformers.WithNamespace(opts.Namespace),
+			gatewayinformers.WithTweakListOptions(managed),
+			gatewayinformers.WithTransform(transform.Workloads)),
+		routesFound: &owned.Discovery{},
 		// A Robot's managedFields are never read, and dropped.
 		robots: robotinformers.NewSharedInformerFactoryWithOptions(c.robots, opts.ResyncPeriod,
 			robotinformers.WithNamespace(opts.Namespace),
 			robotinformers.WithTransform(transform.StripManagedFields)),
+	}
+}
+
+// owned returns the sources of the kinds a Robot owns beside its
+// Deployment and Service.
+func (i *informers) owned(c *clients) owned.Sources {
+	return owned.Sources{
+		DisruptionBudgets: i.kube.Policy().V1().PodDisruptionBudgets(),
+		Routes:            i.gateway.Gateway().V1().HTTPRoutes(),
+		Gateway:           c.gateway,
+		RoutesFound:       i.routesFound,
 	}
 }
 
@@ -65,4 +87,5 @@ func (i *informers) shutdown() {
 	i.kube.Shutdown()
 	i.pods.Shutdown()
 	i.robots.Shutdown()
+	i.gateway.Shutdown()
 }

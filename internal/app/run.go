@@ -46,6 +46,9 @@ func serveAndLead(ctx context.Context, opts Options, w wired) error {
 		w.informers.shutdown()
 	}()
 	w.informers.start(informersCtx.Done())
+	watches.Go(func() {
+		watchGatewayAPI(informersCtx, w.clients.crds, w.informers.gateway, w.informers.routesFound)
+	})
 	if webhook.upkeep != nil {
 		watches.Go(func() {
 			if err := webhook.upkeep.Run(informersCtx); err != nil {

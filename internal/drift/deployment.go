@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -103,7 +104,13 @@ func specDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.D
 // type meta and spec, differs from desired, an apply configuration of that
 // kind, in the fields desired sets, or returns "" when it does not.
 func describeSpecDrift(desired any, current runtime.Object) string {
-	path, err := firstDifference(desired, current)
+	return describeSpecDriftWith(deploymentTypes, desired, current)
+}
+
+// describeSpecDriftWith is describeSpecDrift for a kind whose schema types
+// knows.
+func describeSpecDriftWith(types managedfields.TypeConverter, desired any, current runtime.Object) string {
+	path, err := firstDifference(types, desired, current)
 	switch {
 	case err != nil:
 		// Not expected for what the API server has stored: say so, and
@@ -119,12 +126,12 @@ func describeSpecDrift(desired any, current runtime.Object) string {
 // configuration of a built-in kind, sets and current, an object of that kind
 // with its type meta, lacks or holds with another value, or nil when there
 // is none.
-func firstDifference(desired any, current runtime.Object) (fieldpath.Path, error) {
-	want, err := typedApplyConfiguration(desired)
+func firstDifference(types managedfields.TypeConverter, desired any, current runtime.Object) (fieldpath.Path, error) {
+	want, err := typedApplyConfiguration(types, desired)
 	if err != nil {
 		return nil, fmt.Errorf("the desired object: %w", err)
 	}
-	got, err := deploymentTypes.ObjectToTyped(current, typed.AllowDuplicates)
+	got, err := types.ObjectToTyped(current, typed.AllowDuplicates)
 	if err != nil {
 		return nil, fmt.Errorf("the live object: %w", err)
 	}
@@ -158,7 +165,7 @@ func firstDifference(desired any, current runtime.Object) (fieldpath.Path, error
 
 // typedApplyConfiguration is an apply configuration as server-side apply
 // sees it.
-func typedApplyConfiguration(applyConfiguration any) (*typed.TypedValue, error) {
+func typedApplyConfiguration(types managedfields.TypeConverter, applyConfiguration any) (*typed.TypedValue, error) {
 	data, err := json.Marshal(applyConfiguration)
 	if err != nil {
 		return nil, err
@@ -168,7 +175,7 @@ func typedApplyConfiguration(applyConfiguration any) (*typed.TypedValue, error) 
 	if err := utiljson.Unmarshal(data, &object); err != nil {
 		return nil, err
 	}
-	return deploymentTypes.ObjectToTyped(&unstructured.Unstructured{Object: object}, typed.AllowDuplicates)
+	return types.ObjectToTyped(&unstructured.Unstructured{Object: object}, typed.AllowDuplicates)
 }
 
 // describeDifference tells a person what differs at path.

@@ -65,6 +65,10 @@ func Classify(err error) Failure {
 		tooLarge  *StatusTooLargeError
 	)
 	switch {
+	case errors.Is(err, ErrGatewayAPIMissing):
+		// Installing the Gateway API queues every Robot that asks for a
+		// route.
+		return Failure{Reason: robotv1beta1.ReasonGatewayAPIMissing, Retry: RetryOnChange}
 	case errors.As(err, &tooLarge):
 		// The Robot does not fit in etcd with its status: only a change
 		// of its spec, a new generation, can make it fit.
@@ -108,7 +112,8 @@ func WarnsOnEntry(reason string) bool {
 	switch reason {
 	case robotv1beta1.ReasonInvalidSpec, robotv1beta1.ReasonDeploymentNameTaken, robotv1beta1.ReasonServiceNameTaken, robotv1beta1.ReasonServiceTypeNotAllowed,
 		robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested,
-		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested:
+		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested,
+		robotv1beta1.ReasonGatewayAPIMissing, robotv1beta1.ReasonRouteNameTaken, robotv1beta1.ReasonRouteContested:
 		return true
 	}
 	return false
@@ -118,6 +123,12 @@ func WarnsOnEntry(reason string) bool {
 // Deployment cannot be created again, and the Robot is about to go too.
 // Nothing is reported and nothing retried.
 var ErrNamespaceTerminating = errors.New("the namespace is terminating")
+
+// ErrGatewayAPIMissing: the Robot asks for an HTTPRoute, and the cluster
+// has no Gateway API. The operator queues the Robot again once the Gateway
+// API is installed.
+var ErrGatewayAPIMissing = errors.New("the Robot asks for an HTTPRoute (spec.http), and the cluster has no Gateway API: " +
+	"install its CRDs (gateway.networking.k8s.io/v1, HTTPRoute) and the route is made, with no restart of the operator")
 
 // InvalidSpecError is a Robot spec that cannot become a Deployment. Retrying
 // does not help; a change to the Robot does.

@@ -27,6 +27,9 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	robotfake "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/fake"
 	robotinformers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
@@ -296,5 +299,55 @@ func TestAddingAKind(t *testing.T) {
 	}
 	if fmt.Sprint(events) != fmt.Sprint(want) {
 		t.Errorf("events\n%q\nwant\n%q", events, want)
+	}
+}
+
+// TestRoutesWaitForTheGatewayAPI: until the Gateway API is found, a Robot
+// that asks for a route gets none and says so, with no request; a Robot
+// that asks for none is not held up. Once it is found, the Robots that
+// asked are queued, and the route is created.
+func TestRoutesWaitForTheGatewayAPI(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeClusterIP)
+	robot.Spec.HTTP = &robotv1beta1.RobotHTTP{Gateways: []robotv1beta1.RobotGateway{{Name: "public"}}}
+	f := newPathFixture(t, robot)
+	gateway := gatewayfake.NewClientset()
+	informer := gatewayinformers.NewSharedInformerFactory(gateway, 0).Gateway().V1().HTTPRoutes()
+	found := &Discovery{}
+	routes, err := Routes(f.deps, informer, gateway, found)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found.OnAvailable(func() { f.queued = append(f.queued, cache.MetaObjectToName(robot)) })
+
+	if _, err := routes.Sync(ctx, robot); !errors.Is(err, outcome.ErrGatewayAPIMissing) {
+		t.Errorf("before the Gateway API: %v, want ErrGatewayAPIMissing", err)
+	}
+	plain := robot.DeepCopy()
+	plain.Spec.HTTP = nil
+	if route, err := routes.Sync(ctx, plain); route != nil || err != nil {
+		t.Errorf("a Robot without spec.http: %v, %v; want nothing", route, err)
+	}
+	if actions := gateway.Actions(); len(actions) != 0 {
+		t.Errorf("requests before the Gateway API is there: %v", actions)
+	}
+
+	found.SetAvailable(true)
+	if fmt.Sprint(f.queued) != fmt.Sprint([]cache.ObjectName{cache.MetaObjectToName(robot)}) {
+		t.Errorf("queued %v once the Gateway API was found, want the Robot", f.queued)
+	}
+	created, err := routes.Sync(ctx, robot)
+	if err != nil {
+		t.Fatalf("after the Gateway API: %v", err)
+	}
+	if created.Name != "web" || len(created.Spec.ParentRefs) != 1 || created.Spec.ParentRefs[0].Name != "public" {
+		t.Errorf("created %s attached to %v, want web attached to public", created.Name, created.Spec.ParentRefs)
+	}
+	var verbs []string
+	for _, action := range gateway.Actions() {
+		verbs = append(verbs, action.GetVerb()+" "+action.GetResource().Resource)
+	}
+	if fmt.Sprint(verbs) != "[create httproutes]" {
+		t.Errorf("requests %v, want one create", verbs)
 	}
 }

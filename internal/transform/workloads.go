@@ -6,6 +6,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
@@ -30,6 +31,10 @@ func Workloads(obj interface{}) (interface{}, error) {
 	case *policyv1.PodDisruptionBudget:
 		if !robotControlled(object) {
 			return &policyv1.PodDisruptionBudget{ObjectMeta: stubMeta(object)}, nil
+		}
+	case *gatewayv1.HTTPRoute:
+		if !robotControlled(object) {
+			return &gatewayv1.HTTPRoute{ObjectMeta: stubMeta(object)}, nil
 		}
 	}
 	return TrimManagedFields(obj)

@@ -38,6 +38,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &robotv1alpha1.RobotApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotDisruptionBudget"):
 		return &robotv1alpha1.RobotDisruptionBudgetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RobotGateway"):
+		return &robotv1alpha1.RobotGatewayApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RobotHTTP"):
+		return &robotv1alpha1.RobotHTTPApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotService"):
 		return &robotv1alpha1.RobotServiceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotSpec"):
@@ -52,6 +56,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &robotv1beta1.RobotApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotDisruptionBudget"):
 		return &robotv1beta1.RobotDisruptionBudgetApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotGateway"):
+		return &robotv1beta1.RobotGatewayApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotHTTP"):
+		return &robotv1beta1.RobotHTTPApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotPlacement"):
 		return &robotv1beta1.RobotPlacementApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotPort"):

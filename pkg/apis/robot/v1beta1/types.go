@@ -62,6 +62,8 @@ type Robot struct {
 }
 
 // RobotSpec is the desired state of a Robot.
+// +kubebuilder:validation:XValidation:rule="!has(self.http) || (has(self.ports) && size(self.ports) > 0 && (!has(self.service) || !has(self.service.type) || self.service.type != 'None'))",message="http routes requests to the Robot's Service: set ports, and a service type other than None"
+// +kubebuilder:validation:XValidation:rule="!has(self.http) || !has(self.http.port) || (has(self.ports) && self.ports.exists(p, p.name == self.http.port))",message="http.port must name one of spec.ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="every volumeMounts entry must name a volume of spec.volumes",fieldPath=".volumeMounts"
 // +kubebuilder:validation:XValidation:rule="has(self.deploymentName) == has(oldSelf.deploymentName) && (!has(self.deploymentName) || self.deploymentName == oldSelf.deploymentName)",message="deploymentName is immutable: it cannot be set, changed or removed after the Robot is created",fieldPath=".deploymentName"
 type RobotSpec struct {
@@ -117,6 +119,16 @@ type RobotSpec struct {
 	// a drain.
 	// +optional
 	DisruptionBudget *RobotDisruptionBudget `json:"disruptionBudget,omitempty"`
+
+	// HTTP exposes the Robot over HTTP through the Gateway API: the
+	// operator keeps an HTTPRoute, named like the Deployment, that attaches
+	// to the Gateways listed and sends the requests for the hostnames and
+	// path prefixes listed to the Robot's Service. It needs the Gateway
+	// API's CRDs in the cluster, and a Service (ports, and a service type
+	// other than None). The Robot is Ready only once every Gateway has
+	// accepted the route.
+	// +optional
+	HTTP *RobotHTTP `json:"http,omitempty"`
 
 	// Strategy is how the Deployment replaces old pods with new ones.
 	// Unset, a rolling update with 25% surge and 25% unavailable, as for
@@ -361,6 +373,61 @@ type RobotPlacement struct {
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
+// RobotHTTP is how a Robot is reached over HTTP: an HTTPRoute of the
+// Gateway API.
+type RobotHTTP struct {
+	// Gateways are the Gateways the route attaches to (its parentRefs).
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Gateways []RobotGateway `json:"gateways"`
+
+	// Hostnames are the hosts the route answers for, as the Gateway API
+	// takes them: DNS names, the first label of which may be "*". Unset,
+	// every host the Gateway's listener accepts.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Hostnames []string `json:"hostnames,omitempty"`
+
+	// PathPrefixes are the path prefixes routed to the Robot. Unset, "/":
+	// every path.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +kubebuilder:validation:items:Pattern=`^/[^;?#\s]*$`
+	PathPrefixes []string `json:"pathPrefixes,omitempty"`
+
+	// Port names the port of spec.ports that the requests go to, through
+	// the Service. Unset, the first port.
+	// +optional
+	// +kubebuilder:validation:MaxLength=15
+	Port string `json:"port,omitempty"`
+}
+
+// RobotGateway is a Gateway an HTTPRoute attaches to.
+type RobotGateway struct {
+	// Name is the Gateway's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Namespace is the Gateway's namespace. Unset, the Robot's. A Gateway
+	// of another namespace must allow routes from the Robot's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// SectionName names one listener of the Gateway. Unset, every
+	// listener that allows the route.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SectionName string `json:"sectionName,omitempty"`
+}
+
 // RobotDisruptionBudget is the PodDisruptionBudget of a Robot's pods.
 // +kubebuilder:validation:XValidation:rule="!(has(self.disabled) && self.disabled && has(self.maxUnavailable))",message="disruptionBudget: set maxUnavailable, or disabled, not both"
 type RobotDisruptionBudget struct {
@@ -600,6 +667,25 @@ const (
 	// the Robot sets on its PodDisruptionBudget, and the operator puts it
 	// back, waiting longer each time.
 	ReasonDisruptionBudgetContested = "DisruptionBudgetContested"
+	// ReasonGatewayAPIMissing: the Robot asks for an HTTPRoute (spec.http)
+	// and the cluster has no Gateway API (its HTTPRoute CRD). Everything
+	// else the Robot asks for is kept; the route is made as soon as the
+	// Gateway API is installed, with no restart of the operator. Ready is
+	// False with this reason too: the Robot is not reachable as it asks.
+	ReasonGatewayAPIMissing = "GatewayAPIMissing"
+	// ReasonRouteNameTaken: an HTTPRoute with the Robot's Deployment name
+	// exists and is not controlled by this Robot. The operator leaves it
+	// alone.
+	ReasonRouteNameTaken = "RouteNameTaken"
+	// ReasonRouteContested: another writer keeps changing what the Robot
+	// sets on its HTTPRoute, and the operator puts it back, waiting longer
+	// each time.
+	ReasonRouteContested = "RouteContested"
+	// ReasonRouteNotAccepted: Ready is False because a Gateway the
+	// Robot's HTTPRoute attaches to has not accepted it yet. When the
+	// Gateway refused it, Ready carries the Gateway's own reason and
+	// message instead.
+	ReasonRouteNotAccepted = "RouteNotAccepted"
 	// ReasonPaused: the Robot carries the annotation robot.dev/paused:
 	// "true", and the operator writes nothing to its Deployment or its
 	// Service until it is removed. The status still reports the

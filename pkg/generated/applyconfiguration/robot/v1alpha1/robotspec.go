@@ -55,6 +55,14 @@ type RobotSpecApplyConfiguration struct {
 	// not ready can always be evicted, so a crash-looping pod never blocks
 	// a drain.
 	DisruptionBudget *RobotDisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
+	// HTTP exposes the Robot over HTTP through the Gateway API: the
+	// operator keeps an HTTPRoute, named like the Deployment, that attaches
+	// to the Gateways listed and sends the requests for the hostnames and
+	// path prefixes listed to the Robot's Service. It needs the Gateway
+	// API's CRDs in the cluster, and a Service (ports, and a service type
+	// other than None). The Robot is Ready only once every Gateway has
+	// accepted the route.
+	HTTP *RobotHTTPApplyConfiguration `json:"http,omitempty"`
 	// Args are the arguments passed to the image's entrypoint.
 	Args []string `json:"args,omitempty"`
 	// Env is the list of environment variables set in the container.
@@ -181,6 +189,14 @@ func (b *RobotSpecApplyConfiguration) WithService(value *RobotServiceApplyConfig
 // If called multiple times, the DisruptionBudget field is set to the value of the last call.
 func (b *RobotSpecApplyConfiguration) WithDisruptionBudget(value *RobotDisruptionBudgetApplyConfiguration) *RobotSpecApplyConfiguration {
 	b.DisruptionBudget = value
+	return b
+}
+
+// WithHTTP sets the HTTP field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HTTP field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithHTTP(value *RobotHTTPApplyConfiguration) *RobotSpecApplyConfiguration {
+	b.HTTP = value
 	return b
 }
 

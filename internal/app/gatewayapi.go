@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"slices"
+
+	"github.com/robot-operator/robot-operator/internal/owned"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+)
+
+// routesCRD is the CRD of the Gateway API's HTTPRoutes.
+const routesCRD = "httproutes.gateway.networking.k8s.io"
+
+// watchGatewayAPI watches the Gateway API's HTTPRoute CRD, by name. Once
+// it is there, established and serving v1, it starts routes, the informers
+// of the managed HTTPRoutes, and once their caches have synced tells found;
+// when the CRD goes, it tells found it is gone (the informers stay, and
+// catch up if it comes back). A cluster that installs the Gateway API after
+// the operator started gets its routes with no restart, and one that never
+// does costs one watch of one CRD. It returns when ctx ends.
+func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, routes gatewayinformers.SharedInformerFactory, found *owned.Discovery) {
+	logger := klog.FromContext(ctx)
+	factory := apiextensionsinformers.NewSharedInformerFactoryWithOptions(crds, 0,
+		apiextensionsinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", routesCRD).String()
+		}))
+	informer := factory.Apiextensions().V1().CustomResourceDefinitions().Informer()
+	changed := make(chan bool, 1)
+	seen := func(obj any) {
+		crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+		there := ok && servesV1(crd)
+		select {
+		case <-changed:
+		default:
+		}
+		changed <- there
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    seen,
+		UpdateFunc: func(_, obj any) { seen(obj) },
+		DeleteFunc: func(any) { seen(nil) },
+	}); err != nil {
+		logger.Error(err, "Watching for the Gateway API")
+		return
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	started := false
+	for {
+		var there bool
+		select {
+		case <-ctx.Done():
+			return
+		case there = <-changed:
+		}
+		if there == found.Available() {
+			continue
+		}
+		if !there {
+			logger.Info("The Gateway API is gone: Robots that ask for an HTTPRoute say so")
+			found.SetAvailable(false)
+			continue
+		}
+		if !started {
+			logger.Info("The Gateway API is installed: watching HTTPRoutes")
+			routes.Start(ctx.Done())
+			started = true
+		}
+		for typ, synced := range routes.WaitForCacheSync(ctx.Done()) {
+			if !synced {
+				logger.Info("The HTTPRoute cache did not sync before shutdown", "type", typ)
+				return
+			}
+		}
+		found.SetAvailable(true)
+	}
+}
+
+// servesV1 reports whether crd is established and serves v1.
+func servesV1(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	established := slices.ContainsFunc(crd.Status.Conditions, func(c apiextensionsv1.CustomResourceDefinitionCondition) bool {
+		return c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue
+	})
+	return established && slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool {
+		return v.Name == "v1" && v.Served
+	})
+}

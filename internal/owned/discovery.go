@@ -1,0 +1,56 @@
+package owned
+
+import (
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Discovery says whether a kind whose CRD may be missing from the cluster
+// (the Gateway API's HTTPRoute) is there, and its informer synced. It is
+// watched only once it is: a cluster without it costs nothing.
+type Discovery struct {
+	mu        sync.Mutex
+	available bool
+	then      []func()
+}
+
+// Available reports whether the kind is there, and its cache synced.
+func (d *Discovery) Available() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.available
+}
+
+// SetAvailable says whether the kind is there (its cache synced). Each
+// time it becomes available, what OnAvailable was given runs.
+func (d *Discovery) SetAvailable(available bool) {
+	d.mu.Lock()
+	became := available && !d.available
+	d.available = available
+	then := d.then
+	d.mu.Unlock()
+	if became {
+		for _, f := range then {
+			f()
+		}
+	}
+}
+
+// OnAvailable runs f each time the kind becomes available, and at once if
+// it is.
+func (d *Discovery) OnAvailable(f func()) {
+	d.mu.Lock()
+	d.then = append(d.then, f)
+	available := d.available
+	d.mu.Unlock()
+	if available {
+		f()
+	}
+}
+
+// errNotCached is the NotFound of an object of a kind not yet discovered.
+func errNotCached(name string) error {
+	return apierrors.NewNotFound(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "httproutes"}, name)
+}

@@ -1,0 +1,82 @@
+package owned
+
+import (
+	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/workload"
+	"github.com/robot-operator/robot-operator/internal/writer"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// The reasons of the Events that announce the writes of a Robot's
+// HTTPRoute.
+const (
+	// EventRouteCreated: the operator created a Robot's HTTPRoute.
+	EventRouteCreated = "RouteCreated"
+	// EventRouteUpdated: the operator changed a Robot's HTTPRoute to match
+	// the Robot.
+	EventRouteUpdated = "RouteUpdated"
+	// EventRouteDeleted: the operator deleted a Robot's HTTPRoute, which
+	// the Robot no longer asks for.
+	EventRouteDeleted = "RouteDeleted"
+)
+
+// RoutePath is the path of a Robot's HTTPRoute.
+type RoutePath = Path[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration]
+
+// Routes returns the path of the HTTPRoute that exposes a Robot over HTTP
+// through the Gateway API, cached by informer (which should hold only the
+// routes the operator manages) and written through gateway. Until
+// discovery says the Gateway API is there, a Robot that asks for a route
+// gets none, and says why.
+func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gatewayclient.Interface, discovery *Discovery) (*RoutePath, error) {
+	lister := informer.Lister()
+	return New(deps, Kind[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration]{
+		Write: writer.Kind[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration]{
+			Name: "HTTPRoute",
+			Client: func(namespace string) writer.Client[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration] {
+				return gateway.GatewayV1().HTTPRoutes(namespace)
+			},
+			Created: EventRouteCreated,
+			Updated: EventRouteUpdated,
+			Deleted: EventRouteDeleted,
+			SpecHash: func(desired *gatewayv1ac.HTTPRouteApplyConfiguration) string {
+				return desired.Annotations[workload.AnnotationSpecHash]
+			},
+			Drift: func(desired *gatewayv1ac.HTTPRouteApplyConfiguration, current *gatewayv1.HTTPRoute, _ bool) string {
+				return drift.RouteDrift(desired, current)
+			},
+		},
+		Wants: workload.WantsRoute,
+		Hold: func(robot *robotv1beta1.Robot) error {
+			if workload.WantsRoute(robot) && !discovery.Available() {
+				return outcome.ErrGatewayAPIMissing
+			}
+			return nil
+		},
+		ObjectName: workload.RouteName,
+		Desired:    workload.NewHTTPRoute,
+		Cached: func(namespace, name string) (*gatewayv1.HTTPRoute, error) {
+			if !discovery.Available() {
+				// Nothing is cached before the Gateway API is there: no
+				// route, as far as the operator can tell.
+				return nil, errNotCached(name)
+			}
+			return lister.HTTPRoutes(namespace).Get(name)
+		},
+		Taken: func(current *gatewayv1.HTTPRoute) error {
+			return &outcome.ObjectNameTakenError{Kind: "HTTPRoute", Name: current.Name, Owner: outcome.ControllerName(current),
+				Reason: robotv1beta1.ReasonRouteNameTaken, Hint: "or remove spec.http"}
+		},
+		Contested: robotv1beta1.ReasonRouteContested,
+		AppliedSpecHash: func(current *gatewayv1.HTTPRoute) string {
+			return current.Annotations[workload.AnnotationSpecHash]
+		},
+	}, informer.Informer())
+}

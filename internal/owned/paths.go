@@ -1,0 +1,175 @@
+package owned
+
+import (
+	"context"
+
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	policyinformers "k8s.io/client-go/informers/policy/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// Sources are the clients and informers of the kinds a Robot owns. The
+// informers should hold only the objects labelled as managed by the
+// operator.
+type Sources struct {
+	Kube         kubernetes.Interface
+	Deployments  appsinformers.DeploymentInformer
+	Services     coreinformers.ServiceInformer
+	ServiceTypes []robotv1beta1.ServiceType
+	// DisruptionBudgets, when set, gives each Robot the budget it asks
+	// for. The operator always sets it; without it (in tests) no budget is
+	// written.
+	DisruptionBudgets policyinformers.PodDisruptionBudgetInformer
+	// Routes and Gateway, when set with RoutesFound, cache and write the
+	// HTTPRoutes, once RoutesFound says the Gateway API is there. Without
+	// them, a Robot that asks for a route says the cluster has no Gateway
+	// API.
+	Routes      gatewayinformers.HTTPRouteInformer
+	Gateway     gatewayclient.Interface
+	RoutesFound *Discovery
+}
+
+// Paths are the paths of every kind a Robot owns.
+type Paths struct {
+	Deployments *DeploymentPath
+	Services    *ServicePath
+	// budgets and routes are nil without their Sources.
+	budgets *DisruptionBudgetPath
+	routes  *RoutePath
+	deps    Deps
+	synced  cache.InformerSynced
+}
+
+// Objects are what a Robot owns that its status reports on; nil where it
+// has none it controls.
+type Objects struct {
+	Deployment *appsv1.Deployment
+	Service    *corev1.Service
+	Route      *gatewayv1.HTTPRoute
+}
+
+// NewPaths returns the paths of every kind of sources, and registers their
+// event handlers.
+func NewPaths(deps Deps, sources Sources) (*Paths, error) {
+	p := &Paths{deps: deps, synced: func() bool { return true }}
+	var err error
+	if p.Deployments, err = Deployments(deps, sources.Deployments, sources.Kube); err != nil {
+		return nil, err
+	}
+	if p.Services, err = Services(deps, sources.Services, sources.Kube, sources.ServiceTypes); err != nil {
+		return nil, err
+	}
+	if sources.DisruptionBudgets != nil {
+		if p.budgets, err = DisruptionBudgets(deps, sources.DisruptionBudgets, sources.Kube); err != nil {
+			return nil, err
+		}
+		p.synced = sources.DisruptionBudgets.Informer().HasSynced
+	}
+	if sources.RoutesFound != nil {
+		if p.routes, err = Routes(deps, sources.Routes, sources.Gateway, sources.RoutesFound); err != nil {
+			return nil, err
+		}
+		// The Robots that said the cluster has no Gateway API sync again
+		// once it has.
+		sources.RoutesFound.OnAvailable(p.enqueueRouteRobots)
+	}
+	return p, nil
+}
+
+// HasSynced reports whether the caches of the kinds always watched have
+// synced. The routes' is waited for before discovery says they are there.
+func (p *Paths) HasSynced() bool { return p.synced() }
+
+// Sync takes each object robot owns through its path: the Deployment first,
+// then, once it is as asked, the objects beside it, each whatever became of
+// the others. It returns them for the status, and the first error.
+func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, error) {
+	deployment, err := p.Deployments.Sync(ctx, robot)
+	if err != nil {
+		objects := p.Own(robot)
+		objects.Deployment = deployment
+		return objects, err
+	}
+	objects := Objects{Deployment: deployment}
+	objects.Service, err = p.Services.Sync(ctx, robot)
+	if p.budgets != nil {
+		if _, budgetErr := p.budgets.Sync(ctx, robot); err == nil {
+			err = budgetErr
+		}
+	}
+	var routeErr error
+	switch {
+	case p.routes != nil:
+		objects.Route, routeErr = p.routes.Sync(ctx, robot)
+	case workload.WantsRoute(robot):
+		routeErr = outcome.ErrGatewayAPIMissing
+	}
+	if err == nil {
+		err = routeErr
+	}
+	return objects, err
+}
+
+// Own returns what robot owns as the caches hold it, for a Robot whose
+// objects are not synced.
+func (p *Paths) Own(robot *robotv1beta1.Robot) Objects {
+	objects := Objects{Deployment: p.Deployments.Own(robot), Service: p.Services.Own(robot)}
+	if p.routes != nil {
+		objects.Route = p.routes.Own(robot)
+	}
+	return objects
+}
+
+// ForgetRobot drops what the paths remember of the Robot uid, deleted.
+func (p *Paths) ForgetRobot(uid types.UID) {
+	p.Deployments.ForgetRobot(uid)
+	p.Services.ForgetRobot(uid)
+	if p.budgets != nil {
+		p.budgets.ForgetRobot(uid)
+	}
+	if p.routes != nil {
+		p.routes.ForgetRobot(uid)
+	}
+}
+
+// Tracked adds the sizes of what the paths keep per object to sizes, by
+// the names the robot_operator_tracked_objects gauge gives them.
+func (p *Paths) Tracked(sizes map[string]int) {
+	p.Deployments.Tracked(sizes, "written_deployments")
+	p.Services.Tracked(sizes, "written_services")
+	if p.budgets != nil {
+		p.budgets.Tracked(sizes, "written_disruption_budgets")
+	}
+	if p.routes != nil {
+		p.routes.Tracked(sizes, "written_routes")
+	}
+}
+
+// enqueueRouteRobots queues every Robot that asks for an HTTPRoute.
+func (p *Paths) enqueueRouteRobots() {
+	robots, err := p.deps.Robots.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	for _, robot := range robots {
+		if workload.WantsRoute(robot) {
+			p.deps.Enqueue(cache.MetaObjectToName(robot))
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package status
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+
+	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/workload"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// WithRoute makes status, Diagnosed's for robot, say Ready=False while the
+// HTTPRoute robot asks for is not accepted by every Gateway it attaches to:
+// with the Gateway's own reason and message when one refused it, with
+// RouteNotAccepted while one has not answered, with GatewayAPIMissing when
+// the cluster has no Gateway API. A Robot whose workload is not Ready keeps
+// the workload's reason, which says more. route is the Robot's route as
+// cached, nil when it has none.
+func WithRoute(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus, route *gatewayv1.HTTPRoute, syncErr error, now metav1.Time) {
+	if !workload.WantsRoute(robot) {
+		return
+	}
+	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionTrue {
+		return
+	}
+	reason, message := routeNotAccepted(route, syncErr)
+	if reason == "" {
+		return
+	}
+	if len(message) > maxMessageLength {
+		message = truncate(message, maxMessageLength-3) + "..."
+	}
+	// Ready was False before, for the route or for anything else: it keeps
+	// its lastTransitionTime, so that an unchanged status writes nothing.
+	transition := now
+	if previous := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady); previous != nil && previous.Status == metav1.ConditionFalse {
+		transition = previous.LastTransitionTime
+	}
+	ready.Status, ready.Reason, ready.Message, ready.LastTransitionTime = metav1.ConditionFalse, reason, message, transition
+	setProgress(status, robot.Generation, now)
+	// Reconciling and Stalled follow Ready: they too keep the
+	// lastTransitionTime they have stored when their status is the same.
+	for i := range status.Conditions {
+		condition := &status.Conditions[i]
+		if previous := meta.FindStatusCondition(robot.Status.Conditions, condition.Type); previous != nil && previous.Status == condition.Status {
+			condition.LastTransitionTime = previous.LastTransitionTime
+		}
+	}
+}
+
+// routeNotAccepted returns why route is not accepted by every Gateway it
+// attaches to, or "" when it is.
+func routeNotAccepted(route *gatewayv1.HTTPRoute, syncErr error) (reason, message string) {
+	if errors.Is(syncErr, outcome.ErrGatewayAPIMissing) {
+		return robotv1beta1.ReasonGatewayAPIMissing, syncErr.Error()
+	}
+	if route == nil {
+		return robotv1beta1.ReasonRouteNotAccepted, "the Robot's HTTPRoute is not there yet"
+	}
+	for _, parent := range route.Spec.ParentRefs {
+		gateway := fmt.Sprintf("%s/%s", cmp.Or(string(ptr.Deref(parent.Namespace, "")), route.Namespace), parent.Name)
+		accepted := parentAccepted(route, parent)
+		switch {
+		case accepted == nil || accepted.ObservedGeneration < route.Generation:
+			return robotv1beta1.ReasonRouteNotAccepted, fmt.Sprintf("Gateway %s has not accepted HTTPRoute %q yet", gateway, route.Name)
+		case accepted.Status != metav1.ConditionTrue:
+			return cmp.Or(accepted.Reason, robotv1beta1.ReasonRouteNotAccepted),
+				fmt.Sprintf("Gateway %s does not accept HTTPRoute %q: %s", gateway, route.Name, accepted.Message)
+		}
+	}
+	return "", ""
+}
+
+// parentAccepted returns the Accepted condition that route's status holds
+// for parent, nil when it holds none.
+func parentAccepted(route *gatewayv1.HTTPRoute, parent gatewayv1.ParentReference) *metav1.Condition {
+	for i := range route.Status.Parents {
+		if sameParent(route.Namespace, route.Status.Parents[i].ParentRef, parent) {
+			return meta.FindStatusCondition(route.Status.Parents[i].Conditions, string(gatewayv1.RouteConditionAccepted))
+		}
+	}
+	return nil
+}
+
+// sameParent reports whether two parent references of a route in namespace
+// name the same Gateway listener, their defaults filled in.
+func sameParent(namespace string, a, b gatewayv1.ParentReference) bool {
+	group := func(r gatewayv1.ParentReference) string {
+		return cmp.Or(string(ptr.Deref(r.Group, "")), gatewayv1.GroupName)
+	}
+	kind := func(r gatewayv1.ParentReference) string { return cmp.Or(string(ptr.Deref(r.Kind, "")), "Gateway") }
+	ns := func(r gatewayv1.ParentReference) string { return cmp.Or(string(ptr.Deref(r.Namespace, "")), namespace) }
+	return group(a) == group(b) && kind(a) == kind(b) && ns(a) == ns(b) && a.Name == b.Name &&
+		ptr.Deref(a.SectionName, "") == ptr.Deref(b.SectionName, "")
+}
