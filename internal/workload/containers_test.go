@@ -221,7 +221,9 @@ func TestNewDeploymentRejectsInvalidContainers(t *testing.T) {
 		}, "spec.preStop must have exactly one of sleep or exec"},
 		{"an empty preStop", func(s *robotv1beta1.RobotSpec) { s.PreStop = &robotv1beta1.RobotPreStop{} },
 			"spec.preStop must have exactly one of sleep or exec"},
-		{"a preStop command with nothing in it", func(s *robotv1beta1.RobotSpec) { s.PreStop = &robotv1beta1.RobotPreStop{Exec: &robotv1beta1.RobotExec{}} },
+		{"a preStop command with nothing in it", func(s *robotv1beta1.RobotSpec) {
+			s.PreStop = &robotv1beta1.RobotPreStop{Exec: &robotv1beta1.RobotExec{}}
+		},
 			"spec.preStop.exec.command must have 1 to 256 items, not 0"},
 		{"a negative grace period", func(s *robotv1beta1.RobotSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](-1) },
 			"spec.terminationGracePeriodSeconds must be between 0 and 86400, not -1"},
