@@ -380,8 +380,9 @@ func TestWorkloadDrift(t *testing.T) {
 // TestContainersDrift: what the Robot sets of its sidecars, init containers,
 // grace period and preStop hook is compared like the rest, by server-side
 // apply's keys (a container by its name): a sidecar deleted by kubectl edit
-// is drift, put back by the next apply, and so is a changed one; an init
-// container another writer adds (a mesh's) is not.
+// is drift, put back by the next apply, and so is a changed one, or one
+// moved after the init container; an init container another writer adds (a
+// mesh's), wherever it is, is not.
 func TestContainersDrift(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -402,6 +403,14 @@ func TestContainersDrift(t *testing.T) {
 		{name: "the init container's args", mutate: func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.InitContainers[1].Args = []string{"down"}
 		}, want: `initContainers[name="migrate"].args is ["down"]; the Robot asks for ["up"]`},
+		{name: "the sidecar moved after the init container", mutate: func(d *appsv1.Deployment) {
+			init := d.Spec.Template.Spec.InitContainers
+			init[0], init[1] = init[1], init[0]
+		}, want: "spec.template.spec.initContainers are in the order migrate, proxy; the Robot asks for proxy, migrate"},
+		{name: "another writer's init container first", mutate: func(d *appsv1.Deployment) {
+			pod := &d.Spec.Template.Spec
+			pod.InitContainers = append([]corev1.Container{{Name: "mesh-init", Image: "mesh:1"}}, pod.InitContainers...)
+		}},
 		{name: "the grace period", mutate: func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30)
 		}, want: "spec.template.spec.terminationGracePeriodSeconds is 30; the Robot asks for 45"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
@@ -257,6 +258,11 @@ func workloadSeeds() [][]byte {
 		[]byte{workloadStrategy, 1, 0, 2, 3, workloadMinReadySeconds, 2},
 		[]byte{workloadStrategy, 0, 0, 1, 0},
 		[]byte{workloadPort, 0, 0, 2, workloadPort, 2, 2, 1})
+	// Two sidecars with a port each and an init container, so that their
+	// order can be changed; a grace period and a preStop sleep below it.
+	seeds = append(seeds,
+		[]byte{workloadSidecar, 0, 0, 0, 0, 0, workloadSidecar, 0, 0, 0, 0, 0, workloadInitContainer, 0, 0},
+		[]byte{workloadGracePeriod, 4, workloadPreStop, 0, 2})
 	return seeds
 }
 
@@ -622,12 +628,27 @@ func changeWorkloadField(robot *robotv1beta1.Robot, d *appsv1.Deployment, number
 		}
 		c.Lifecycle = nil
 		return "the preStop hook removed"
+	case 25:
+		if len(spec.Sidecars)+len(spec.InitContainers) < 2 {
+			return ""
+		}
+		// The first two of the Robot's swapped, another writer's left
+		// where they are.
+		var ours []int
+		for i, c := range pod.InitContainers {
+			if strings.HasPrefix(c.Name, "side") || strings.HasPrefix(c.Name, "init") {
+				ours = append(ours, i)
+			}
+		}
+		a, b := ours[0], ours[1]
+		pod.InitContainers[a], pod.InitContainers[b] = pod.InitContainers[b], pod.InitContainers[a]
+		return fmt.Sprintf("init containers %q and %q swapped", pod.InitContainers[b].Name, pod.InitContainers[a].Name)
 	}
 	return ""
 }
 
 // workloadChanges is the number of changes changeWorkloadField knows.
-const workloadChanges = 25
+const workloadChanges = 26
 
 // refusedPastDeadline fails t when robot's minReadySeconds reaches the
 // Deployment's default progress deadline (600 seconds) and NewDeployment
