@@ -49,7 +49,8 @@ func withContainers(robot *robotv1beta1.Robot) *robotv1beta1.Robot {
 // container, a grace period and a preStop sleep gets them on its pod
 // template, the sidecar first and restarting always, every container
 // restricted, so that its pods are admitted where Pod Security "restricted"
-// is enforced; and the sidecar deleted by hand is put back.
+// is enforced; and the sidecar deleted by hand, or moved after the init
+// container, is put back.
 func TestSidecarsAndInitContainers(t *testing.T) {
 	parallel(t)
 	ns := newNamespace(t)
@@ -112,6 +113,23 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 		return containerNames(d.Spec.Template.Spec.InitContainers) == "proxy,migrate"
 	})
 	waitForEventMessage(t, ns, robot, "DeploymentUpdated", `initContainers[name="proxy"] is not set`)
+
+	// The sidecar moved after the init container: the same containers, in
+	// an order that would run the migration without its proxy.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := getDeployment(t, ns, "web")
+		init := d.Spec.Template.Spec.InitContainers
+		init[0], init[1] = init[1], init[0]
+		_, err := env.kube.AppsV1().Deployments(ns).Update(t.Context(), d, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("reordering the init containers of Deployment %s/web: %v", ns, err)
+	}
+	waitForDeployment(t, ns, "web", "has the sidecar first again", func(d *appsv1.Deployment) bool {
+		return containerNames(d.Spec.Template.Spec.InitContainers) == "proxy,migrate"
+	})
+	waitForEventMessage(t, ns, robot, "DeploymentUpdated", "initContainers are in the order migrate, proxy; the Robot asks for proxy, migrate")
 }
 
 // containerNames are the names of containers, joined by commas.
