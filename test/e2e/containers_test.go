@@ -53,6 +53,7 @@ func withContainers(robot *robotv1beta1.Robot) *robotv1beta1.Robot {
 // container, is put back.
 func TestSidecarsAndInitContainers(t *testing.T) {
 	parallel(t)
+	requireAuditLog(t)
 	ns := newNamespace(t)
 	patch := `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"restricted","pod-security.kubernetes.io/enforce-version":"latest"}}}`
 	if _, err := env.kube.CoreV1().Namespaces().Patch(t.Context(), ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -100,6 +101,7 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 	}
 
 	// kubectl edit, the sidecar deleted.
+	edited := time.Now()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d := getDeployment(t, ns, "web")
 		d.Spec.Template.Spec.InitContainers = d.Spec.Template.Spec.InitContainers[1:]
@@ -113,9 +115,11 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 		return containerNames(d.Spec.Template.Spec.InitContainers) == "proxy,migrate"
 	})
 	waitForEventMessage(t, ns, robot, "DeploymentUpdated", `initContainers[name="proxy"] is not set`)
+	expectOneWrite(t, ns, edited)
 
 	// The sidecar moved after the init container: the same containers, in
 	// an order that would run the migration without its proxy.
+	edited = time.Now()
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d := getDeployment(t, ns, "web")
 		init := d.Spec.Template.Spec.InitContainers
@@ -130,6 +134,25 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 		return containerNames(d.Spec.Template.Spec.InitContainers) == "proxy,migrate"
 	})
 	waitForEventMessage(t, ns, robot, "DeploymentUpdated", "initContainers are in the order migrate, proxy; the Robot asks for proxy, migrate")
+	expectOneWrite(t, ns, edited)
+}
+
+// expectOneWrite checks that the operator wrote the Deployment web of ns
+// once since edited: the revert of the edit. A second write would mean that
+// the Deployment, as the API server stores and defaults it (the sidecar's
+// probe timings, the containers' pull policies and termination message
+// paths), still looks different from what the Robot asks for.
+func expectOneWrite(t *testing.T, ns string, edited time.Time) {
+	t.Helper()
+	waitForRobot(t, ns, "web", convergeTimeout, "is settled after the edit", robotSettled)
+	waitForNoOperatorWrites(t, ns)
+	writes, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: edited, Namespace: ns, Resource: "deployments", Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) != 1 {
+		t.Errorf("the operator wrote the Deployment %d times after the edit, want 1: %v", len(writes), writes)
+	}
 }
 
 // containerNames are the names of containers, joined by commas.
