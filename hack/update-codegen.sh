@@ -48,6 +48,10 @@ go tool controller-gen \
 	paths=./pkg/apis/... \
 	output:crd:dir="${ROOT}/artifacts/crd"
 
+# Without v1alpha1's descriptions: with them, the CRD is too large for
+# client-side `kubectl apply` (hack/trimcrd says why).
+go run ./hack/trimcrd "${ROOT}/artifacts/crd/robot.dev_robots.yaml" v1alpha1
+
 # controller-gen writes no conversion: the versions are converted by the
 # operator's webhook, behind the Service the manifests ship in the
 # robot-operator namespace. The operator points it at its own namespace and

@@ -114,6 +114,36 @@ func TestValidationMatchesTheCRD(t *testing.T) {
 	if got := enum(spec.Properties["strategy"].Properties["type"]); !slices.Equal(got, []string{string(robotv1beta1.StrategyRecreate), string(robotv1beta1.StrategyRollingUpdate)}) {
 		t.Errorf("strategy.type enum %v, the validation allows Recreate and RollingUpdate", got)
 	}
+	if n := spec.Properties["initContainers"].MaxItems; n == nil || *n != robotv1beta1.MaxInitContainers {
+		t.Errorf("spec.initContainers maxItems %v, MaxInitContainers %d", n, robotv1beta1.MaxInitContainers)
+	}
+	sidecars := spec.Properties["sidecars"]
+	if n := sidecars.MaxItems; n == nil || *n != robotv1beta1.MaxSidecars {
+		t.Errorf("spec.sidecars maxItems %v, MaxSidecars %d", n, robotv1beta1.MaxSidecars)
+	}
+	if n := sidecars.Items.Schema.Properties["ports"].MaxItems; n == nil || *n != robotv1beta1.MaxPorts {
+		t.Errorf("a sidecar's ports maxItems %v, MaxPorts %d", n, robotv1beta1.MaxPorts)
+	}
+	for _, container := range []apiextensionsv1.JSONSchemaProps{*spec.Properties["initContainers"].Items.Schema, *sidecars.Items.Schema} {
+		if image := container.Properties["image"]; *image.MaxLength != 512 || *image.MinLength != 1 {
+			t.Errorf("a container's image is %d to %d characters, the validation says 1 to 512", *image.MinLength, *image.MaxLength)
+		}
+		for list, want := range map[string]int64{"command": 256, "args": 256, "env": 256, "envFrom": 64, "volumeMounts": 64} {
+			if n := container.Properties[list].MaxItems; n == nil || *n != want {
+				t.Errorf("a container's %s maxItems %v, the validation says %d", list, n, want)
+			}
+		}
+	}
+	if grace := spec.Properties["terminationGracePeriodSeconds"]; *grace.Minimum != 0 || *grace.Maximum != robotv1beta1.MaxTerminationGracePeriodSeconds {
+		t.Errorf("terminationGracePeriodSeconds between %v and %v, the validation says 0 and %d", *grace.Minimum, *grace.Maximum, robotv1beta1.MaxTerminationGracePeriodSeconds)
+	}
+	preStop := spec.Properties["preStop"].Properties
+	if seconds := preStop["sleep"].Properties["seconds"]; *seconds.Minimum != 1 || *seconds.Maximum != robotv1beta1.MaxTerminationGracePeriodSeconds-1 {
+		t.Errorf("preStop.sleep.seconds between %v and %v, the validation says 1 and %d", *seconds.Minimum, *seconds.Maximum, robotv1beta1.MaxTerminationGracePeriodSeconds-1)
+	}
+	if command := preStop["exec"].Properties["command"]; *command.MinItems != 1 || *command.MaxItems != 256 {
+		t.Errorf("preStop.exec.command has %d to %d items, the validation says 1 to 256", *command.MinItems, *command.MaxItems)
+	}
 }
 
 // enum returns a schema's enum values, sorted.
@@ -139,7 +169,7 @@ func TestVersionsDifferOnlyInWhatTheConversionMoves(t *testing.T) {
 	for _, name := range placementFields {
 		delete(alphaSpec, name)
 	}
-	for _, name := range []string{fieldPorts, fieldPlacement, fieldStrategy, fieldMinReady} {
+	for _, name := range append([]string{fieldPorts, fieldPlacement, fieldStrategy, fieldMinReady}, keptFields...) {
 		delete(betaSpec, name)
 	}
 	var differences []string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -297,16 +298,24 @@ func TestRestoresNothingInvalid(t *testing.T) {
 		many = append(many, fmt.Sprintf(`{"name":"p%d","containerPort":%d,"protocol":"TCP"}`, i, 9000+i))
 	}
 	tests := map[string]string{
-		"40 ports":                     `{"ports":[` + strings.Join(many, ",") + `]}`,
-		"minReadySeconds 100000":       `{"minReadySeconds":100000}`,
-		"negative minReadySeconds":     `{"minReadySeconds":-1}`,
-		"strategy Sideways":            `{"strategy":{"type":"Sideways"}}`,
-		"Recreate with rollingUpdate":  `{"strategy":{"type":"Recreate","rollingUpdate":{"maxSurge":1}}}`,
-		"a port name that is not IANA": `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"Not_A_Name","containerPort":9090,"protocol":"TCP"}]}`,
-		"a port number out of range":   `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"big","containerPort":70000,"protocol":"TCP"}]}`,
-		"a protocol that is not one":   `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"icmp","containerPort":9090,"protocol":"ICMP"}]}`,
-		"two ports of one name":        `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"http","containerPort":9090,"protocol":"TCP"}]}`,
-		"two ports of one number":      `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"again","containerPort":8080,"protocol":"TCP"}]}`,
+		"40 ports":                                    `{"ports":[` + strings.Join(many, ",") + `]}`,
+		"minReadySeconds 100000":                      `{"minReadySeconds":100000}`,
+		"negative minReadySeconds":                    `{"minReadySeconds":-1}`,
+		"strategy Sideways":                           `{"strategy":{"type":"Sideways"}}`,
+		"Recreate with rollingUpdate":                 `{"strategy":{"type":"Recreate","rollingUpdate":{"maxSurge":1}}}`,
+		"a port name that is not IANA":                `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"Not_A_Name","containerPort":9090,"protocol":"TCP"}]}`,
+		"a port number out of range":                  `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"big","containerPort":70000,"protocol":"TCP"}]}`,
+		"a protocol that is not one":                  `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"icmp","containerPort":9090,"protocol":"ICMP"}]}`,
+		"two ports of one name":                       `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"http","containerPort":9090,"protocol":"TCP"}]}`,
+		"two ports of one number":                     `{"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"again","containerPort":8080,"protocol":"TCP"}]}`,
+		"a sidecar named robot":                       `{"sidecars":[{"name":"robot","image":"proxy:1"}]}`,
+		"a sidecar and an init container of one name": `{"sidecars":[{"name":"proxy","image":"proxy:1"}],"initContainers":[{"name":"proxy","image":"migrate:1"}]}`,
+		"five init containers":                        `{"initContainers":[{"name":"a","image":"x"},{"name":"b","image":"x"},{"name":"c","image":"x"},{"name":"d","image":"x"},{"name":"e","image":"x"}]}`,
+		"an init container with no image":             `{"initContainers":[{"name":"migrate"}]}`,
+		"a sidecar with an unknown field":             `{"sidecars":[{"name":"proxy","image":"proxy:1","privileged":true}]}`,
+		"a preStop sleep of the grace period":         `{"terminationGracePeriodSeconds":10,"preStop":{"sleep":{"seconds":10}}}`,
+		"a preStop with sleep and exec":               `{"preStop":{"sleep":{"seconds":1},"exec":{"command":["x"]}}}`,
+		"a grace period of two days":                  `{"terminationGracePeriodSeconds":172800}`,
 	}
 	for name, value := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -316,7 +325,7 @@ func TestRestoresNothingInvalid(t *testing.T) {
 			if ports, _ := spec["ports"].([]any); len(ports) != 1 {
 				t.Errorf("%d ports, want the one from port", len(ports))
 			}
-			for _, key := range []string{"strategy", "minReadySeconds"} {
+			for _, key := range append([]string{"strategy", "minReadySeconds"}, keptFields...) {
 				if value, ok := spec[key]; ok {
 					t.Errorf("%s = %v restored, want nothing", key, value)
 				}
@@ -396,5 +405,38 @@ func TestLogsAnIgnoredAnnotationOnce(t *testing.T) {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("log line %s does not say %s", lines[0], want)
 		}
+	}
+}
+
+// TestKeepsContainersAsWritten: a v1beta1 Robot's init containers, sidecars,
+// grace period and preStop hook go into the annotation when it is read as
+// v1alpha1, and come back from it value for value, quantities spelled as
+// they were (1000m is not rewritten 1).
+func TestKeepsContainersAsWritten(t *testing.T) {
+	spec := `"sidecars":[{"name":"proxy","image":"proxy:1","resources":{"requests":{"cpu":"1000m","memory":"0.5Gi"}},"ports":[{"name":"proxy","containerPort":15001,"protocol":"TCP"}],"readinessProbe":{"tcpSocket":{"port":"proxy"}}}],` +
+		`"initContainers":[{"name":"migrate","image":"migrate:1","args":["up"]}],"terminationGracePeriodSeconds":45,"preStop":{"sleep":{"seconds":10}}`
+	beta := strings.Replace(betaRobot, `"minReadySeconds":5`, `"minReadySeconds":5,`+spec, 1)
+	alpha := convertOne(t, "robot.dev/v1alpha1", beta)
+	alphaSpec, _ := alpha["spec"].(map[string]any)
+	for _, key := range keptFields {
+		if value, ok := alphaSpec[key]; ok {
+			t.Errorf("read as v1alpha1, spec.%s = %v: v1alpha1 has no such field", key, value)
+		}
+	}
+	data, _ := field(alpha, "metadata", "annotations", "robot.dev/conversion-data").(string)
+	if !strings.Contains(data, `"1000m"`) || !strings.Contains(data, `"migrate"`) {
+		t.Errorf("annotation %s, want the containers as written", data)
+	}
+	raw, err := json.Marshal(alpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := convertOne(t, "robot.dev/v1beta1", string(raw))
+	want := map[string]any{}
+	if err := json.Unmarshal([]byte(beta), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, back) {
+		t.Errorf("v1beta1 → v1alpha1 → v1beta1 changed the Robot:\nwant %v\ngot  %v", want, back)
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // The conversion works on a Robot's JSON as the API server sent it. It moves
 // only what differs between the versions (port and ports, the scheduling
-// fields and placement, the conversion's annotation, apiVersion) and passes
+// fields and placement, the fields of v1beta1 alone that the conversion's
+// annotation keeps, the annotation itself, apiVersion) and passes
 // every other value through untouched. So a value that the schema admits and
 // Go cannot parse (a quantity such as 1e1.5, stored by an earlier release or
 // through v1beta1) converts in both directions; one such Robot can no longer
@@ -32,6 +33,12 @@ const (
 	fieldStrategy  = "strategy"
 	fieldMinReady  = "minReadySeconds"
 )
+
+// keptFields are the fields of v1beta1's spec that v1alpha1 has no place
+// for and that the annotation keeps as they are, value for value: restored
+// from the annotation's JSON, not from the Go values that check it, so that
+// a quantity keeps its spelling (1000m is not rewritten 1).
+var keptFields = []string{"initContainers", "sidecars", "terminationGracePeriodSeconds", "preStop"}
 
 // placementFields are the fields that v1alpha1 has at the top of its spec
 // and v1beta1 gathers under spec.placement. They are read from
@@ -161,6 +168,16 @@ func (object robotObject) toV1beta1() *Ignored {
 	if data.MinReadySeconds != 0 {
 		spec[fieldMinReady] = json.Number(fmt.Sprint(data.MinReadySeconds))
 	}
+	// ReadConversionData checked them; the values are the annotation's.
+	kept, err := decodeRobot([]byte(value))
+	if err != nil {
+		return &Ignored{Reason: IgnoredNotJSON, Err: err}
+	}
+	for _, name := range keptFields {
+		if present(kept, name) {
+			spec[name] = kept[name]
+		}
+	}
 	return nil
 }
 
@@ -180,6 +197,11 @@ func (object robotObject) toV1alpha1() error {
 		Ports           any `json:"ports,omitempty"`
 		Strategy        any `json:"strategy,omitempty"`
 		MinReadySeconds any `json:"minReadySeconds,omitempty"`
+
+		InitContainers                any `json:"initContainers,omitempty"`
+		Sidecars                      any `json:"sidecars,omitempty"`
+		TerminationGracePeriodSeconds any `json:"terminationGracePeriodSeconds,omitempty"`
+		PreStop                       any `json:"preStop,omitempty"`
 	}
 	if ports, _ := spec[fieldPorts].([]any); len(ports) > 0 {
 		if first, ok := ports[0].(map[string]any); ok && present(first, "containerPort") {
@@ -206,7 +228,25 @@ func (object robotObject) toV1alpha1() error {
 		data.MinReadySeconds = seconds
 	}
 	delete(spec, fieldMinReady)
-	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == nil {
+	// An empty list is no list: the typed conversion cannot tell them
+	// apart either.
+	if items, _ := spec["initContainers"].([]any); len(items) > 0 {
+		data.InitContainers = items
+	}
+	if items, _ := spec["sidecars"].([]any); len(items) > 0 {
+		data.Sidecars = items
+	}
+	if present(spec, "terminationGracePeriodSeconds") {
+		data.TerminationGracePeriodSeconds = spec["terminationGracePeriodSeconds"]
+	}
+	if present(spec, "preStop") {
+		data.PreStop = spec["preStop"]
+	}
+	for _, name := range keptFields {
+		delete(spec, name)
+	}
+	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == nil &&
+		data.InitContainers == nil && data.Sidecars == nil && data.TerminationGracePeriodSeconds == nil && data.PreStop == nil {
 		return nil
 	}
 	raw, err := json.Marshal(data)

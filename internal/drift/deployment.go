@@ -97,7 +97,40 @@ func specDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.D
 		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
 		Spec:     current.Spec,
 	}
-	return describeSpecDrift(desiredSpec, currentSpec)
+	if drift := describeSpecDrift(desiredSpec, currentSpec); drift != "" {
+		return drift
+	}
+	return initContainerOrderDrift(desired, current)
+}
+
+// initContainerOrderDrift compares the order of the init containers the
+// Robot sets (its sidecars, then its init containers) with their order in
+// the Deployment. Server-side apply finds them by name, so a field-by-field
+// comparison sees no difference when someone reorders them; but the kubelet
+// starts them in that order, and an init step that needs a sidecar must come
+// after it. Another writer's init containers may sit anywhere among them. An
+// apply puts them back in the Robot's order.
+func initContainerOrderDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
+	if desired.Spec == nil || desired.Spec.Template == nil || desired.Spec.Template.Spec == nil || len(desired.Spec.Template.Spec.InitContainers) < 2 {
+		return ""
+	}
+	var want []string
+	for _, c := range desired.Spec.Template.Spec.InitContainers {
+		if c.Name != nil {
+			want = append(want, *c.Name)
+		}
+	}
+	var got []string
+	for _, c := range current.Spec.Template.Spec.InitContainers {
+		if slices.Contains(want, c.Name) {
+			got = append(got, c.Name)
+		}
+	}
+	if len(got) != len(want) || slices.Equal(got, want) {
+		// A missing one is told by the comparison of fields.
+		return ""
+	}
+	return fmt.Sprintf("spec.template.spec.initContainers are in the order %s; the Robot asks for %s", strings.Join(got, ", "), strings.Join(want, ", "))
 }
 
 // describeSpecDrift tells how current, an object of a built-in kind with its

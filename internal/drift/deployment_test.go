@@ -376,3 +376,70 @@ func TestWorkloadDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestContainersDrift: what the Robot sets of its sidecars, init containers,
+// grace period and preStop hook is compared like the rest, by server-side
+// apply's keys (a container by its name): a sidecar deleted by kubectl edit
+// is drift, put back by the next apply, and so is a changed one, or one
+// moved after the init container; an init container another writer adds (a
+// mesh's), wherever it is, is not.
+func TestContainersDrift(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		mutate func(*appsv1.Deployment)
+		want   string // a substring of the drift; "" for none
+	}{
+		{name: "as applied"},
+		{name: "another writer's init container", mutate: func(d *appsv1.Deployment) {
+			pod := &d.Spec.Template.Spec
+			pod.InitContainers = append(pod.InitContainers, corev1.Container{Name: "mesh-init", Image: "mesh:1"})
+		}},
+		{name: "the sidecar deleted", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.InitContainers = d.Spec.Template.Spec.InitContainers[1:]
+		}, want: `spec.template.spec.initContainers[name="proxy"] is not set; the Robot asks for {"image":"proxy:1"`},
+		{name: "the sidecar's restart policy removed", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.InitContainers[0].RestartPolicy = nil
+		}, want: `initContainers[name="proxy"].restartPolicy is not set`},
+		{name: "the init container's args", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.InitContainers[1].Args = []string{"down"}
+		}, want: `initContainers[name="migrate"].args is ["down"]; the Robot asks for ["up"]`},
+		{name: "the sidecar moved after the init container", mutate: func(d *appsv1.Deployment) {
+			init := d.Spec.Template.Spec.InitContainers
+			init[0], init[1] = init[1], init[0]
+		}, want: "spec.template.spec.initContainers are in the order migrate, proxy; the Robot asks for proxy, migrate"},
+		{name: "another writer's init container first", mutate: func(d *appsv1.Deployment) {
+			pod := &d.Spec.Template.Spec
+			pod.InitContainers = append([]corev1.Container{{Name: "mesh-init", Image: "mesh:1"}}, pod.InitContainers...)
+		}},
+		{name: "the grace period", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30)
+		}, want: "spec.template.spec.terminationGracePeriodSeconds is 30; the Robot asks for 45"},
+		{name: "the preStop hook", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Lifecycle = nil
+		}, want: `containers[name="robot"].lifecycle is not set`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 2)
+			robot.Spec.Sidecars = []robotv1beta1.RobotSidecar{{RobotContainer: robotv1beta1.RobotContainer{Name: "proxy", Image: "proxy:1"},
+				Ports: []robotv1beta1.RobotPort{{Name: "proxy", ContainerPort: 15001}}}}
+			robot.Spec.InitContainers = []robotv1beta1.RobotContainer{{Name: "migrate", Image: "migrate:1", Args: []string{"up"}}}
+			robot.Spec.TerminationGracePeriodSeconds = ptr.To[int64](45)
+			robot.Spec.PreStop = &robotv1beta1.RobotPreStop{Sleep: &robotv1beta1.RobotSleep{Seconds: 10}}
+			desired, err := workload.NewDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := liveDeployment(t, robot)
+			if tt.mutate != nil {
+				tt.mutate(current)
+			}
+			got := DeploymentDrift(desired, current)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("drift %q, want none", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("drift %q, want one that mentions %q", got, tt.want)
+			}
+		})
+	}
+}

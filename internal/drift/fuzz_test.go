@@ -485,6 +485,8 @@ func addForeignFields(d *appsv1.Deployment, robot *robotv1beta1.Robot, which uin
 	if which&(1<<2) != 0 {
 		pod.Containers = append(pod.Containers, corev1.Container{Name: "sidecar", Image: "registry.example/proxy:1",
 			Ports: []corev1.ContainerPort{{Name: "proxy", ContainerPort: 15001}}})
+		// And an init container, as a mesh's injector adds one.
+		pod.InitContainers = append(pod.InitContainers, corev1.Container{Name: "mesh-init", Image: "registry.example/mesh-init:1"})
 	}
 	if which&(1<<3) != 0 {
 		d.Labels["team"] = "blue"
@@ -553,7 +555,7 @@ func deploymentRejected(d *appsv1.Deployment) string {
 	if d.Spec.Replicas != nil && *d.Spec.Replicas < 0 {
 		return "spec.replicas"
 	}
-	for _, c := range d.Spec.Template.Spec.Containers {
+	for _, c := range slices.Concat(d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers) {
 		if c.Image == "" {
 			return "image: required"
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
@@ -46,6 +47,10 @@ const (
 	workloadPort
 	workloadStrategy
 	workloadMinReadySeconds
+	workloadSidecar
+	workloadInitContainer
+	workloadGracePeriod
+	workloadPreStop
 	workloadKinds
 )
 
@@ -70,6 +75,11 @@ var (
 	// Up to the CRD's maximum, past the Deployment's default progress
 	// deadline (600).
 	workloadReadySeconds = []int32{0, 1, 10, 599, 600, 3600}
+	workloadImages       = []string{"registry.example/proxy:1", "busybox", "registry.example/migrate@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+	workloadQuantities   = []string{"100m", "0.5", "64Mi", "1000m", "100u"}
+	// A grace period of 0, of less than the default, the default, more.
+	workloadGraceSeconds = []*int64{nil, ptr.To[int64](0), ptr.To[int64](5), ptr.To[int64](30), ptr.To[int64](120)}
+	workloadSleeps       = []int64{1, 4, 10, 29, 60}
 )
 
 // workloadFromFuzz sets on robot the pod template fields that data says (see
@@ -164,8 +174,63 @@ func workloadFromFuzz(robot *robotv1beta1.Robot, data []byte) {
 			spec.Strategy = strategy
 		case workloadMinReadySeconds:
 			spec.MinReadySeconds = robottest.Pick(b, workloadReadySeconds)
+		case workloadSidecar:
+			i := len(spec.Sidecars)
+			sidecar := robotv1beta1.RobotSidecar{RobotContainer: containerFromFuzz(b, spec, fmt.Sprintf("side%d", i))}
+			if b.Byte()%2 == 0 {
+				sidecar.Ports = []robotv1beta1.RobotPort{{Name: fmt.Sprintf("proxy%d", i), ContainerPort: int32(15000 + i),
+					Protocol: robottest.Pick(b, workloadPortProtocols)}}
+			}
+			switch b.Byte() % 4 {
+			case 1:
+				sidecar.ReadinessProbe = probeFromFuzz(b, true)
+			case 2:
+				sidecar.LivenessProbe = probeFromFuzz(b, false)
+			case 3:
+				sidecar.StartupProbe = probeFromFuzz(b, false)
+			}
+			spec.Sidecars = append(spec.Sidecars, sidecar)
+		case workloadInitContainer:
+			spec.InitContainers = append(spec.InitContainers, containerFromFuzz(b, spec, fmt.Sprintf("init%d", len(spec.InitContainers))))
+		case workloadGracePeriod:
+			spec.TerminationGracePeriodSeconds = robottest.Pick(b, workloadGraceSeconds)
+		case workloadPreStop:
+			if b.Byte()%2 == 0 {
+				spec.PreStop = &robotv1beta1.RobotPreStop{Sleep: &robotv1beta1.RobotSleep{Seconds: robottest.Pick(b, workloadSleeps)}}
+			} else {
+				spec.PreStop = &robotv1beta1.RobotPreStop{Exec: &robotv1beta1.RobotExec{Command: []string{"/bin/drain", b.String()}}}
+			}
 		}
 	}
+}
+
+// containerFromFuzz is an init container or the common part of a sidecar,
+// named name: an image, and maybe a command, args, an env var, an envFrom
+// source, resources and a mount of one of spec's volumes.
+func containerFromFuzz(b *robottest.FuzzBytes, spec *robotv1beta1.RobotSpec, name string) robotv1beta1.RobotContainer {
+	c := robotv1beta1.RobotContainer{Name: name, Image: robottest.Pick(b, workloadImages)}
+	what := b.Byte()
+	if what&(1<<0) != 0 {
+		c.Command = []string{"/bin/" + name}
+	}
+	if what&(1<<1) != 0 {
+		c.Args = []string{b.String()}
+	}
+	if what&(1<<2) != 0 {
+		c.Env = []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+	}
+	if what&(1<<3) != 0 {
+		c.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: robottest.Pick(b, workloadNames)}}}}
+	}
+	if what&(1<<4) != 0 {
+		cpu := resource.MustParse(robottest.Pick(b, workloadQuantities))
+		c.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: cpu}, Limits: corev1.ResourceList{corev1.ResourceCPU: cpu}}
+	}
+	if what&(1<<5) != 0 && len(spec.Volumes) > 0 {
+		volume := spec.Volumes[int(b.Byte())%len(spec.Volumes)]
+		c.VolumeMounts = []corev1.VolumeMount{{Name: volume.Name, MountPath: "/mnt/" + name, ReadOnly: b.Byte()%2 == 0}}
+	}
+	return c
 }
 
 // workloadSeeds are inputs of workloadFromFuzz: the first sets every field,
@@ -193,6 +258,11 @@ func workloadSeeds() [][]byte {
 		[]byte{workloadStrategy, 1, 0, 2, 3, workloadMinReadySeconds, 2},
 		[]byte{workloadStrategy, 0, 0, 1, 0},
 		[]byte{workloadPort, 0, 0, 2, workloadPort, 2, 2, 1})
+	// Two sidecars with a port each and an init container, so that their
+	// order can be changed; a grace period and a preStop sleep below it.
+	seeds = append(seeds,
+		[]byte{workloadSidecar, 0, 0, 0, 0, 0, workloadSidecar, 0, 0, 0, 0, 0, workloadInitContainer, 0, 0},
+		[]byte{workloadGracePeriod, 4, workloadPreStop, 0, 2})
 	return seeds
 }
 
@@ -359,6 +429,17 @@ func workloadRefused(robot *robotv1beta1.Robot) string {
 			return "spec.podLabels: " + key
 		}
 	}
+	// The CRD's rules on the other containers and the preStop hook, which
+	// the Go validation repeats.
+	for _, err := range []error{
+		robotv1beta1.ValidateContainers(spec.InitContainers, spec.Sidecars),
+		robotv1beta1.ValidateContainerReferences(spec),
+		robotv1beta1.ValidateShutdown(spec.TerminationGracePeriodSeconds, spec.PreStop),
+	} {
+		if err != nil {
+			return err.Error()
+		}
+	}
 	return ""
 }
 
@@ -519,12 +600,55 @@ func changeWorkloadField(robot *robotv1beta1.Robot, d *appsv1.Deployment, number
 		}
 		d.Spec.MinReadySeconds++
 		return "minReadySeconds raised by one"
+	case 21:
+		if len(spec.Sidecars) == 0 {
+			return ""
+		}
+		// kubectl edit, the sidecar deleted.
+		name := spec.Sidecars[n%len(spec.Sidecars)].Name
+		pod.InitContainers = slices.DeleteFunc(pod.InitContainers, func(c corev1.Container) bool { return c.Name == name })
+		return fmt.Sprintf("sidecar %q removed", name)
+	case 22:
+		if len(spec.InitContainers) == 0 {
+			return ""
+		}
+		name := spec.InitContainers[n%len(spec.InitContainers)].Name
+		i := slices.IndexFunc(pod.InitContainers, func(c corev1.Container) bool { return c.Name == name })
+		pod.InitContainers[i].Image += "-changed"
+		return fmt.Sprintf("init container %q's image changed", name)
+	case 23:
+		if spec.TerminationGracePeriodSeconds == nil {
+			return ""
+		}
+		*pod.TerminationGracePeriodSeconds++
+		return "terminationGracePeriodSeconds raised by one"
+	case 24:
+		if spec.PreStop == nil {
+			return ""
+		}
+		c.Lifecycle = nil
+		return "the preStop hook removed"
+	case 25:
+		if len(spec.Sidecars)+len(spec.InitContainers) < 2 {
+			return ""
+		}
+		// The first two of the Robot's swapped, another writer's left
+		// where they are.
+		var ours []int
+		for i, c := range pod.InitContainers {
+			if strings.HasPrefix(c.Name, "side") || strings.HasPrefix(c.Name, "init") {
+				ours = append(ours, i)
+			}
+		}
+		a, b := ours[0], ours[1]
+		pod.InitContainers[a], pod.InitContainers[b] = pod.InitContainers[b], pod.InitContainers[a]
+		return fmt.Sprintf("init containers %q and %q swapped", pod.InitContainers[b].Name, pod.InitContainers[a].Name)
 	}
 	return ""
 }
 
 // workloadChanges is the number of changes changeWorkloadField knows.
-const workloadChanges = 21
+const workloadChanges = 26
 
 // refusedPastDeadline fails t when robot's minReadySeconds reaches the
 // Deployment's default progress deadline (600 seconds) and NewDeployment

@@ -2,6 +2,7 @@ package podsummary
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/robot-operator/robot-operator/internal/transform"
@@ -40,6 +41,24 @@ type Pod struct {
 	// Container is the Robot container's status; nil until the kubelet
 	// reports one.
 	Container *Container
+	// others are the statuses of the pod's init containers and sidecars
+	// that show something wrong (see Others), in the pod's order;
+	// nil for a pod whose others are fine. A pointer to the slice, not the
+	// slice: a healthy pod pays 8 bytes for it, where a slice's 24 take
+	// the summary to the allocator's next size class, 16 bytes more a pod.
+	others *[]Container
+}
+
+// Others are the statuses of the pod's init containers and sidecars that
+// show something wrong: one that waits because its image cannot be pulled,
+// its configuration cannot be made or it keeps crashing; a plain init
+// container that failed; one running again, not ready, after a failure; a
+// sidecar that runs and is not ready. Nil when there is none.
+func (p *Pod) Others() []Container {
+	if p.others == nil {
+		return nil
+	}
+	return *p.others
 }
 
 // Container is what the diagnosis reads of the Robot container's status.
@@ -50,7 +69,13 @@ type Container struct {
 	Running        bool
 	StartedAt      metav1.Time
 	Started, Ready bool
+	// Sidecar: an init container that runs beside the Robot's, with
+	// restartPolicy Always; false for the Robot's and a plain init
+	// container.
+	Sidecar bool
 	// LastExit is how the container last terminated; nil if it never did.
+	// For a plain init container that failed and waits to run again, it is
+	// that failure.
 	LastExit *corev1.ContainerStateTerminated
 }
 
@@ -65,13 +90,26 @@ func (p *Pod) DeepCopyObject() runtime.Object {
 		copied.DeletionTimestamp = p.DeletionTimestamp.DeepCopy()
 	}
 	if p.Container != nil {
-		c := *p.Container
-		if c.LastExit != nil {
-			c.LastExit = c.LastExit.DeepCopy()
-		}
+		c := p.Container.deepCopy()
 		copied.Container = &c
 	}
+	if others := p.Others(); others != nil {
+		copies := make([]Container, len(others))
+		for i := range others {
+			copies[i] = others[i].deepCopy()
+		}
+		copied.others = &copies
+	}
 	return &copied
+}
+
+// deepCopy returns a copy of c that shares nothing with it.
+func (c *Container) deepCopy() Container {
+	copied := *c
+	if c.LastExit != nil {
+		copied.LastExit = c.LastExit.DeepCopy()
+	}
+	return copied
 }
 
 // SummarizePod is the pod informer's transform: it turns a pod into the
@@ -102,25 +140,87 @@ func SummarizePod(obj interface{}) (interface{}, error) {
 			summary.ReadySince = c.LastTransitionTime
 		}
 	}
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.Name != workload.ContainerName {
-			continue
+	for i := range pod.Status.ContainerStatuses {
+		if c := &pod.Status.ContainerStatuses[i]; c.Name == workload.ContainerName {
+			container := summarizeContainer(c, false)
+			// A constant: the cache keeps no string of its own for it.
+			container.Name = workload.ContainerName
+			summary.Container = &container
 		}
-		// Constants where they can be: the cache keeps no string of its
-		// own for them.
-		container := &Container{Name: workload.ContainerName, Ready: c.Ready, Started: ptr.Deref(c.Started, false)}
-		switch s := c.State; {
-		case s.Waiting != nil:
-			container.WaitingReason, container.WaitingMessage = transform.InternString(s.Waiting.Reason), s.Waiting.Message
-		case s.Running != nil:
-			container.Running, container.StartedAt = true, s.Running.StartedAt
+	}
+	var others []Container
+	for i := range pod.Status.InitContainerStatuses {
+		c := &pod.Status.InitContainerStatuses[i]
+		if container := summarizeContainer(c, isSidecar(pod, c.Name)); container.wrong() {
+			others = append(others, container)
 		}
-		if last := c.LastTerminationState.Terminated; last != nil {
-			container.LastExit = &corev1.ContainerStateTerminated{ExitCode: last.ExitCode, Reason: transform.InternString(last.Reason), Message: last.Message}
-		}
-		summary.Container = container
+	}
+	if others != nil {
+		summary.others = &others
 	}
 	return summary, nil
+}
+
+// summarizeContainer is what the diagnosis reads of a container's status:
+// its state and how it last exited. A plain init container that failed
+// waits, terminated, to be run again: that failure is its last exit.
+func summarizeContainer(c *corev1.ContainerStatus, sidecar bool) Container {
+	// Constants where they can be: the cache keeps no string of its own
+	// for them.
+	container := Container{Name: c.Name, Ready: c.Ready, Started: ptr.Deref(c.Started, false), Sidecar: sidecar}
+	switch s := c.State; {
+	case s.Waiting != nil:
+		container.WaitingReason, container.WaitingMessage = transform.InternString(s.Waiting.Reason), s.Waiting.Message
+	case s.Running != nil:
+		container.Running, container.StartedAt = true, s.Running.StartedAt
+	case s.Terminated != nil:
+		// Completed, or failed: an earlier termination says no more.
+		if s.Terminated.ExitCode != 0 {
+			container.LastExit = exit(s.Terminated)
+		}
+		return container
+	}
+	if last := c.LastTerminationState.Terminated; last != nil {
+		container.LastExit = exit(last)
+	}
+	return container
+}
+
+// exit is what the diagnosis reads of a termination.
+func exit(t *corev1.ContainerStateTerminated) *corev1.ContainerStateTerminated {
+	return &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: transform.InternString(t.Reason), Message: t.Message}
+}
+
+// isSidecar reports whether the pod's init container name runs beside the
+// others, with restartPolicy Always.
+func isSidecar(pod *corev1.Pod, name string) bool {
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; c.Name == name {
+			return ptr.Deref(c.RestartPolicy, "") == corev1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
+}
+
+// failingReasons are the waiting reasons of a container that the diagnosis
+// names.
+var failingReasons = []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError", "CrashLoopBackOff"}
+
+// wrong reports whether an init container or a sidecar shows something the
+// diagnosis reads: it waits for one of failingReasons; a plain init
+// container failed and waits to run again; it runs again, not ready, after
+// an exit with an error; or, a sidecar, it runs and is not ready. An init
+// container that waits its turn, runs, or completed, and a ready sidecar,
+// are not kept.
+func (c *Container) wrong() bool {
+	failed := c.LastExit != nil && c.LastExit.ExitCode != 0
+	switch {
+	case slices.Contains(failingReasons, c.WaitingReason):
+		return true
+	case c.Running:
+		return !c.Ready && (failed || c.Sidecar)
+	}
+	return failed && !c.Sidecar && c.WaitingReason == ""
 }
 
 // ReplicaSetKey is the cache key of the pod's ReplicaSet, or "" for a pod
@@ -163,5 +263,6 @@ func (p *Pod) SameAs(obj interface{}) bool {
 	a, b := *p, *other
 	return a.Name == b.Name && a.Namespace == b.Namespace && a.DeletionTimestamp.Equal(b.DeletionTimestamp) &&
 		a.Robot == b.Robot && a.replicaSet == b.replicaSet && a.ReplicaSetUID == b.ReplicaSetUID &&
-		a.Unschedulable == b.Unschedulable && a.ReadySince.Equal(&b.ReadySince) && reflect.DeepEqual(a.Container, b.Container)
+		a.Unschedulable == b.Unschedulable && a.ReadySince.Equal(&b.ReadySince) && reflect.DeepEqual(a.Container, b.Container) &&
+		reflect.DeepEqual(a.Others(), b.Others())
 }

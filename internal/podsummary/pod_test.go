@@ -150,3 +150,65 @@ func summarizePods(t testing.TB, pods ...*corev1.Pod) []*Pod {
 	}
 	return out
 }
+
+// TestSummarizePodKeepsOnlyOthersThatAreWrong: of the init containers and
+// sidecars, a summary keeps only those whose status the diagnosis names, so
+// that a healthy pod's summary is as small as before they existed.
+func TestSummarizePodKeepsOnlyOthersThatAreWrong(t *testing.T) {
+	robot := robottest.NewRobot("test", 1)
+	failed := &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "no such table"}
+	for _, tt := range []struct {
+		name    string
+		sidecar bool
+		status  corev1.ContainerStatus
+		kept    bool
+	}{
+		{name: "an init container waiting its turn", status: corev1.ContainerStatus{State: robottest.Waiting("PodInitializing", "")}},
+		{name: "an init container running", status: corev1.ContainerStatus{State: robottest.RunningSince(time.Second)}},
+		{name: "an init container completed after a failure", status: corev1.ContainerStatus{
+			State:                corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}},
+			LastTerminationState: corev1.ContainerState{Terminated: failed}}},
+		{name: "an init container whose image cannot be pulled", kept: true, status: corev1.ContainerStatus{State: robottest.Waiting("ErrImagePull", "not found")}},
+		{name: "an init container that failed", kept: true, status: corev1.ContainerStatus{State: corev1.ContainerState{Terminated: failed}}},
+		{name: "an init container in a crash loop", kept: true, status: corev1.ContainerStatus{
+			State: robottest.Waiting("CrashLoopBackOff", "back-off"), LastTerminationState: corev1.ContainerState{Terminated: failed}}},
+		{name: "an init container running again after a failure", kept: true, status: corev1.ContainerStatus{
+			State: robottest.RunningSince(time.Second), LastTerminationState: corev1.ContainerState{Terminated: failed}}},
+		{name: "a ready sidecar", sidecar: true, status: corev1.ContainerStatus{State: robottest.RunningSince(time.Minute), Ready: true, Started: ptr.To(true)}},
+		{name: "a ready sidecar that crashed once", sidecar: true, status: corev1.ContainerStatus{
+			State: robottest.RunningSince(time.Minute), Ready: true, Started: ptr.To(true), LastTerminationState: corev1.ContainerState{Terminated: failed}}},
+		{name: "a sidecar not ready", sidecar: true, kept: true, status: corev1.ContainerStatus{State: robottest.RunningSince(time.Minute), Started: ptr.To(true)}},
+		{name: "a sidecar without its ConfigMap", sidecar: true, kept: true, status: corev1.ContainerStatus{
+			State: robottest.Waiting("CreateContainerConfigError", `configmap "proxy" not found`)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := robottest.Pod(robot, "test-a", robottest.Waiting("PodInitializing", ""))
+			init := corev1.Container{Name: "other", Image: "registry.example/other:1"}
+			if tt.sidecar {
+				init.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+			}
+			pod.Spec.InitContainers = []corev1.Container{init}
+			tt.status.Name = "other"
+			pod.Status.InitContainerStatuses = []corev1.ContainerStatus{tt.status}
+			summary := summarizePods(t, fullPod(pod))[0]
+			others := summary.Others()
+			if !tt.kept {
+				if summary.others != nil {
+					t.Errorf("kept %+v, want nothing kept", others)
+				}
+				return
+			}
+			if len(others) != 1 || others[0].Name != "other" || others[0].Sidecar != tt.sidecar {
+				t.Fatalf("kept %+v, want the container other, sidecar %v", others, tt.sidecar)
+			}
+			copied := summary.DeepCopyObject().(*Pod)
+			if !copied.SameAs(summary) || &copied.Others()[0] == &others[0] {
+				t.Errorf("DeepCopyObject is not a deep copy")
+			}
+			healthy := summarizePods(t, robottest.Pod(robot, "test-a", robottest.Waiting("PodInitializing", "")))[0]
+			if summary.SameAs(healthy) {
+				t.Errorf("a summary with a failing %s is the same as one without", others[0].Name)
+			}
+		})
+	}
+}

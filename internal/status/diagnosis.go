@@ -113,7 +113,6 @@ func diagnose(deployment *appsv1.Deployment, replicaSets []*podsummary.ReplicaSe
 		// Its add event queues the Robot.
 		return nil, 0
 	}
-	image := templateImage(deployment)
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b *podsummary.Pod) int { return cmp.Compare(a.Name, b.Name) })
 	var (
@@ -126,7 +125,7 @@ func diagnose(deployment *appsv1.Deployment, replicaSets []*podsummary.ReplicaSe
 		if pod.DeletionTimestamp != nil || pod.ReplicaSetUID != current.UID {
 			continue
 		}
-		cause, after := podDiagnosis(pod, image, now)
+		cause, after := podDiagnosis(pod, &deployment.Spec.Template.Spec, now)
 		if after > 0 && (recheck == 0 || after < recheck) {
 			recheck = after
 		}
@@ -181,25 +180,83 @@ func replicaFailureCause(failure *appsv1.DeploymentCondition) *podCause {
 
 // podDiagnosis returns the hard signal that the pod will not run as it is, or
 // nil; and, for a started container not ready yet, how long until it has
-// been not ready for readinessGrace. image is the Robot container's in the
-// pod's template: the pods of the current ReplicaSet run the Deployment's.
-func podDiagnosis(p *podsummary.Pod, image string, now time.Time) (*podCause, time.Duration) {
+// been not ready for readinessGrace. Each of its containers is read, its
+// init containers and sidecars as the Robot's, and the most telling cause
+// of them is the pod's. template is the pod template of the Deployment: the
+// pods of the current ReplicaSet run its images.
+func podDiagnosis(p *podsummary.Pod, template *corev1.PodSpec, now time.Time) (*podCause, time.Duration) {
 	if p.Unschedulable != "" {
 		return &podCause{robotv1beta1.ReasonUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, p.Unschedulable)}, 0
 	}
-	c := p.Container
-	if c == nil {
-		return nil, 0
+	var (
+		best     *podCause
+		rank     = len(causeRanks)
+		recheck  time.Duration
+		restarts bool
+	)
+	consider := func(c *podsummary.Container, main bool) {
+		cause, after := containerDiagnosis(p, c, main, containerImage(template, c.Name), now)
+		if after > 0 && (recheck == 0 || after < recheck) {
+			recheck = after
+		}
+		switch {
+		case cause == nil:
+		case cause.reason == betweenCrashes:
+			restarts = true
+		default:
+			if r := slices.Index(causeRanks, cause.reason); r < rank {
+				best, rank = cause, r
+			}
+		}
+	}
+	others := p.Others()
+	for i := range others {
+		consider(&others[i], false)
+	}
+	if p.Container != nil {
+		consider(p.Container, true)
+	}
+	switch {
+	case best != nil:
+		return best, 0
+	case restarts:
+		return &podCause{reason: betweenCrashes}, recheck
+	}
+	return nil, recheck
+}
+
+// containerDiagnosis is podDiagnosis for one container: main says it is
+// the Robot's, else it is an init container or a sidecar, which the
+// messages name. image is the container's in the pod's template.
+func containerDiagnosis(p *podsummary.Pod, c *podsummary.Container, main bool, image string, now time.Time) (*podCause, time.Duration) {
+	// The Robot's container's messages name no container: they were
+	// written when it was the pod's only one, and stay as they were.
+	named := ""
+	if !main {
+		named = fmt.Sprintf("%s %q ", kindOf(c), c.Name)
 	}
 	switch c.WaitingReason {
 	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
 		return &podCause{robotv1beta1.ReasonImagePullFailed,
-			fmt.Sprintf("cannot pull image %q (%s): %s", image, c.WaitingReason, c.WaitingMessage)}, 0
+			fmt.Sprintf("%scannot pull image %q (%s): %s", named, image, c.WaitingReason, c.WaitingMessage)}, 0
 	case "CreateContainerConfigError":
+		what := "its container"
+		if !main {
+			what = "its " + strings.TrimSpace(named)
+		}
 		return &podCause{robotv1beta1.ReasonConfigMissing,
-			fmt.Sprintf("pod %s cannot start its container: %s", p.Name, c.WaitingMessage)}, 0
+			fmt.Sprintf("pod %s cannot start %s: %s", p.Name, what, c.WaitingMessage)}, 0
 	case "CrashLoopBackOff":
-		return &podCause{robotv1beta1.ReasonCrashLoop, crashMessage(c)}, 0
+		return &podCause{robotv1beta1.ReasonCrashLoop, crashMessage(kindOf(c), c)}, 0
+	}
+	if !main && !c.Sidecar {
+		// A plain init container is never ready while it runs. Failed and
+		// waiting to run again, or running again after a failure: only a
+		// crash loop the kubelet reported before goes on (Diagnosed).
+		if c.LastExit != nil && c.LastExit.ExitCode != 0 && (c.Running || c.WaitingReason == "") {
+			return &podCause{reason: betweenCrashes}, 0
+		}
+		return nil, 0
 	}
 	if c.Ready || !c.Running || !c.Started {
 		return nil, 0
@@ -218,19 +275,31 @@ func podDiagnosis(p *podsummary.Pod, image string, now time.Time) (*podCause, ti
 		return nil, wait
 	}
 	return &podCause{robotv1beta1.ReasonReadinessProbeFailing,
-		fmt.Sprintf("container %q of pod %s is running but not ready since %s: its readiness probe keeps failing",
-			c.Name, p.Name, since.UTC().Format(time.RFC3339))}, 0
+		fmt.Sprintf("%s %q of pod %s is running but not ready since %s: its readiness probe keeps failing",
+			kindOf(c), c.Name, p.Name, since.UTC().Format(time.RFC3339))}, 0
 }
 
-// crashMessage says how the container last exited. It leaves out the restart
-// count and the back-off, which change at every restart, so that a crash loop
-// costs one status write, not one per restart.
-func crashMessage(c *podsummary.Container) string {
+// kindOf is what the messages call c: the Robot's container, an init
+// container or a sidecar.
+func kindOf(c *podsummary.Container) string {
+	switch {
+	case c.Name == workload.ContainerName:
+		return "container"
+	case c.Sidecar:
+		return "sidecar"
+	}
+	return "init container"
+}
+
+// crashMessage says how the container, of kind, last exited. It leaves out
+// the restart count and the back-off, which change at every restart, so
+// that a crash loop costs one status write, not one per restart.
+func crashMessage(kind string, c *podsummary.Container) string {
 	last := c.LastExit
 	if last == nil {
-		return fmt.Sprintf("container %q keeps exiting (CrashLoopBackOff)", c.Name)
+		return fmt.Sprintf("%s %q keeps exiting (CrashLoopBackOff)", kind, c.Name)
 	}
-	msg := fmt.Sprintf("container %q keeps exiting (CrashLoopBackOff): last exit code %d", c.Name, last.ExitCode)
+	msg := fmt.Sprintf("%s %q keeps exiting (CrashLoopBackOff): last exit code %d", kind, c.Name, last.ExitCode)
 	if last.Reason != "" {
 		msg += " (" + last.Reason + ")"
 	}
@@ -240,12 +309,14 @@ func crashMessage(c *podsummary.Container) string {
 	return msg
 }
 
-// templateImage is the image of the Robot container in deployment's pod
-// template.
-func templateImage(deployment *appsv1.Deployment) string {
-	for _, c := range deployment.Spec.Template.Spec.Containers {
-		if c.Name == workload.ContainerName {
-			return c.Image
+// containerImage is the image of the container name in template: the
+// Robot's, an init container's or a sidecar's.
+func containerImage(template *corev1.PodSpec, name string) string {
+	for _, containers := range [][]corev1.Container{template.Containers, template.InitContainers} {
+		for _, c := range containers {
+			if c.Name == name {
+				return c.Image
+			}
 		}
 	}
 	return ""

@@ -9,6 +9,10 @@ import (
 	"testing"
 
 	"github.com/robot-operator/robot-operator/internal/robottest"
+
+	"k8s.io/utils/ptr"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // update rewrites the golden files instead of comparing with them:
@@ -19,7 +23,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // TestGoldenApplyBodies compares the bodies the operator sends with
 // server-side apply, the Deployment, the Service and the Robot's status,
 // byte for byte with files under testdata/golden: for GoldenRobot, and for
-// RolloutRobot, which sets several ports, a strategy and minReadySeconds. Any change to what is
+// RolloutRobot, which sets several ports, a strategy and minReadySeconds,
+// and for a restricted Robot with a sidecar, an init container, a grace
+// period and a preStop sleep. Any change to what is
 // sent, meant or not, then shows in review as a change to those files.
 //
 // The status golden changes whenever the conditions do (a condition added,
@@ -37,11 +43,21 @@ func TestGoldenApplyBodies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("newDeployment: %v", err)
 	}
+	containers := robottest.NewRobot("web", 2)
+	withContainers(containers)
+	containers.Spec.TerminationGracePeriodSeconds = ptr.To[int64](45)
+	containers.Spec.PreStop = &robotv1beta1.RobotPreStop{Sleep: &robotv1beta1.RobotSleep{Seconds: 10}}
+	containers.Spec.SecurityProfile = robotv1beta1.SecurityProfileRestricted
+	desiredContainers, err := NewDeployment(containers)
+	if err != nil {
+		t.Fatalf("newDeployment: %v", err)
+	}
 	for file, body := range map[string]any{
-		"deployment.json":         desired,
-		"service.json":            NewService(robot),
-		"deployment-rollout.json": desiredRollout,
-		"service-rollout.json":    NewService(rollout),
+		"deployment.json":            desired,
+		"service.json":               NewService(robot),
+		"deployment-rollout.json":    desiredRollout,
+		"service-rollout.json":       NewService(rollout),
+		"deployment-containers.json": desiredContainers,
 	} {
 		t.Run(file, func(t *testing.T) {
 			got, err := json.MarshalIndent(body, "", "  ")

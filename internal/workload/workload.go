@@ -45,6 +45,15 @@ func validateWorkload(spec *robotv1beta1.RobotSpec) error {
 			return fmt.Errorf("spec.volumeMounts[%d] names %q, which is not a volume of spec.volumes", i, mount.Name)
 		}
 	}
+	if err := robotv1beta1.ValidateContainers(spec.InitContainers, spec.Sidecars); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateContainerReferences(spec); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateShutdown(spec.TerminationGracePeriodSeconds, spec.PreStop); err != nil {
+		return err
+	}
 	switch spec.SecurityProfile {
 	case "", robotv1beta1.SecurityProfileBaseline, robotv1beta1.SecurityProfileRestricted:
 	default:
@@ -87,22 +96,8 @@ func addWorkload(robot *robotv1beta1.Robot, template *corev1ac.PodTemplateSpecAp
 			return fmt.Errorf("spec.envFrom: %w", err)
 		}
 	}
-	for _, probe := range []struct {
-		field string
-		from  *corev1.Probe
-		to    **corev1ac.ProbeApplyConfiguration
-	}{
-		{"readinessProbe", spec.ReadinessProbe, &container.ReadinessProbe},
-		{"livenessProbe", spec.LivenessProbe, &container.LivenessProbe},
-		{"startupProbe", spec.StartupProbe, &container.StartupProbe},
-	} {
-		if probe.from == nil {
-			continue
-		}
-		*probe.to = &corev1ac.ProbeApplyConfiguration{}
-		if err := RoundTrip(probe.from, *probe.to); err != nil {
-			return fmt.Errorf("spec.%s: %w", probe.field, err)
-		}
+	if err := setProbes("spec", container, spec.ReadinessProbe, spec.LivenessProbe, spec.StartupProbe); err != nil {
+		return err
 	}
 	if port, ok := firstTCPPort(spec.Ports); ok && spec.ReadinessProbe == nil {
 		// So that Ready means the port answers, not merely that the
@@ -142,6 +137,10 @@ func addWorkload(robot *robotv1beta1.Robot, template *corev1ac.PodTemplateSpecAp
 		pod.WithServiceAccountName(spec.ServiceAccountName)
 	}
 	pod.WithAutomountServiceAccountToken(ptr.Deref(spec.AutomountServiceAccountToken, false))
+
+	if err := addContainers(spec, pod, container); err != nil {
+		return err
+	}
 
 	if spec.SecurityProfile == robotv1beta1.SecurityProfileRestricted {
 		restrict(pod, container)
@@ -189,10 +188,21 @@ func addPlacement(placement robotv1beta1.RobotPlacement, pod *corev1ac.PodSpecAp
 
 // restrict adds to the baseline security context what Pod Security
 // "restricted" requires: a non-root user and every capability dropped, with
-// seccomp RuntimeDefault on the container as well as on the pod, so that the
-// container passes on its own whatever the pod says.
+// seccomp RuntimeDefault on each container as well as on the pod, so that
+// every container passes on its own whatever the pod says. The sidecars and
+// init containers, already in the pod, are restricted as the Robot's
+// container is.
 func restrict(pod *corev1ac.PodSpecApplyConfiguration, container *corev1ac.ContainerApplyConfiguration) {
 	pod.SecurityContext.WithRunAsNonRoot(true)
+	restrictContainer(container)
+	for i := range pod.InitContainers {
+		restrictContainer(&pod.InitContainers[i])
+	}
+}
+
+// restrictContainer adds to container's security context what restrict
+// says.
+func restrictContainer(container *corev1ac.ContainerApplyConfiguration) {
 	container.SecurityContext.
 		WithRunAsNonRoot(true).
 		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")).

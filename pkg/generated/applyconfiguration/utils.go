@@ -54,8 +54,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		// Group=robot.dev, Version=v1beta1
 	case v1beta1.SchemeGroupVersion.WithKind("Robot"):
 		return &robotv1beta1.RobotApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotContainer"):
+		return &robotv1beta1.RobotContainerApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotDisruptionBudget"):
 		return &robotv1beta1.RobotDisruptionBudgetApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotExec"):
+		return &robotv1beta1.RobotExecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotGateway"):
 		return &robotv1beta1.RobotGatewayApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotHTTP"):
@@ -64,8 +68,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &robotv1beta1.RobotPlacementApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotPort"):
 		return &robotv1beta1.RobotPortApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotPreStop"):
+		return &robotv1beta1.RobotPreStopApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotService"):
 		return &robotv1beta1.RobotServiceApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotSidecar"):
+		return &robotv1beta1.RobotSidecarApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotSleep"):
+		return &robotv1beta1.RobotSleepApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotSpec"):
 		return &robotv1beta1.RobotSpecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotStatus"):

@@ -34,7 +34,8 @@ import (
 //
 // v1beta1 can hold everything v1alpha1 can. The other way round, what
 // v1alpha1 has no field for (a second port, a port named other than "http"
-// or not TCP, a rollout strategy, minReadySeconds) is kept in the annotation
+// or not TCP, a rollout strategy, minReadySeconds, init containers,
+// sidecars, a grace period, a preStop hook) is kept in the annotation
 // ConversionDataAnnotation, so that a read-modify-write through v1alpha1
 // (kubectl edit, an older client) loses none of it.
 
@@ -52,6 +53,18 @@ type ConversionData struct {
 	Ports           []v1beta1.RobotPort    `json:"ports,omitempty"`
 	Strategy        *v1beta1.RobotStrategy `json:"strategy,omitempty"`
 	MinReadySeconds int32                  `json:"minReadySeconds,omitempty"`
+
+	InitContainers                []v1beta1.RobotContainer `json:"initContainers,omitempty"`
+	Sidecars                      []v1beta1.RobotSidecar   `json:"sidecars,omitempty"`
+	TerminationGracePeriodSeconds *int64                   `json:"terminationGracePeriodSeconds,omitempty"`
+	PreStop                       *v1beta1.RobotPreStop    `json:"preStop,omitempty"`
+}
+
+// empty reports whether data keeps nothing, and the annotation is not
+// needed.
+func (data *ConversionData) empty() bool {
+	return data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == 0 &&
+		len(data.InitContainers) == 0 && len(data.Sidecars) == 0 && data.TerminationGracePeriodSeconds == nil && data.PreStop == nil
 }
 
 // Why ReadConversionData refuses an annotation.
@@ -85,6 +98,8 @@ func ReadConversionData(value string) (*ConversionData, error) {
 		v1beta1.ValidatePorts(data.Ports),
 		v1beta1.ValidateStrategy(data.Strategy),
 		v1beta1.ValidateMinReadySeconds(data.MinReadySeconds),
+		v1beta1.ValidateContainers(data.InitContainers, data.Sidecars),
+		v1beta1.ValidateShutdown(data.TerminationGracePeriodSeconds, data.PreStop),
 	} {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrConversionDataInvalid, err)
@@ -120,6 +135,10 @@ func Convert_v1alpha1_Robot_To_v1beta1_Robot(in *Robot, out *v1beta1.Robot, s co
 	}
 	out.Spec.Strategy = data.Strategy
 	out.Spec.MinReadySeconds = data.MinReadySeconds
+	out.Spec.InitContainers = data.InitContainers
+	out.Spec.Sidecars = data.Sidecars
+	out.Spec.TerminationGracePeriodSeconds = data.TerminationGracePeriodSeconds
+	out.Spec.PreStop = data.PreStop
 	return nil
 }
 
@@ -138,7 +157,11 @@ func Convert_v1beta1_Robot_To_v1alpha1_Robot(in *v1beta1.Robot, out *Robot, s co
 	}
 	data.Strategy = in.Spec.Strategy
 	data.MinReadySeconds = in.Spec.MinReadySeconds
-	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == 0 {
+	data.InitContainers = in.Spec.InitContainers
+	data.Sidecars = in.Spec.Sidecars
+	data.TerminationGracePeriodSeconds = in.Spec.TerminationGracePeriodSeconds
+	data.PreStop = in.Spec.PreStop
+	if data.empty() {
 		if _, planted := in.Annotations[ConversionDataAnnotation]; planted {
 			out.Annotations = withoutAnnotation(in.Annotations, ConversionDataAnnotation)
 		}

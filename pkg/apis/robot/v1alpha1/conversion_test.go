@@ -96,6 +96,8 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 				if spec.Ports != nil {
 					spec.Ports = ports
 				}
+				validContainers(spec, c)
+				validShutdown(spec, c)
 			},
 			func(value *intstr.IntOrString, c randfill.Continue) {
 				if c.Bool() {
@@ -108,6 +110,77 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 	})
 	return fuzzer.FuzzerFor(funcs, rand.NewSource(seed), serializer.NewCodecFactory(scheme)).
 		NilChance(0.3).NumElements(0, 3)
+}
+
+// validContainers makes the fuzzer's init containers and sidecars what
+// v1beta1's rules admit: names of their own, images, unique env names and
+// mount paths, sidecar ports whose names no other port of the pod has.
+func validContainers(spec *v1beta1.RobotSpec, c randfill.Continue) {
+	n := 0
+	valid := func(container *v1beta1.RobotContainer) {
+		container.Name = fmt.Sprintf("c%d", n)
+		n++
+		container.Image = fmt.Sprintf("registry.example/%s:%d", container.Name, c.Intn(10))
+		names := map[string]bool{}
+		var env []corev1.EnvVar
+		for _, e := range container.Env {
+			if !names[e.Name] {
+				names[e.Name] = true
+				env = append(env, e)
+			}
+		}
+		if container.Env != nil {
+			container.Env = env
+		}
+		paths := map[string]bool{}
+		var mounts []corev1.VolumeMount
+		for _, m := range container.VolumeMounts {
+			if !paths[m.MountPath] {
+				paths[m.MountPath] = true
+				mounts = append(mounts, m)
+			}
+		}
+		if container.VolumeMounts != nil {
+			container.VolumeMounts = mounts
+		}
+	}
+	for i := range spec.InitContainers {
+		valid(&spec.InitContainers[i])
+	}
+	for i := range spec.Sidecars {
+		sidecar := &spec.Sidecars[i]
+		valid(&sidecar.RobotContainer)
+		for j := range sidecar.Ports {
+			port := &sidecar.Ports[j]
+			port.Name = fmt.Sprintf("side%d-%d", i, j)
+			port.ContainerPort = int32(20000 + j)
+		}
+	}
+}
+
+// validShutdown makes the fuzzer's grace period and preStop hook what
+// v1beta1's rules admit: one of sleep or exec, a sleep below the grace
+// period.
+func validShutdown(spec *v1beta1.RobotSpec, c randfill.Continue) {
+	if spec.TerminationGracePeriodSeconds != nil {
+		spec.TerminationGracePeriodSeconds = ptr.To(c.Int63n(v1beta1.MaxTerminationGracePeriodSeconds + 1))
+	}
+	preStop := spec.PreStop
+	if preStop == nil {
+		return
+	}
+	if c.Bool() {
+		preStop.Exec = nil
+		grace := ptr.Deref(spec.TerminationGracePeriodSeconds, v1beta1.DefaultTerminationGracePeriodSeconds)
+		if grace < 2 {
+			spec.TerminationGracePeriodSeconds = ptr.To[int64](2)
+			grace = 2
+		}
+		preStop.Sleep = &v1beta1.RobotSleep{Seconds: 1 + c.Int63n(grace-1)}
+		return
+	}
+	preStop.Sleep = nil
+	preStop.Exec = &v1beta1.RobotExec{Command: []string{"/drain", c.String(8)}}
 }
 
 // convert converts in to out through the scheme, as the webhook does.
@@ -137,9 +210,30 @@ func TestRoundTripFromV1alpha1(t *testing.T) {
 func TestRoundTripFromV1beta1(t *testing.T) {
 	scheme := newScheme(t)
 	filler := robotFuzzer(scheme, 2)
+	// How many Robots had each field the annotation alone keeps: the
+	// round trips prove nothing of a field the fuzzer never fills.
+	kept := map[string]int{}
+	t.Cleanup(func() {
+		for _, field := range []string{"initContainers", "sidecars", "terminationGracePeriodSeconds", "preStop.sleep", "preStop.exec"} {
+			if kept[field] == 0 {
+				t.Errorf("no Robot of %d had %s", roundTrips, field)
+			}
+		}
+	})
 	for i := range roundTrips {
 		var original v1beta1.Robot
 		filler.Fill(&original)
+		for field, set := range map[string]bool{
+			"initContainers":                len(original.Spec.InitContainers) > 0,
+			"sidecars":                      len(original.Spec.Sidecars) > 0,
+			"terminationGracePeriodSeconds": original.Spec.TerminationGracePeriodSeconds != nil,
+			"preStop.sleep":                 original.Spec.PreStop != nil && original.Spec.PreStop.Sleep != nil,
+			"preStop.exec":                  original.Spec.PreStop != nil && original.Spec.PreStop.Exec != nil,
+		} {
+			if set {
+				kept[field]++
+			}
+		}
 		var alpha v1alpha1.Robot
 		convert(t, scheme, original.DeepCopy(), &alpha)
 		var back v1beta1.Robot
@@ -188,6 +282,13 @@ func twoPortRobot() *v1beta1.Robot {
 			},
 			MinReadySeconds: 10,
 			Placement:       v1beta1.RobotPlacement{NodeSelector: map[string]string{"disk": "ssd"}, PriorityClassName: "high"},
+			Sidecars: []v1beta1.RobotSidecar{{
+				RobotContainer: v1beta1.RobotContainer{Name: "proxy", Image: "registry.example.com/proxy:2"},
+				Ports:          []v1beta1.RobotPort{{Name: "proxy", ContainerPort: 15001, Protocol: corev1.ProtocolTCP}},
+			}},
+			InitContainers:                []v1beta1.RobotContainer{{Name: "migrate", Image: "registry.example.com/web:1.0", Args: []string{"migrate"}}},
+			TerminationGracePeriodSeconds: ptr.To[int64](45),
+			PreStop:                       &v1beta1.RobotPreStop{Sleep: &v1beta1.RobotSleep{Seconds: 10}},
 		},
 	}
 }
@@ -195,7 +296,9 @@ func twoPortRobot() *v1beta1.Robot {
 // TestEditThroughV1alpha1 is kubectl edit through v1alpha1 of a Robot
 // written as v1beta1: read as v1alpha1 (JSON, as a client gets it), change
 // what v1alpha1 shows, write it back. The v1beta1 fields it could not show
-// are all still there, and the edits apply.
+// (the second port, the strategy, the sidecar and the init container, the
+// grace period and the preStop hook) are all still there, and the edits
+// apply.
 func TestEditThroughV1alpha1(t *testing.T) {
 	scheme := newScheme(t)
 	tests := []struct {

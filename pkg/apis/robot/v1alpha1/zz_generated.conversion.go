@@ -335,6 +335,10 @@ func autoConvert_v1beta1_RobotSpec_To_v1alpha1_RobotSpec(in *v1beta1.RobotSpec, 
 	out.ServiceAccountName = in.ServiceAccountName
 	out.AutomountServiceAccountToken = (*bool)(unsafe.Pointer(in.AutomountServiceAccountToken))
 	out.SecurityProfile = SecurityProfile(in.SecurityProfile)
+	// WARNING: in.InitContainers requires manual conversion: does not exist in peer-type
+	// WARNING: in.Sidecars requires manual conversion: does not exist in peer-type
+	// WARNING: in.TerminationGracePeriodSeconds requires manual conversion: does not exist in peer-type
+	// WARNING: in.PreStop requires manual conversion: does not exist in peer-type
 	return nil
 }
 

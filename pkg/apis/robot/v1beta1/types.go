@@ -66,6 +66,11 @@ type Robot struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.http) || !has(self.http.port) || (has(self.ports) && self.ports.exists(p, p.name == self.http.port))",message="http.port must name one of spec.ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="every volumeMounts entry must name a volume of spec.volumes",fieldPath=".volumeMounts"
 // +kubebuilder:validation:XValidation:rule="has(self.deploymentName) == has(oldSelf.deploymentName) && (!has(self.deploymentName) || self.deploymentName == oldSelf.deploymentName)",message="deploymentName is immutable: it cannot be set, changed or removed after the Robot is created",fieldPath=".deploymentName"
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || !has(self.initContainers) || self.sidecars.all(s, !self.initContainers.exists(c, c.name == s.name))",message="a sidecar and an init container cannot have the same name: every container of a pod needs a name of its own",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.initContainers) || self.initContainers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="every volumeMounts entry of an init container must name a volume of spec.volumes",fieldPath=".initContainers"
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="every volumeMounts entry of a sidecar must name a volume of spec.volumes",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(s, !has(s.ports) || s.ports.all(p, !(has(self.ports) && self.ports.exists(q, q.name == p.name)) && self.sidecars.exists_one(o, has(o.ports) && o.ports.exists(q, q.name == p.name))))",message="a sidecar's port cannot have the name of another port of the pod (of spec.ports or of another sidecar): a Service or a probe finds a port by its name",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.preStop) || !has(self.preStop.sleep) || self.preStop.sleep.seconds < (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="preStop.sleep.seconds must be below terminationGracePeriodSeconds (30 when unset), so that the container has time to stop after the sleep",fieldPath=".preStop"
 type RobotSpec struct {
 	// Image is the container image to run, as a reference a container
 	// runtime accepts, for example "ghcr.io/acme/robot:1.4.2".
@@ -273,6 +278,175 @@ type RobotSpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=baseline;restricted
 	SecurityProfile SecurityProfile `json:"securityProfile,omitempty"`
+
+	// InitContainers run one after another, in order, before the Robot's
+	// container starts, each to completion: a schema migration, a file
+	// fetched into a shared emptyDir. They start after the sidecars, so
+	// that a step which needs the network through a proxy sidecar has it.
+	// A failing one is run again, with the kubelet's back-off, and the pod
+	// does not start until it succeeds.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=4
+	InitContainers []RobotContainer `json:"initContainers,omitempty"`
+
+	// Sidecars run beside the Robot's container for the whole life of the
+	// pod: a log shipper, a proxy. They are Kubernetes' native sidecars,
+	// init containers with restartPolicy Always: each starts, in order,
+	// before the init containers and the Robot's container, and stops
+	// after the Robot's container. A pod is ready only when its sidecars
+	// are ready too.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=4
+	Sidecars []RobotSidecar `json:"sidecars,omitempty"`
+
+	// TerminationGracePeriodSeconds is how long a pod has to stop: the
+	// preStop hook, then the SIGTERM to the containers, and after that the
+	// kubelet kills what still runs. Unset, Kubernetes' 30 seconds.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// PreStop runs in the Robot's container when its pod is told to stop,
+	// before the container gets SIGTERM: a sleep long enough for the
+	// endpoints to drop the pod, so that no request arrives at a container
+	// that stopped listening; or a command that drains it. It counts
+	// against terminationGracePeriodSeconds. Unset, none.
+	// +optional
+	PreStop *RobotPreStop `json:"preStop,omitempty"`
+}
+
+// RobotContainer is an init container of a Robot's pods, and what a sidecar
+// has in common with one. Its security context is the Robot container's:
+// securityProfile covers every container of the pod.
+type RobotContainer struct {
+	// Name names the container in the pod: a DNS-1123 label, unique among
+	// the pod's containers, and not "robot", the Robot's own container.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a container's name must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self != 'robot'",message="a container cannot be named robot: that is the name of the Robot's own container"
+	Name string `json:"name"`
+
+	// Image is the container image to run.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:space:]]')",message="image must be an image reference without spaces, such as registry.example.com/team/robot:1.4"
+	Image string `json:"image"`
+
+	// Command replaces the image's entrypoint. Args are passed to it.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Command []string `json:"command,omitempty"`
+
+	// Args are the arguments passed to the entrypoint.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Args []string `json:"args,omitempty"`
+
+	// Env is the list of environment variables set in the container.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=256
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// EnvFrom sets environment variables from every key of ConfigMaps and
+	// Secrets of the Robot's namespace. Env wins over it.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// Resources are the compute resources the container requests and is
+	// limited to.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="['cpu', 'memory', 'ephemeral-storage'].all(k, (!has(self.limits) || !(k in self.limits) || type(self.limits[k]) != string || isQuantity(self.limits[k])) && (!has(self.requests) || !(k in self.requests) || type(self.requests[k]) != string || isQuantity(self.requests[k])))",message="the cpu, memory and ephemeral-storage of requests and limits must be quantities, such as 500m, 2, 1.5Gi or 1e3: the pattern admits some (1e1.5) that no Kubernetes client can read"
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// VolumeMounts mount the Robot's volumes into the container. Each names
+	// a volume of spec.volumes.
+	// +optional
+	// +listType=map
+	// +listMapKey=mountPath
+	// +kubebuilder:validation:MaxItems=64
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+}
+
+// RobotSidecar is a container that runs beside the Robot's for the whole
+// life of the pod.
+type RobotSidecar struct {
+	RobotContainer `json:",inline"`
+
+	// Ports are the ports the sidecar listens on, declared on it by name,
+	// for its probes and for whoever reaches the pod. They are not on the
+	// Robot's Service, which exposes spec.ports.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="size(self) > 16 || self.all(p, self.exists_one(q, q.containerPort == p.containerPort && q.protocol == p.protocol))",message="two ports cannot have the same containerPort and protocol"
+	Ports []RobotPort `json:"ports,omitempty"`
+
+	// ReadinessProbe tells when the sidecar is ready; the pod is ready
+	// only when its sidecars are. Unset, the sidecar is ready once it has
+	// started.
+	// +optional
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+
+	// LivenessProbe tells when the sidecar must be restarted.
+	// +optional
+	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
+
+	// StartupProbe tells when the sidecar has started: the containers
+	// after it in the pod (the next sidecar, the init containers, the
+	// Robot's) start only then.
+	// +optional
+	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+}
+
+// RobotPreStop is what runs in the Robot's container before it is stopped:
+// exactly one of sleep and exec.
+// +kubebuilder:validation:XValidation:rule="has(self.sleep) != has(self.exec)",message="preStop must have exactly one of sleep or exec"
+type RobotPreStop struct {
+	// Sleep waits, without needing a shell or a sleep binary in the image:
+	// Kubernetes' own sleep action.
+	// +optional
+	Sleep *RobotSleep `json:"sleep,omitempty"`
+
+	// Exec runs a command in the container, which must exit before the
+	// container gets SIGTERM.
+	// +optional
+	Exec *RobotExec `json:"exec,omitempty"`
+}
+
+// RobotSleep is a preStop sleep.
+type RobotSleep struct {
+	// Seconds is how long to sleep. It must be below the grace period, so
+	// that the container has time left to stop after the sleep.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86399
+	Seconds int64 `json:"seconds"`
+}
+
+// RobotExec is a preStop command.
+type RobotExec struct {
+	// Command is the command and its arguments, run directly, not in a
+	// shell: to use one, call it ("sh", "-c", "...").
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+	Command []string `json:"command"`
 }
 
 // RobotPort is a port the Robot's container listens on.

@@ -36,6 +36,33 @@ const (
 	// Deployment's progress deadline, 600 seconds, which the API server
 	// requires of a Deployment.
 	MaxMinReadySeconds = 599
+	// MaxInitContainers is spec.initContainers' maxItems. The CRD's rule on
+	// each container's resources is costly (its quantities have no length
+	// bound), and the API server bounds a rule's cost times the number of
+	// items it may run on: at 8, it refuses the CRD.
+	MaxInitContainers = 4
+	// MaxSidecars is spec.sidecars' maxItems, bounded for the same reason.
+	MaxSidecars = 4
+	// MaxTerminationGracePeriodSeconds is spec.terminationGracePeriodSeconds'
+	// maximum: a day.
+	MaxTerminationGracePeriodSeconds = 86400
+	// DefaultTerminationGracePeriodSeconds is Kubernetes' grace period,
+	// which a pod has when the Robot sets none.
+	DefaultTerminationGracePeriodSeconds = 30
+	// ContainerName is the name of the Robot's own container in its pods,
+	// which no init container or sidecar may take.
+	ContainerName = "robot"
+)
+
+// The bounds of a container's lists, the same for the Robot's container, its
+// init containers and its sidecars.
+const (
+	maxImageLength  = 512
+	maxArgs         = 256
+	maxEnv          = 256
+	maxEnvFrom      = 64
+	maxVolumeMounts = 64
+	maxPreStopSleep = MaxTerminationGracePeriodSeconds - 1
 )
 
 // The functions below repeat, in Go, the CRD's rules for the fields that can
@@ -50,8 +77,13 @@ const (
 // container's ports by number and protocol, and the API server would refuse
 // the rest in the Deployment.
 func ValidatePorts(ports []RobotPort) error {
+	return validatePorts("spec.ports", ports)
+}
+
+// validatePorts is ValidatePorts for the ports at path.
+func validatePorts(path string, ports []RobotPort) error {
 	if len(ports) > MaxPorts {
-		return fmt.Errorf("spec.ports must have at most %d ports, not %d", MaxPorts, len(ports))
+		return fmt.Errorf("%s must have at most %d ports, not %d", path, MaxPorts, len(ports))
 	}
 	names := map[string]bool{}
 	type key struct {
@@ -61,24 +93,24 @@ func ValidatePorts(ports []RobotPort) error {
 	keys := map[key]bool{}
 	for i, port := range ports {
 		if msgs := validation.IsValidPortName(port.Name); len(msgs) > 0 {
-			return fmt.Errorf("spec.ports[%d].name %q is not a port name: %s", i, port.Name, strings.Join(msgs, "; "))
+			return fmt.Errorf("%s[%d].name %q is not a port name: %s", path, i, port.Name, strings.Join(msgs, "; "))
 		}
 		if names[port.Name] {
-			return fmt.Errorf("spec.ports[%d].name %q names two ports", i, port.Name)
+			return fmt.Errorf("%s[%d].name %q names two ports", path, i, port.Name)
 		}
 		names[port.Name] = true
 		if port.ContainerPort < 1 || port.ContainerPort > 65535 {
-			return fmt.Errorf("spec.ports[%d].containerPort must be between 1 and 65535, not %d", i, port.ContainerPort)
+			return fmt.Errorf("%s[%d].containerPort must be between 1 and 65535, not %d", path, i, port.ContainerPort)
 		}
 		protocol := PortProtocol(port)
 		switch protocol {
 		case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
 		default:
-			return fmt.Errorf("spec.ports[%d].protocol must be TCP, UDP or SCTP, not %q", i, port.Protocol)
+			return fmt.Errorf("%s[%d].protocol must be TCP, UDP or SCTP, not %q", path, i, port.Protocol)
 		}
 		k := key{port.ContainerPort, protocol}
 		if keys[k] {
-			return fmt.Errorf("spec.ports[%d]: two ports have containerPort %d and protocol %s", i, port.ContainerPort, protocol)
+			return fmt.Errorf("%s[%d]: two ports have containerPort %d and protocol %s", path, i, port.ContainerPort, protocol)
 		}
 		keys[k] = true
 	}
@@ -131,4 +163,158 @@ func isZero(value *intstr.IntOrString) bool {
 		return value.IntVal == 0
 	}
 	return value.StrVal == "0%"
+}
+
+// ValidateContainers checks spec.initContainers and spec.sidecars on their
+// own: at most MaxInitContainers and MaxSidecars; each named by a DNS-1123
+// label that is not ContainerName and that no other of them has; an image
+// without spaces; its lists within their bounds, env and volumeMounts
+// without two of one key; a sidecar's ports as spec.ports' are checked.
+// ValidateContainerReferences checks what they refer to elsewhere in the
+// spec.
+func ValidateContainers(initContainers []RobotContainer, sidecars []RobotSidecar) error {
+	if len(initContainers) > MaxInitContainers {
+		return fmt.Errorf("spec.initContainers must have at most %d containers, not %d", MaxInitContainers, len(initContainers))
+	}
+	if len(sidecars) > MaxSidecars {
+		return fmt.Errorf("spec.sidecars must have at most %d containers, not %d", MaxSidecars, len(sidecars))
+	}
+	names := map[string]string{}
+	check := func(path string, c *RobotContainer) error {
+		if msgs := validation.IsDNS1123Label(c.Name); len(msgs) > 0 {
+			return fmt.Errorf("%s.name %q is not a container name: %s", path, c.Name, strings.Join(msgs, "; "))
+		}
+		if c.Name == ContainerName {
+			return fmt.Errorf("%s.name cannot be %q: that is the name of the Robot's own container", path, ContainerName)
+		}
+		if other, ok := names[c.Name]; ok {
+			return fmt.Errorf("%s.name %q is the name of %s too: every container of a pod needs a name of its own", path, c.Name, other)
+		}
+		names[c.Name] = path
+		return validateContainer(path, c)
+	}
+	for i := range initContainers {
+		if err := check(fmt.Sprintf("spec.initContainers[%d]", i), &initContainers[i]); err != nil {
+			return err
+		}
+	}
+	for i := range sidecars {
+		path := fmt.Sprintf("spec.sidecars[%d]", i)
+		if err := check(path, &sidecars[i].RobotContainer); err != nil {
+			return err
+		}
+		if err := validatePorts(path+".ports", sidecars[i].Ports); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateContainer checks what the CRD's schema says of one container's
+// fields.
+func validateContainer(path string, c *RobotContainer) error {
+	switch {
+	case c.Image == "":
+		return fmt.Errorf("%s.image must not be empty", path)
+	case len(c.Image) > maxImageLength:
+		return fmt.Errorf("%s.image must be at most %d characters, not %d", path, maxImageLength, len(c.Image))
+	case strings.ContainsAny(c.Image, " \t\n\v\f\r"):
+		return fmt.Errorf("%s.image %q must be an image reference without spaces", path, c.Image)
+	case len(c.Command) > maxArgs:
+		return fmt.Errorf("%s.command must have at most %d items, not %d", path, maxArgs, len(c.Command))
+	case len(c.Args) > maxArgs:
+		return fmt.Errorf("%s.args must have at most %d items, not %d", path, maxArgs, len(c.Args))
+	case len(c.Env) > maxEnv:
+		return fmt.Errorf("%s.env must have at most %d items, not %d", path, maxEnv, len(c.Env))
+	case len(c.EnvFrom) > maxEnvFrom:
+		return fmt.Errorf("%s.envFrom must have at most %d items, not %d", path, maxEnvFrom, len(c.EnvFrom))
+	case len(c.VolumeMounts) > maxVolumeMounts:
+		return fmt.Errorf("%s.volumeMounts must have at most %d items, not %d", path, maxVolumeMounts, len(c.VolumeMounts))
+	}
+	env := map[string]bool{}
+	for i, e := range c.Env {
+		if env[e.Name] {
+			return fmt.Errorf("%s.env[%d]: two variables are named %q", path, i, e.Name)
+		}
+		env[e.Name] = true
+	}
+	mounts := map[string]bool{}
+	for i, m := range c.VolumeMounts {
+		if mounts[m.MountPath] {
+			return fmt.Errorf("%s.volumeMounts[%d]: two mounts have mountPath %q", path, i, m.MountPath)
+		}
+		mounts[m.MountPath] = true
+	}
+	return nil
+}
+
+// ValidateContainerReferences checks what spec.initContainers and
+// spec.sidecars refer to in the rest of the spec: every volume they mount is
+// one of spec.volumes, and no sidecar's port has the name of a port of
+// spec.ports or of another sidecar, since a Service's targetPort and a probe
+// find a port of the pod by its name.
+func ValidateContainerReferences(spec *RobotSpec) error {
+	volumes := map[string]bool{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = true
+	}
+	mounts := func(path string, c *RobotContainer) error {
+		for i, m := range c.VolumeMounts {
+			if !volumes[m.Name] {
+				return fmt.Errorf("%s.volumeMounts[%d] names %q, which is not a volume of spec.volumes", path, i, m.Name)
+			}
+		}
+		return nil
+	}
+	for i := range spec.InitContainers {
+		if err := mounts(fmt.Sprintf("spec.initContainers[%d]", i), &spec.InitContainers[i]); err != nil {
+			return err
+		}
+	}
+	ports := map[string]string{}
+	for _, port := range spec.Ports {
+		ports[port.Name] = "spec.ports"
+	}
+	for i := range spec.Sidecars {
+		path := fmt.Sprintf("spec.sidecars[%d]", i)
+		if err := mounts(path, &spec.Sidecars[i].RobotContainer); err != nil {
+			return err
+		}
+		for j, port := range spec.Sidecars[i].Ports {
+			if other, ok := ports[port.Name]; ok {
+				return fmt.Errorf("%s.ports[%d].name %q is the name of a port of %s too: a Service or a probe finds a port of the pod by its name", path, j, port.Name, other)
+			}
+			ports[port.Name] = path
+		}
+	}
+	return nil
+}
+
+// ValidateShutdown checks spec.terminationGracePeriodSeconds (0 to
+// MaxTerminationGracePeriodSeconds) and spec.preStop: exactly one of sleep
+// and exec, a sleep of at least a second and below the grace period
+// (DefaultTerminationGracePeriodSeconds when unset), so that the container
+// has time to stop after it, and a command of 1 to 256 items.
+func ValidateShutdown(gracePeriodSeconds *int64, preStop *RobotPreStop) error {
+	grace := int64(DefaultTerminationGracePeriodSeconds)
+	if gracePeriodSeconds != nil {
+		grace = *gracePeriodSeconds
+		if grace < 0 || grace > MaxTerminationGracePeriodSeconds {
+			return fmt.Errorf("spec.terminationGracePeriodSeconds must be between 0 and %d, not %d", MaxTerminationGracePeriodSeconds, grace)
+		}
+	}
+	if preStop == nil {
+		return nil
+	}
+	switch {
+	case (preStop.Sleep == nil) == (preStop.Exec == nil):
+		return fmt.Errorf("spec.preStop must have exactly one of sleep or exec")
+	case preStop.Sleep != nil && (preStop.Sleep.Seconds < 1 || preStop.Sleep.Seconds > maxPreStopSleep):
+		return fmt.Errorf("spec.preStop.sleep.seconds must be between 1 and %d, not %d", maxPreStopSleep, preStop.Sleep.Seconds)
+	case preStop.Sleep != nil && preStop.Sleep.Seconds >= grace:
+		return fmt.Errorf("spec.preStop.sleep.seconds (%d) must be below terminationGracePeriodSeconds (%d), so that the container has time to stop after the sleep", preStop.Sleep.Seconds, grace)
+	case preStop.Exec != nil && (len(preStop.Exec.Command) < 1 || len(preStop.Exec.Command) > maxArgs):
+		return fmt.Errorf("spec.preStop.exec.command must have 1 to %d items, not %d", maxArgs, len(preStop.Exec.Command))
+	}
+	return nil
 }

@@ -139,6 +139,30 @@ type RobotSpecApplyConfiguration struct {
 	// Security "restricted" requires; the image must run as a non-root
 	// user.
 	SecurityProfile *robotv1beta1.SecurityProfile `json:"securityProfile,omitempty"`
+	// InitContainers run one after another, in order, before the Robot's
+	// container starts, each to completion: a schema migration, a file
+	// fetched into a shared emptyDir. They start after the sidecars, so
+	// that a step which needs the network through a proxy sidecar has it.
+	// A failing one is run again, with the kubelet's back-off, and the pod
+	// does not start until it succeeds.
+	InitContainers []RobotContainerApplyConfiguration `json:"initContainers,omitempty"`
+	// Sidecars run beside the Robot's container for the whole life of the
+	// pod: a log shipper, a proxy. They are Kubernetes' native sidecars,
+	// init containers with restartPolicy Always: each starts, in order,
+	// before the init containers and the Robot's container, and stops
+	// after the Robot's container. A pod is ready only when its sidecars
+	// are ready too.
+	Sidecars []RobotSidecarApplyConfiguration `json:"sidecars,omitempty"`
+	// TerminationGracePeriodSeconds is how long a pod has to stop: the
+	// preStop hook, then the SIGTERM to the containers, and after that the
+	// kubelet kills what still runs. Unset, Kubernetes' 30 seconds.
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// PreStop runs in the Robot's container when its pod is told to stop,
+	// before the container gets SIGTERM: a sleep long enough for the
+	// endpoints to drop the pod, so that no request arrives at a container
+	// that stopped listening; or a command that drains it. It counts
+	// against terminationGracePeriodSeconds. Unset, none.
+	PreStop *RobotPreStopApplyConfiguration `json:"preStop,omitempty"`
 }
 
 // RobotSpecApplyConfiguration constructs a declarative configuration of the RobotSpec type for use with
@@ -394,5 +418,47 @@ func (b *RobotSpecApplyConfiguration) WithAutomountServiceAccountToken(value boo
 // If called multiple times, the SecurityProfile field is set to the value of the last call.
 func (b *RobotSpecApplyConfiguration) WithSecurityProfile(value robotv1beta1.SecurityProfile) *RobotSpecApplyConfiguration {
 	b.SecurityProfile = &value
+	return b
+}
+
+// WithInitContainers adds the given value to the InitContainers field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the InitContainers field.
+func (b *RobotSpecApplyConfiguration) WithInitContainers(values ...*RobotContainerApplyConfiguration) *RobotSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithInitContainers")
+		}
+		b.InitContainers = append(b.InitContainers, *values[i])
+	}
+	return b
+}
+
+// WithSidecars adds the given value to the Sidecars field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Sidecars field.
+func (b *RobotSpecApplyConfiguration) WithSidecars(values ...*RobotSidecarApplyConfiguration) *RobotSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithSidecars")
+		}
+		b.Sidecars = append(b.Sidecars, *values[i])
+	}
+	return b
+}
+
+// WithTerminationGracePeriodSeconds sets the TerminationGracePeriodSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TerminationGracePeriodSeconds field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithTerminationGracePeriodSeconds(value int64) *RobotSpecApplyConfiguration {
+	b.TerminationGracePeriodSeconds = &value
+	return b
+}
+
+// WithPreStop sets the PreStop field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreStop field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithPreStop(value *RobotPreStopApplyConfiguration) *RobotSpecApplyConfiguration {
+	b.PreStop = value
 	return b
 }
