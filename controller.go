@@ -137,7 +137,8 @@ type Controller struct {
 	clock  clock.PassiveClock
 
 	metrics   *metrics.ControllerMetrics
-	readiness *metrics.ReadinessTracker
+	readiness *metrics.GenerationTracker
+	synced    *metrics.GenerationTracker
 	// The Robots, Deployments and Services this controller wrote, until the
 	// caches catch up with them: the echo filter.
 	writtenRobots      *echo.RecentWrites[*robotv1beta1.Robot]
@@ -212,6 +213,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		fights:             drift.NewFights(),
 		metrics:            metrics.NewControllerMetrics(),
 		readiness:          metrics.NewReadinessTracker(),
+		synced:             metrics.NewSyncedTracker(),
 		writtenRobots:      &echo.RecentWrites[*robotv1beta1.Robot]{},
 		writtenDeployments: &echo.RecentWrites[*appsv1.Deployment]{},
 		writtenServices:    &echo.RecentWrites[*corev1.Service]{},
@@ -823,13 +825,13 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 	return nil
 }
 
-// observeReadiness records how long robot's generation took to become
-// Ready, when robotStatus, now stored, says it is.
+// observeReadiness records how long robot's generation took to be Synced
+// and to become Ready, when robotStatus, now stored, says it is.
 func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, robotStatus *robotv1beta1.RobotStatus, now time.Time) {
-	if !status.ReadyFor(*robotStatus, robot.Generation) {
-		return
+	if took, ok := c.synced.Reached(robot, *robotStatus, now); ok {
+		c.metrics.TimeToSynced.Observe(took.Seconds())
 	}
-	if took, ok := c.readiness.Ready(robot.UID, robot.Generation, now); ok {
+	if took, ok := c.readiness.Reached(robot, *robotStatus, now); ok {
 		c.metrics.TimeToReady.Observe(took.Seconds())
 	}
 }
@@ -911,6 +913,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 	}
 	if robot, ok := obj.(*robotv1beta1.Robot); ok {
 		c.readiness.Forget(robot.UID)
+		c.synced.Forget(robot.UID)
 		c.writtenRobots.Forget(robot.UID)
 		c.refused.Delete(robot.UID)
 		c.statusRefused.Delete(robot.UID)
@@ -959,7 +962,9 @@ func (c *Controller) deleteDeployment(obj interface{}) {
 // handleRobot notes when a Robot's generation was first seen, and queues it.
 func (c *Controller) handleRobot(obj interface{}) {
 	if robot, ok := obj.(*robotv1beta1.Robot); ok {
-		c.readiness.Seen(robot, c.clock.Now())
+		now := c.clock.Now()
+		c.readiness.Seen(robot, now)
+		c.synced.Seen(robot, now)
 	}
 	c.enqueueRobot(obj)
 }
@@ -1146,7 +1151,7 @@ func (c *Controller) handleReplicaSet(obj interface{}) {
 // Robots by their Ready condition computed from the cache at each scrape.
 func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 	for _, collector := range []prometheus.Collector{
-		c.metrics.Syncs, c.metrics.SyncDuration, c.metrics.TimeToReady, c.metrics.Leader,
+		c.metrics.Syncs, c.metrics.SyncDuration, c.metrics.TimeToSynced, c.metrics.TimeToReady, c.metrics.Leader,
 		&metrics.RobotsCollector{Lister: c.robotsLister},
 		&metrics.TrackedCollector{Sizes: c.trackedObjects},
 	} {
@@ -1164,6 +1169,7 @@ func (c *Controller) trackedObjects() map[string]int {
 	c.inflight.Range(func(any, any) bool { inflight++; return true })
 	return map[string]int{
 		"readiness":           c.readiness.Len(),
+		"synced":              c.synced.Len(),
 		"written_robots":      c.writtenRobots.Len(),
 		"written_deployments": c.writtenDeployments.Len(),
 		"written_services":    c.writtenServices.Len(),
