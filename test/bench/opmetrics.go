@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/robot-operator/robot-operator/test/internal/task"
+)
+
+// The operator's own series the bench reads.
+const (
+	syncsSeries        = "robot_operator_syncs_total"
+	queueDepthSeries   = "workqueue_depth"
+	queueWaitSeries    = "workqueue_queue_duration_seconds"
+	timeToSyncedSeries = "robot_operator_time_to_synced_seconds"
+	timeToReadySeries  = "robot_operator_time_to_ready_seconds"
+	// robotQueue is the name of the operator's work queue.
+	robotQueue = "robot"
+)
+
+// families are the metric families of one scrape, by name.
+type families map[string]*dto.MetricFamily
+
+// scrape reads the operator's /metrics.
+func (o *operator) scrape(ctx context.Context) (families, error) {
+	body, err := get(ctx, "http://"+o.metrics+"/metrics")
+	if err != nil {
+		return nil, err
+	}
+	return parseMetrics(string(body))
+}
+
+func parseMetrics(text string) (families, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(strings.NewReader(text))
+}
+
+// matches says whether m has every label of want.
+func matches(m *dto.Metric, want map[string]string) bool {
+	for name, value := range want {
+		found := false
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name && l.GetValue() == value {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// sum is the sum of the counters or gauges of family name whose labels
+// include want.
+func (f families) sum(name string, want map[string]string) float64 {
+	var total float64
+	for _, m := range f[name].GetMetric() {
+		if matches(m, want) {
+			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return total
+}
+
+// histogram is a cumulative Prometheus histogram: counts[i] observations
+// at most upper[i], the last bound +Inf.
+type histogram struct {
+	upper  []float64
+	counts []uint64
+}
+
+// histogram returns the first histogram of family name whose labels
+// include want; an empty one when there is none.
+func (f families) histogram(name string, want map[string]string) histogram {
+	for _, m := range f[name].GetMetric() {
+		if !matches(m, want) || m.GetHistogram() == nil {
+			continue
+		}
+		var h histogram
+		for _, b := range m.GetHistogram().GetBucket() {
+			h.upper = append(h.upper, b.GetUpperBound())
+			h.counts = append(h.counts, b.GetCumulativeCount())
+		}
+		if len(h.upper) == 0 || !math.IsInf(h.upper[len(h.upper)-1], 1) {
+			h.upper = append(h.upper, math.Inf(1))
+			h.counts = append(h.counts, m.GetHistogram().GetSampleCount())
+		}
+		return h
+	}
+	return histogram{}
+}
+
+// count is the number of observations.
+func (h histogram) count() uint64 {
+	if len(h.counts) == 0 {
+		return 0
+	}
+	return h.counts[len(h.counts)-1]
+}
+
+// since is what was observed after before, a scrape of the same histogram.
+func (h histogram) since(before histogram) histogram {
+	if len(before.counts) != len(h.counts) {
+		return h
+	}
+	d := histogram{upper: h.upper, counts: make([]uint64, len(h.counts))}
+	for i := range h.counts {
+		d.counts[i] = h.counts[i] - min(before.counts[i], h.counts[i])
+	}
+	return d
+}
+
+// quantile estimates the q-quantile as Prometheus' histogram_quantile
+// does: linearly within the bucket that holds it, from 0 for the first
+// bucket; in the +Inf bucket, the largest finite bound. NaN when empty.
+func (h histogram) quantile(q float64) float64 {
+	total := h.count()
+	if total == 0 {
+		return math.NaN()
+	}
+	rank := q * float64(total)
+	i := sort.Search(len(h.counts), func(i int) bool { return float64(h.counts[i]) >= rank })
+	if i == len(h.counts)-1 && math.IsInf(h.upper[i], 1) {
+		if i == 0 {
+			return math.NaN()
+		}
+		return h.upper[i-1]
+	}
+	lower, below := 0.0, uint64(0)
+	if i > 0 {
+		lower, below = h.upper[i-1], h.counts[i-1]
+	}
+	inBucket := float64(h.counts[i] - below)
+	if inBucket == 0 {
+		return h.upper[i]
+	}
+	return lower + (h.upper[i]-lower)*(rank-float64(below))/inBucket
+}
+
+// quantiles renders p50 / p99 of h in seconds, with how many observations.
+func (h histogram) quantiles() string {
+	if h.count() == 0 {
+		return "no observation"
+	}
+	return fmt.Sprintf("%s / %s (%d observed)", shortSecs(h.quantile(.5)), shortSecs(h.quantile(.99)), h.count())
+}
+
+// shortSecs renders seconds to three significant figures, in ms below 1 s.
+func shortSecs(s float64) string {
+	switch {
+	case math.IsNaN(s):
+		return "n/a"
+	case s < 1:
+		return fmt.Sprintf("%.3g ms", s*1000)
+	default:
+		return fmt.Sprintf("%.3g s", s)
+	}
+}
+
+// waitAllChecked waits until the operator has synced robots Robots (each
+// one at least once, a restarted operator's initial list) and its queue is
+// empty, and returns when it saw that.
+func (o *operator) waitAllChecked(ctx context.Context, robots int, timeout time.Duration) (time.Time, error) {
+	var at time.Time
+	err := task.WaitFor(ctx, timeout, 200*time.Millisecond, "the operator to sync every Robot", func() (bool, error) {
+		f, err := o.scrape(ctx)
+		if err != nil {
+			return false, nil
+		}
+		if f.sum(syncsSeries, nil) < float64(robots) || f.sum(queueDepthSeries, map[string]string{"name": robotQueue}) > 0 {
+			return false, nil
+		}
+		at = time.Now()
+		return true, nil
+	})
+	return at, err
+}
