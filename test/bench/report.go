@@ -107,7 +107,10 @@ func renderReport(e *environment, cfg config, results []*series) string {
 		if r.idle == nil {
 			return "not measured"
 		}
-		return fmt.Sprint(r.idle.total.writes + r.idle.events)
+		if r.idle.total.writes == 0 {
+			return fmt.Sprint(r.idle.events)
+		}
+		return fmt.Sprintf("%d<br>%s", r.idle.total.writes+r.idle.events, breakdown(r.idle.writes, 1))
 	})
 	first(fmt.Sprintf("restart writes (fresh operator, %s)", cfg.settle), func(r *result) string {
 		if r.restart == nil {
@@ -321,6 +324,7 @@ ServiceAccount and the RBAC of artifacts/deploy:
   more at small N and in the longer phase.
 - **API cost** comes from the API server's audit log, filtered by the operator's user: the
   writes while converging in every pair; the reads, idle and restart writes in the first.
+  ` + "`patch(apply)`" + ` is a server-side apply (its ` + "`force=true`" + `), ` + "`patch`" + ` any other patch.
 - **The first pair in detail**: per Robot, from its creation to its Deployment first seen, to
   the Deployment Available, to the Robot Ready (p50 / p90 / max; for the floor, Deployment
   created to Available); CPU seconds by process ("all" is the machine's busy time over all its

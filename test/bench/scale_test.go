@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+	"github.com/robot-operator/robot-operator/test/internal/audit"
 	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
@@ -251,5 +252,20 @@ func TestWriteScalePlot(t *testing.T) {
 		if !found {
 			t.Errorf("no pixel of the colour of %q", c.name)
 		}
+	}
+}
+
+func TestKeyTellsApplyFromPatch(t *testing.T) {
+	apply := &audit.Event{Verb: "patch", RequestURI: "/apis/apps/v1/namespaces/a/deployments/b?fieldManager=robot-operator&force=true"}
+	apply.ObjectRef.Resource = "deployments"
+	apply.ResponseStatus.Code = 200
+	patch := &audit.Event{Verb: "patch", RequestURI: "/apis/apps/v1/namespaces/a/deployments/b"}
+	patch.ObjectRef.Resource = "deployments"
+	patch.ResponseStatus.Code = 200
+	if got, want := key(apply), "patch(apply) deployments 200"; got != want {
+		t.Errorf("an apply: %q, want %q", got, want)
+	}
+	if got, want := key(patch), "patch deployments 200"; got != want {
+		t.Errorf("a JSON patch: %q, want %q", got, want)
 	}
 }
