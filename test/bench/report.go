@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -86,9 +87,14 @@ func renderReport(e *environment, cfg config, results []*series) string {
 	first("create → Ready, p50 / p90 / p99", func(r *result) string {
 		return fmt.Sprintf("%s / %s / %s", secs(percentile(r.latencies, .5)), secs(percentile(r.latencies, .9)), secs(percentile(r.latencies, .99)))
 	})
-	first("where the time goes, p50 / p90 / max: floor", func(r *result) string { return r.floorStages })
+	first("where the time goes, p50 / p90 / max: floor", func(r *result) string { return cmp.Or(r.floorStages, "not measured") })
 	first("… operator", func(r *result) string { return r.stages })
-	first("CPU seconds, first create → all Ready: floor", func(r *result) string { return r.floorCPU.String() })
+	first("CPU seconds, first create → all Ready: floor", func(r *result) string {
+		if r.floorCPU == nil {
+			return "not measured"
+		}
+		return r.floorCPU.String()
+	})
 	first("… operator", func(r *result) string { return r.operatorCPU.String() })
 	first("operator writes per Robot, create → all Ready (Events apart)", func(r *result) string { return twoPlaces(writesPerRobot(r)) })
 	first("… by verb, resource, code (per Robot)", func(r *result) string { return breakdown(r.creation.writes, r.n) })
@@ -107,10 +113,13 @@ func renderReport(e *environment, cfg config, results []*series) string {
 		if r.idle == nil {
 			return "not measured"
 		}
-		if r.idle.total.writes == 0 {
-			return fmt.Sprint(r.idle.events)
+		switch {
+		case r.idle.total.writes+r.idle.events == 0:
+			return "0"
+		case r.idle.total.writes == 0:
+			return fmt.Sprintf("%d (Events)", r.idle.events)
 		}
-		return fmt.Sprintf("%d<br>%s", r.idle.total.writes+r.idle.events, breakdown(r.idle.writes, 1))
+		return fmt.Sprintf("%d<br>%s<br>Events: %d", r.idle.total.writes+r.idle.events, breakdown(r.idle.writes, 1), r.idle.events)
 	})
 	first(fmt.Sprintf("restart writes (fresh operator, %s)", cfg.settle), func(r *result) string {
 		if r.restart == nil {

@@ -157,12 +157,13 @@ func scalePair(n int) *result {
 		writes:    &apiCost{writes: map[string]int{"apply deployments 200": 100, "apply robots/status 200": 200}, reads: map[string]int{}},
 	}
 	r.churn.writes.total.writes = 300
+	r.idle.writes, r.idle.total.writes, r.idle.events = map[string]int{"patch(apply) robots/status 200": 2}, 2, 1
 	return r
 }
 
 func TestRenderReportScale(t *testing.T) {
 	e := &environment{Env: &localcluster.Env{Tools: map[string]string{}}}
-	cfg := config{sizes: []int{1000}, pairs: 1, namespaces: 10, service: true, floor: true, churn: 2 * time.Minute, churnRate: 10, settle: 5 * time.Second}
+	cfg := config{sizes: []int{1000}, pairs: 1, namespaces: 10, service: true, floor: true, churn: 2 * time.Minute, churnRate: 10, settle: 5 * time.Second, idle: 5 * time.Second}
 	report := renderReport(e, cfg, []*series{{n: 1000, pairs: []*result{scalePair(1000)}}})
 	for _, want := range []string{
 		"-unrelated 0 -namespaces 10 -service -churn 2m0s -churn-rate 10`",
@@ -181,6 +182,7 @@ func TestRenderReportScale(t *testing.T) {
 		"| work queue wait, p50 / p99, operator's workqueue_queue_duration_seconds | 10 ms / 98.2 ms (100 observed) |",
 		"| generation seen → Synced, p50 / p99, operator's time_to_synced_seconds | no observation |",
 		"| operator writes per change (Events apart) | 3.00<br>apply robots/status 200: 2.00<br>apply deployments 200: 1.00 |",
+		"| idle writes (5s after convergence) | 3<br>patch(apply) robots/status 200: 2.00<br>Events: 1 |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
@@ -190,7 +192,8 @@ func TestRenderReportScale(t *testing.T) {
 
 func TestRenderReportWithoutFloor(t *testing.T) {
 	r := scalePair(100)
-	r.floorSync, r.floorReady, r.floorCPU = 0, 0, nil
+	r.floorSync, r.floorReady, r.floorCPU, r.floorStages = 0, 0, nil, ""
+	r.idle = &apiCost{writes: map[string]int{}, reads: map[string]int{}, events: 19}
 	cfg := config{sizes: []int{100}, pairs: 1, controllerOnly: true, floor: false}
 	report := renderReport(&environment{Env: &localcluster.Env{Tools: map[string]string{}}}, cfg, []*series{{n: 100, pairs: []*result{r}}})
 	for _, want := range []string{
@@ -201,6 +204,9 @@ func TestRenderReportWithoutFloor(t *testing.T) {
 		"| … operator | 20.0 ms |",
 		"| floor-ready (every Deployment Available) | not measured |",
 		"| T_ready (every Robot Ready, availableReplicas = replicas) | 30.0 s |",
+		"| where the time goes, p50 / p90 / max: floor | not measured |",
+		"| CPU seconds, first create → all Ready: floor | not measured |",
+		"| idle writes (0s after convergence) | 19 (Events) |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
