@@ -146,12 +146,32 @@ func (h histogram) quantile(q float64) float64 {
 	return lower + (h.upper[i]-lower)*(rank-float64(below))/inBucket
 }
 
-// quantiles renders p50 / p99 of h in seconds, with how many observations.
+// bucket returns the bounds of the bucket that holds the q-quantile: the
+// estimate is only known to lie between them.
+func (h histogram) bucket(q float64) (lower, upper float64) {
+	rank := q * float64(h.count())
+	i := sort.Search(len(h.counts), func(i int) bool { return float64(h.counts[i]) >= rank })
+	if i >= len(h.counts) {
+		return math.NaN(), math.NaN()
+	}
+	if i > 0 {
+		lower = h.upper[i-1]
+	}
+	return lower, h.upper[i]
+}
+
+// quantiles renders p50 / p99 of h in seconds, each with the bucket that
+// holds it (the operator's queue histogram has a bucket per decade), and
+// how many observations.
 func (h histogram) quantiles() string {
 	if h.count() == 0 {
 		return "no observation"
 	}
-	return fmt.Sprintf("%s / %s (%d observed)", shortSecs(h.quantile(.5)), shortSecs(h.quantile(.99)), h.count())
+	estimate := func(q float64) string {
+		lower, upper := h.bucket(q)
+		return fmt.Sprintf("%s (%s – %s)", shortSecs(h.quantile(q)), shortSecs(lower), shortSecs(upper))
+	}
+	return fmt.Sprintf("%s / %s, %d observed", estimate(.5), estimate(.99), h.count())
 }
 
 // shortSecs renders seconds to three significant figures, in ms below 1 s.
@@ -159,6 +179,10 @@ func shortSecs(s float64) string {
 	switch {
 	case math.IsNaN(s):
 		return "n/a"
+	case math.IsInf(s, 1):
+		return "+Inf"
+	case s == 0:
+		return "0"
 	case s < 1:
 		return fmt.Sprintf("%.3g ms", s*1000)
 	default:

@@ -164,7 +164,8 @@ func renderChurn(b *strings.Builder, cfg config, results []*series) {
 	fmt.Fprintf(b, "\n## Churn: %.0f spec changes a second for %s, after the restart\n\n", cfg.churnRate, cfg.churn)
 	b.WriteString("Each change gives a Robot a new image: a new generation and a rollout. The bench's times run from the change's request to " +
 		"the first status it saw Synced (Ready) for that generation or a later one; the operator's from its seeing the generation, " +
-		"estimated from its histograms' buckets as histogram_quantile does.\n\n")
+		"estimated from its histograms' buckets as histogram_quantile does, each with the bucket that holds it: the estimate is " +
+		"known only to lie in that bucket, and the work queue's buckets are a decade wide.\n\n")
 	b.WriteString("| | N = " + strings.Join(sizes(results), " | N = ") + " |\n|---|" + strings.Repeat("---|", len(results)) + "\n")
 	row := func(name string, cell func(c *churnResult, n int) string) {
 		cells := make([]string, len(results))

@@ -40,7 +40,7 @@ func TestHistogramQuantile(t *testing.T) {
 	if got, want := (histogram{}).quantiles(), "no observation"; got != want {
 		t.Errorf("empty: %q, want %q", got, want)
 	}
-	if got, want := h.quantiles(), "82 ms / 978 ms (100 observed)"; got != want {
+	if got, want := h.quantiles(), "82 ms (10 ms – 100 ms) / 978 ms (100 ms – 1 s), 100 observed"; got != want {
 		t.Errorf("quantiles() = %q, want %q", got, want)
 	}
 }
@@ -179,7 +179,7 @@ func TestRenderReportScale(t *testing.T) {
 		"| spec changes sent, over | 100 in 10.0 s (10.0 a second) |",
 		"| change → Synced, p50 / p99 (changes seen), bench's watch | 0.1 s / 0.1 s (2) |",
 		"| change → Ready, p50 / p99 (changes seen), bench's watch | 3.0 s / 3.0 s (2) |",
-		"| work queue wait, p50 / p99, operator's workqueue_queue_duration_seconds | 10 ms / 98.2 ms (100 observed) |",
+		"| work queue wait, p50 / p99, operator's workqueue_queue_duration_seconds | 10 ms (0 – 10 ms) / 98.2 ms (10 ms – 100 ms), 100 observed |",
 		"| generation seen → Synced, p50 / p99, operator's time_to_synced_seconds | no observation |",
 		"| operator writes per change (Events apart) | 3.00<br>apply robots/status 200: 2.00<br>apply deployments 200: 1.00 |",
 		"| idle writes (5s after convergence) | 3<br>patch(apply) robots/status 200: 2.00<br>Events: 1 |",
