@@ -22,6 +22,10 @@ import (
 const Fraction = 0.9
 
 // DefaultRoot is where the cgroup file system is mounted in a container.
+// A container runtime mounts the container's own cgroup there (under cgroup
+// v2 through a private cgroup namespace, the default of containerd and
+// CRI-O), so the files under it hold the container's limit. Outside a
+// container they hold the host's, usually none.
 const DefaultRoot = "/sys/fs/cgroup"
 
 // The files that hold the container's memory limit, under the root: cgroup
