@@ -48,15 +48,15 @@ type result struct {
 	peakRSS, heap         uint64 // after convergence
 	emptyRSS, emptyHeap   uint64 // before the first create: the warm-up Robot only
 	baseRSS, baseHeap     uint64 // restarted operator, converged Robots
+	unrelRSS, unrelHeap   uint64 // the same, with the unrelated Deployments
 	basePeakRSS           uint64 // the restarted operator's peak: its relist
+	floorCPU, operatorCPU cpuUse // first create → all Ready, by process
+	floorStages, stages   string // where the time goes, per Robot
 	// restartReady and restartChecked are the times from the restarted
 	// operator's start to its caches synced (/readyz: the relist), and to
 	// every Robot synced once; restartCPU is its CPU until then.
 	restartReady, restartChecked, restartCPU time.Duration
 	churn                                    *churnResult
-	unrelRSS, unrelHeap                      uint64 // the same, with the unrelated Deployments
-	floorCPU, operatorCPU                    cpuUse // first create → all Ready, by process
-	floorStages, stages                      string // where the time goes, per Robot
 }
 
 type point struct{ at, latency time.Duration }
@@ -232,8 +232,9 @@ func measure(ctx context.Context, e *environment, n, pair int) (*result, error) 
 }
 
 // measureFloor makes, with a plain unthrottled client and the same
-// concurrency, the writes no operator can avoid: each Robot, its Deployment,
-// one status write. Then it waits for the Deployments to be Available.
+// concurrency, the writes no operator can avoid: each Robot, its Deployment
+// (and its Service under -service), one status write. Then it waits for the
+// Deployments to be Available.
 func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	c, err := e.newCluster(ctx, e.podsFor(n))
 	if err != nil {
