@@ -208,3 +208,20 @@ func (o *operator) waitAllChecked(ctx context.Context, robots int, timeout time.
 	})
 	return at, err
 }
+
+// outsideMemoryLimit is rss, the operator's resident set, less what the Go
+// runtime's memory limit counts (runtime/debug.SetMemoryLimit: its mapped
+// memory not released to the system): what the kernel charges and the
+// limit does not see, such as the binary's pages. Negative when the runtime
+// holds memory it has not touched.
+func (o *operator) outsideMemoryLimit(ctx context.Context, rss uint64) (int64, error) {
+	f, err := o.scrape(ctx)
+	if err != nil {
+		return 0, err
+	}
+	counted := f.sum("go_memstats_sys_bytes", nil) - f.sum("go_memstats_heap_released_bytes", nil)
+	if counted <= 0 {
+		return 0, fmt.Errorf("the operator exports no go_memstats_sys_bytes")
+	}
+	return int64(rss) - int64(counted), nil
+}

@@ -70,6 +70,9 @@ workqueue_queue_duration_seconds_bucket{name="robot",le="0.1"} 9
 workqueue_queue_duration_seconds_bucket{name="robot",le="+Inf"} 10
 workqueue_queue_duration_seconds_sum{name="robot"} 1.5
 workqueue_queue_duration_seconds_count{name="robot"} 10
+# HELP go_memstats_sys_bytes Number of bytes obtained from system.
+# TYPE go_memstats_sys_bytes gauge
+go_memstats_sys_bytes 4.2e+07
 `
 
 func TestParseMetrics(t *testing.T) {
@@ -86,6 +89,9 @@ func TestParseMetrics(t *testing.T) {
 	h := f.histogram(queueWaitSeries, map[string]string{"name": robotQueue})
 	if h.count() != 10 || len(h.upper) != 3 || h.counts[1] != 9 {
 		t.Errorf("queue wait = %+v, want 3 buckets, 9 at most 0.1 s, 10 in all", h)
+	}
+	if got := f.sum("go_memstats_sys_bytes", nil); got != 42e6 {
+		t.Errorf("go_memstats_sys_bytes = %v, want 42e6", got)
 	}
 	if got := f.histogram(timeToSyncedSeries, nil); got.count() != 0 {
 		t.Errorf("a series not exported: %+v, want an empty histogram", got)
@@ -149,6 +155,7 @@ func scalePair(n int) *result {
 	r.emptyRSS, r.emptyHeap = 30<<20, 5<<20
 	r.peakRSS, r.heap = 30<<20+uint64(n)*20<<10, 5<<20+uint64(n)*8<<10 // 20 KiB and 8 KiB per Robot
 	r.basePeakRSS = 30<<20 + uint64(n)*25<<10
+	r.outsideLimit = 12 << 20
 	r.restartReady, r.restartChecked, r.restartCPU = 2*time.Second, 5*time.Second, 1500*time.Millisecond
 	inf := math.Inf(1)
 	r.churn = &churnResult{changes: 100, elapsed: 10 * time.Second,
@@ -173,6 +180,7 @@ func TestRenderReportScale(t *testing.T) {
 		"| robot-operator peak RSS per Robot while converging, above that | 20.0 KiB |",
 		"| robot-operator live heap per Robot after convergence, above its heap before the first Robot | 8.0 KiB |",
 		"| restart: caches synced (the relist) / every Robot checked, from the process's start | 2.0 s / 5.0 s |",
+		"| RSS the Go memory limit does not count, after convergence: RSS − (go_memstats_sys_bytes − go_memstats_heap_released_bytes) | +12.0 MiB |",
 		"| restart: robot-operator CPU until every Robot checked | 1.5 s (1.50 ms per Robot) |",
 		"| restarted: peak RSS (per Robot above the RSS before the first Robot) | 54.4 MiB (25.0 KiB) |",
 		"## Churn: 10 spec changes a second for 2m0s, after the restart",
