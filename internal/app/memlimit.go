@@ -24,6 +24,6 @@ func setMemoryLimit(logger klog.Logger, opts Options) {
 		logger.Info("Not setting the Go memory limit from the container's", "reason", result.Skipped)
 	default:
 		logger.Info("Set the Go memory limit from the container's", "containerLimit", result.ContainerLimit,
-			"goMemLimit", result.GoLimit, "fraction", memlimit.Fraction)
+			"goMemLimit", result.GoLimit)
 	}
 }

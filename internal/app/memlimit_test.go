@@ -26,7 +26,7 @@ func TestRunSetsMemoryLimit(t *testing.T) {
 		fromCgroup bool
 		want       int64
 	}{
-		{"on", true, 241591910}, // 90 % of 256 MiB
+		{"on", true, 224 << 20}, // 256 MiB less 32 MiB
 		{"off", false, math.MaxInt64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

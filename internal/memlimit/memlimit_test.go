@@ -43,9 +43,12 @@ func TestGoLimit(t *testing.T) {
 		limit uint64
 		want  int64
 	}{
-		{256 << 20, 241591910}, // 0.9 × 268435456 = 241591910.4
-		{1 << 30, 966367641},
-		{10, 9},
+		{256 << 20, 224 << 20}, // 32 MiB set aside: more than a tenth
+		{320 << 20, 288 << 20}, // where a tenth and 32 MiB are equal
+		{1 << 30, 966367641},   // a tenth set aside: 0.9 × 1073741824 = 966367641.6
+		{64 << 20, 32 << 20},   // 32 MiB set aside: half
+		{40 << 20, 20 << 20},   // never less than half
+		{10, 5},
 	} {
 		if got := GoLimit(tc.limit); got != tc.want {
 			t.Errorf("GoLimit(%d) = %d, want %d", tc.limit, got, tc.want)
@@ -85,7 +88,7 @@ func TestApply(t *testing.T) {
 		wantRuntime int64 // the runtime's limit after Apply; 0: unchanged
 	}{
 		{"cgroup v2", map[string]string{v2File: "268435456\n"}, noEnv,
-			Result{ContainerLimit: 256 << 20, GoLimit: 241591910}, 241591910},
+			Result{ContainerLimit: 256 << 20, GoLimit: 224 << 20}, 224 << 20},
 		{"cgroup v1", map[string]string{v1File: "536870912\n"}, noEnv,
 			Result{ContainerLimit: 512 << 20, GoLimit: 483183820}, 483183820},
 		{"no limit", map[string]string{v2File: "max\n"}, noEnv,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -209,19 +210,40 @@ func (o *operator) waitAllChecked(ctx context.Context, robots int, timeout time.
 	return at, err
 }
 
-// outsideMemoryLimit is rss, the operator's resident set, less what the Go
-// runtime's memory limit counts (runtime/debug.SetMemoryLimit: its mapped
-// memory not released to the system): what the kernel charges and the
-// limit does not see, such as the binary's pages. Negative when the runtime
-// holds memory it has not touched.
-func (o *operator) outsideMemoryLimit(ctx context.Context, rss uint64) (int64, error) {
+// outsideMemoryLimit splits the operator's resident set by what the Go
+// runtime's memory limit does not count (runtime/debug.SetMemoryLimit
+// counts its mapped memory not released to the system): anon is its
+// anonymous resident memory less that count, negative when the runtime
+// holds memory it has not touched; file is its file-backed resident memory,
+// the binary's pages, which the kernel can drop and read again when the
+// container nears its limit.
+func (o *operator) outsideMemoryLimit(ctx context.Context) (anon int64, file uint64, err error) {
 	f, err := o.scrape(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	counted := f.sum("go_memstats_sys_bytes", nil) - f.sum("go_memstats_heap_released_bytes", nil)
 	if counted <= 0 {
-		return 0, fmt.Errorf("the operator exports no go_memstats_sys_bytes")
+		return 0, 0, fmt.Errorf("the operator exports no go_memstats_sys_bytes")
 	}
-	return int64(rss) - int64(counted), nil
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", o.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	rssAnon, rssFile := procStatusBytes(string(status), "RssAnon"), procStatusBytes(string(status), "RssFile")
+	return int64(rssAnon) - int64(counted), rssFile, nil
+}
+
+// procStatusBytes is the field of /proc/PID/status, given in kB, in bytes;
+// 0 when it has none.
+func procStatusBytes(status, field string) uint64 {
+	for line := range strings.Lines(status) {
+		var kb uint64
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }

@@ -128,11 +128,11 @@ func renderReport(e *environment, cfg config, results []*series) string {
 		return fmt.Sprint(r.restart.total.writes + r.restart.events)
 	})
 	first("peak RSS / live heap after convergence", func(r *result) string { return mib(r.peakRSS) + " / " + mib(r.heap) })
-	first("RSS the Go memory limit does not count, after convergence: RSS − (go_memstats_sys_bytes − go_memstats_heap_released_bytes)", func(r *result) string {
-		if r.outsideLimit == 0 {
+	first("RSS the Go memory limit does not count, after convergence: anonymous (RssAnon − (go_memstats_sys_bytes − go_memstats_heap_released_bytes)) / file-backed (RssFile, the binary's pages)", func(r *result) string {
+		if r.fileRSS == 0 {
 			return "not measured"
 		}
-		return fmt.Sprintf("%+.1f MiB", float64(r.outsideLimit)/(1<<20))
+		return fmt.Sprintf("%+.1f MiB / %s", float64(r.anonOutsideLimit)/(1<<20), mib(r.fileRSS))
 	})
 	first("restart: caches synced (the relist) / every Robot checked, from the process's start", func(r *result) string {
 		if r.restartChecked == 0 {

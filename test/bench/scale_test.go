@@ -155,7 +155,7 @@ func scalePair(n int) *result {
 	r.emptyRSS, r.emptyHeap = 30<<20, 5<<20
 	r.peakRSS, r.heap = 30<<20+uint64(n)*20<<10, 5<<20+uint64(n)*8<<10 // 20 KiB and 8 KiB per Robot
 	r.basePeakRSS = 30<<20 + uint64(n)*25<<10
-	r.outsideLimit = 12 << 20
+	r.anonOutsideLimit, r.fileRSS = -2<<20, 12<<20
 	r.restartReady, r.restartChecked, r.restartCPU = 2*time.Second, 5*time.Second, 1500*time.Millisecond
 	inf := math.Inf(1)
 	r.churn = &churnResult{changes: 100, elapsed: 10 * time.Second,
@@ -180,7 +180,7 @@ func TestRenderReportScale(t *testing.T) {
 		"| robot-operator peak RSS per Robot while converging, above that | 20.0 KiB |",
 		"| robot-operator live heap per Robot after convergence, above its heap before the first Robot | 8.0 KiB |",
 		"| restart: caches synced (the relist) / every Robot checked, from the process's start | 2.0 s / 5.0 s |",
-		"| RSS the Go memory limit does not count, after convergence: RSS − (go_memstats_sys_bytes − go_memstats_heap_released_bytes) | +12.0 MiB |",
+		"| RSS the Go memory limit does not count, after convergence: anonymous (RssAnon − (go_memstats_sys_bytes − go_memstats_heap_released_bytes)) / file-backed (RssFile, the binary's pages) | -2.0 MiB / 12.0 MiB |",
 		"| restart: robot-operator CPU until every Robot checked | 1.5 s (1.50 ms per Robot) |",
 		"| restarted: peak RSS (per Robot above the RSS before the first Robot) | 54.4 MiB (25.0 KiB) |",
 		"## Churn: 10 spec changes a second for 2m0s, after the restart",
@@ -281,5 +281,18 @@ func TestKeyTellsApplyFromPatch(t *testing.T) {
 	}
 	if got, want := key(patch), "patch deployments 200"; got != want {
 		t.Errorf("a JSON patch: %q, want %q", got, want)
+	}
+}
+
+func TestProcStatusBytes(t *testing.T) {
+	status := "Name:\trobot-operator\nVmRSS:\t   49600 kB\nRssAnon:\t   21000 kB\nRssFile:\t   28000 kB\n"
+	if got := procStatusBytes(status, "RssAnon"); got != 21000<<10 {
+		t.Errorf("RssAnon = %d, want %d", got, 21000<<10)
+	}
+	if got := procStatusBytes(status, "RssFile"); got != 28000<<10 {
+		t.Errorf("RssFile = %d, want %d", got, 28000<<10)
+	}
+	if got := procStatusBytes(status, "RssShmem"); got != 0 {
+		t.Errorf("a field not there = %d, want 0", got)
 	}
 }
