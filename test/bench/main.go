@@ -160,6 +160,11 @@ func run(ctx context.Context, cfg config) error {
 				return fmt.Errorf("N = %d, pair %d: %w", n, pair, err)
 			}
 			s.pairs = append(s.pairs, r)
+			if !cfg.floor {
+				logf("N = %d, pair %d: T_sync %s, T_ready %s, kube-apiserver %.1f ms per Robot (no floor)",
+					n, pair, secs(r.tSync), secs(r.tReady), operatorCPUPerRobot(apiServer)(r))
+				continue
+			}
 			logf("N = %d, pair %d: T_sync %s (floor %s, ×%.2f), T_ready %s (floor %s, ×%.2f), kube-apiserver %.1f ms per Robot (floor %.1f, ×%.2f)",
 				n, pair, secs(r.tSync), secs(r.floorSync), syncRatio(r), secs(r.tReady), secs(r.floorReady), readyRatio(r),
 				operatorCPUPerRobot(apiServer)(r), floorCPUPerRobot(apiServer)(r), cpuRatio(apiServer)(r))

@@ -196,7 +196,13 @@ func shortSecs(s float64) string {
 // empty, and returns when it saw that.
 func (o *operator) waitAllChecked(ctx context.Context, robots int, timeout time.Duration) (time.Time, error) {
 	var at time.Time
-	err := task.WaitFor(ctx, timeout, 200*time.Millisecond, "the operator to sync every Robot", func() (bool, error) {
+	// Each scrape lists every Robot in the operator's cache (its
+	// robot_operator_robots gauge): poll less often when they are many.
+	interval := 200 * time.Millisecond
+	if robots > 10000 {
+		interval = time.Second
+	}
+	err := task.WaitFor(ctx, timeout, interval, "the operator to sync every Robot", func() (bool, error) {
 		f, err := o.scrape(ctx)
 		if err != nil {
 			return false, nil
