@@ -287,7 +287,7 @@ func kwokVersion(e *environment) string {
 // methodText is how the figures are measured, at the head of the report.
 const methodText = `# Benchmarks
 
-Written by ` + "`make bench`" + ` (test/bench). For each N, on fresh local kwok clusters (real
+Written by test/bench (` + "`make bench`" + `, ` + "`make bench-scale`" + `, ` + "`make bench-controller-scale`" + `). For each N, on fresh local kwok clusters (real
 kube-apiserver, etcd, controller-manager with QPS limits off, scheduler; kwok nodes that mark
 pods Running), with the operator built from the tree running as its own process under its own
 ServiceAccount and the RBAC of artifacts/deploy:
