@@ -137,7 +137,8 @@ type Controller struct {
 	clock  clock.PassiveClock
 
 	metrics   *metrics.ControllerMetrics
-	readiness *metrics.ReadinessTracker
+	readiness *metrics.GenerationTracker
+	synced    *metrics.GenerationTracker
 	// statusRefused holds, per Robot, the generation whose status the API
 	// server could not store because the Robot is too large: the status is
 	// not written again for that generation.
@@ -193,6 +194,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		clock:           cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
 		metrics:         metrics.NewControllerMetrics(),
 		readiness:       metrics.NewReadinessTracker(),
+		synced:          metrics.NewSyncedTracker(),
 		writer:          writer.New(opts.RobotClient, recorder, mayWrite),
 		shutdownTimeout: opts.ShutdownTimeout,
 		syncTimeout:     cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
@@ -502,13 +504,13 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 	return nil
 }
 
-// observeReadiness records how long robot's generation took to become
-// Ready, when robotStatus, now stored, says it is.
+// observeReadiness records how long robot's generation took to be Synced
+// and to become Ready, when robotStatus, now stored, says it is.
 func (c *Controller) observeReadiness(robot *robotv1beta1.Robot, robotStatus *robotv1beta1.RobotStatus, now time.Time) {
-	if !status.ReadyFor(*robotStatus, robot.Generation) {
-		return
+	if took, ok := c.synced.Reached(robot, *robotStatus, now); ok {
+		c.metrics.TimeToSynced.Observe(took.Seconds())
 	}
-	if took, ok := c.readiness.Ready(robot.UID, robot.Generation, now); ok {
+	if took, ok := c.readiness.Reached(robot, *robotStatus, now); ok {
 		c.metrics.TimeToReady.Observe(took.Seconds())
 	}
 }
@@ -538,6 +540,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 	}
 	if robot, ok := obj.(*robotv1beta1.Robot); ok {
 		c.readiness.Forget(robot.UID)
+		c.synced.Forget(robot.UID)
 		c.writer.ForgetRobot(robot.UID)
 		c.owned.ForgetRobot(robot.UID)
 		c.statusRefused.Forget(robot.UID)
@@ -547,7 +550,9 @@ func (c *Controller) deleteRobot(obj interface{}) {
 // handleRobot notes when a Robot's generation was first seen, and queues it.
 func (c *Controller) handleRobot(obj interface{}) {
 	if robot, ok := obj.(*robotv1beta1.Robot); ok {
-		c.readiness.Seen(robot, c.clock.Now())
+		now := c.clock.Now()
+		c.readiness.Seen(robot, now)
+		c.synced.Seen(robot, now)
 	}
 	c.enqueueRobot(obj)
 }
@@ -585,7 +590,7 @@ func (c *Controller) handleReplicaSet(rs *podsummary.ReplicaSet) {
 // Robots by their Ready condition computed from the cache at each scrape.
 func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 	for _, collector := range []prometheus.Collector{
-		c.metrics.Syncs, c.metrics.SyncDuration, c.metrics.TimeToReady, c.metrics.Leader,
+		c.metrics.Syncs, c.metrics.SyncDuration, c.metrics.TimeToSynced, c.metrics.TimeToReady, c.metrics.Leader,
 		&metrics.RobotsCollector{Lister: c.robotsLister},
 		&metrics.TrackedCollector{Sizes: c.trackedObjects},
 	} {
@@ -603,6 +608,7 @@ func (c *Controller) trackedObjects() map[string]int {
 	c.inflight.Range(func(any, any) bool { inflight++; return true })
 	sizes := map[string]int{
 		"readiness":      c.readiness.Len(),
+		"synced":         c.synced.Len(),
 		"written_robots": c.writer.RememberedStatuses(),
 		"inflight":       inflight,
 		"parked":         c.parked.Len(),

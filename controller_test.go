@@ -782,6 +782,14 @@ func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 	if n := m.GetHistogram().GetSampleCount(); n != 1 {
 		t.Errorf("%d observations after a second sync, want 1", n)
 	}
+	// The same sync applied the generation: Synced, once, 3 s after it
+	// was seen.
+	if err := c.metrics.TimeToSynced.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum(); n != 1 || sum != 3 {
+		t.Errorf("time_to_synced: %d observations, %vs in all; want 1 of 3s", n, sum)
+	}
 }
 
 func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
@@ -3209,7 +3217,7 @@ func TestTrackedObjects(t *testing.T) {
 		t.Helper()
 		var b strings.Builder
 		b.WriteString("# HELP robot_operator_tracked_objects " + metrics.TrackedHelp + "\n# TYPE robot_operator_tracked_objects gauge\n")
-		for _, name := range []string{"fights", "inflight", "parked", "readiness", "specs_checked", "written_deployments", "written_robots", "written_services"} {
+		for _, name := range []string{"fights", "inflight", "parked", "readiness", "specs_checked", "synced", "written_deployments", "written_robots", "written_services"} {
 			fmt.Fprintf(&b, "robot_operator_tracked_objects{map=%q} %d\n", name, sizes[name])
 		}
 		if err := testutil.GatherAndCompare(registry, strings.NewReader(b.String()), "robot_operator_tracked_objects"); err != nil {
@@ -3222,12 +3230,13 @@ func TestTrackedObjects(t *testing.T) {
 	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-deployment", ResourceVersion: "11"}}
 	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: robot.Namespace, UID: "tracked-service", ResourceVersion: "12"}}
 	c.readiness.Seen(robot, robottest.FixtureNow)
+	c.synced.Seen(robot, robottest.FixtureNow)
 	c.writer.RememberStatus(robot)
 	c.owned.Deployments.Objects().Remember(deployment)
 	c.owned.Services.Objects().Remember(service)
 	c.owned.Deployments.Fights().Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
 	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow)
-	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
+	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "synced": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
 
 	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
 	c.deleteRobot(robot)

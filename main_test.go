@@ -50,7 +50,7 @@ func TestHelp(t *testing.T) {
 	if code := run([]string{"-help"}, &stdout, &stderr); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
-	for _, flag := range []string{"-kubeconfig", "-workers", "-sync-timeout", "-leader-elect", "-metrics-bind-address", "-logging-format"} {
+	for _, flag := range []string{"-kubeconfig", "-workers", "-sync-timeout", "-leader-elect", "-metrics-bind-address", "-logging-format", "-memory-limit-from-cgroup"} {
 		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("usage does not mention %s", flag)
 		}
@@ -70,7 +70,7 @@ func TestVersion(t *testing.T) {
 // may import only packages of the layers below its own: so the pure ones
 // stay at the bottom and no concern reaches up into another.
 var layers = [][]string{
-	{"outcome", "echo", "outage", "conversion"},
+	{"outcome", "echo", "outage", "conversion", "memlimit"},
 	{"workload", "robottest"},
 	{"drift"},
 	{"transform"},

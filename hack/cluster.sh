@@ -17,7 +17,8 @@
 # AUDIT_POLICY (an audit policy file; default: every write, at Metadata level),
 # KUBE_FEATURE_GATES (feature gates of the control plane, e.g.
 # CBORServingAndStorage=true; default none; a cluster already up keeps its
-# own).
+# own), SERVICE_CIDR (the Services' cluster IP range; default the API server's
+# own, a /24: 254 Services at most; a cluster already up keeps its own).
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -77,6 +78,15 @@ options:
   enableCRDs:
   - Stage
 CONFIG
+		if [[ -n "${SERVICE_CIDR:-}" ]]; then
+			cat >>"${config}" <<CONFIG
+componentsPatches:
+- name: kube-apiserver
+  extraArgs:
+  - key: service-cluster-ip-range
+    value: ${SERVICE_CIDR}
+CONFIG
+		fi
 		local policy=${AUDIT_POLICY:-${ROOT}/_output/audit-policy-${CLUSTER_NAME}.yaml}
 		[[ -n "${AUDIT_POLICY:-}" ]] || cat >"${policy}" <<POLICY
 apiVersion: audit.k8s.io/v1

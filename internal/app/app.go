@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 
 	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 	robotinformers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1beta1"
@@ -63,6 +64,11 @@ type Options struct {
 	HealthAddr     string
 	PprofAddr      string
 	Webhook        WebhookOptions
+	// MemoryLimitFromCgroup sets the Go runtime's memory limit from the
+	// container's, read from the cgroup files under CgroupRoot (empty:
+	// memlimit.DefaultRoot), unless GOMEMLIMIT is set.
+	MemoryLimitFromCgroup bool
+	CgroupRoot            string
 }
 
 // Controller is what Run runs on the leader: the Controller of the command,
@@ -114,6 +120,8 @@ type NewController func(ctx context.Context, wiring Wiring) (Controller, error)
 // informers, the servers and the webhook's upkeep on every replica; the
 // storage migration and the controller's workers on the leader alone.
 func Run(ctx context.Context, opts Options, newController NewController) error {
+	// First, so that the caches filled below already count against it.
+	setMemoryLimit(klog.FromContext(ctx), opts)
 	hostname, err := os.Hostname()
 	if err != nil {
 		return fmt.Errorf("reading the host name: %w", err)

@@ -28,6 +28,7 @@ const metricsNamespace = "robot_operator"
 type ControllerMetrics struct {
 	Syncs        *prometheus.CounterVec
 	SyncDuration prometheus.Histogram
+	TimeToSynced prometheus.Histogram
 	TimeToReady  prometheus.Histogram
 	Leader       prometheus.Gauge
 }
@@ -44,6 +45,14 @@ func NewControllerMetrics() *ControllerMetrics {
 			Name:      "sync_duration_seconds",
 			Help:      "How long one Robot sync takes, API requests included.",
 			Buckets:   prometheus.ExponentialBuckets(0.0005, 2, 16), // 0.5ms .. 16s
+		}),
+		TimeToSynced: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: metricsNamespace,
+			Name:      "time_to_synced_seconds",
+			Help:      "From the operator first seeing a Robot's new generation (a create or a spec change) to the Robot reporting Synced=True for that generation: its Deployment and Service hold that spec.",
+			// Queue wait and one sync: milliseconds when idle, seconds
+			// under a burst.
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}),
 		TimeToReady: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: metricsNamespace,
@@ -110,9 +119,13 @@ func (tc *TrackedCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// ReadinessTracker remembers when the operator first saw each Robot's
-// current generation, until the Robot is Ready for it.
-type ReadinessTracker struct {
+// GenerationTracker remembers when the operator first saw each Robot's
+// current generation, until the Robot's status reaches a milestone for it:
+// Synced, or Ready.
+type GenerationTracker struct {
+	// reached says whether a status has reached the milestone for a
+	// generation.
+	reached func(robotv1beta1.RobotStatus, int64) bool
 	mu      sync.Mutex
 	pending map[types.UID]generationSeen
 }
@@ -122,16 +135,22 @@ type generationSeen struct {
 	at         time.Time
 }
 
-func NewReadinessTracker() *ReadinessTracker {
-	return &ReadinessTracker{pending: map[types.UID]generationSeen{}}
+// NewReadinessTracker times a generation until its Ready=True.
+func NewReadinessTracker() *GenerationTracker {
+	return &GenerationTracker{reached: status.ReadyFor, pending: map[types.UID]generationSeen{}}
 }
 
-// Seen records robot's generation, unless it is already Ready for it. It
-// never clears a record: the watch event of the status write that made the
-// Robot Ready can arrive before that write returns, and the sync that made
-// it must still find the record.
-func (t *ReadinessTracker) Seen(robot *robotv1beta1.Robot, now time.Time) {
-	if status.ReadyFor(robot.Status, robot.Generation) {
+// NewSyncedTracker times a generation until its Synced=True.
+func NewSyncedTracker() *GenerationTracker {
+	return &GenerationTracker{reached: status.SyncedFor, pending: map[types.UID]generationSeen{}}
+}
+
+// Seen records robot's generation, unless its status has already reached
+// the milestone for it. It never clears a record: the watch event of the
+// status write that reached it can arrive before that write returns, and
+// the sync that made it must still find the record.
+func (t *GenerationTracker) Seen(robot *robotv1beta1.Robot, now time.Time) {
+	if t.reached(robot.Status, robot.Generation) {
 		return
 	}
 	t.mu.Lock()
@@ -141,27 +160,32 @@ func (t *ReadinessTracker) Seen(robot *robotv1beta1.Robot, now time.Time) {
 	}
 }
 
-// Ready returns how long robot took to become Ready for generation, once:
-// false when it was not being waited for.
-func (t *ReadinessTracker) Ready(uid types.UID, generation int64, now time.Time) (time.Duration, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p, ok := t.pending[uid]
-	if !ok || p.generation != generation {
+// Reached returns how long robot took to reach the milestone for its
+// generation, once, when robotStatus, now stored, says it has: false when
+// it has not, or the generation was not being waited for.
+func (t *GenerationTracker) Reached(robot *robotv1beta1.Robot, robotStatus robotv1beta1.RobotStatus, now time.Time) (time.Duration, bool) {
+	if !t.reached(robotStatus, robot.Generation) {
 		return 0, false
 	}
-	delete(t.pending, uid)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, ok := t.pending[robot.UID]
+	if !ok || p.generation != robot.Generation {
+		return 0, false
+	}
+	delete(t.pending, robot.UID)
 	return now.Sub(p.at), true
 }
 
 // Len is the number of Robots waited for.
-func (t *ReadinessTracker) Len() int {
+func (t *GenerationTracker) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.pending)
 }
 
-func (t *ReadinessTracker) Forget(uid types.UID) {
+// Forget drops what is kept of a deleted Robot.
+func (t *GenerationTracker) Forget(uid types.UID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.pending, uid)

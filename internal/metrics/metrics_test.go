@@ -26,23 +26,53 @@ func TestReadinessTracker(t *testing.T) {
 	}}
 	tracker.Seen(ready, robottest.FixtureNow.Add(2*time.Second))
 
-	if took, ok := tracker.Ready(robot.UID, 2, robottest.FixtureNow.Add(5*time.Second)); !ok || took != 5*time.Second {
-		t.Errorf("ready() = %v, %v; want 5s, true", took, ok)
+	// A status not Ready yet ends nothing.
+	if _, ok := tracker.Reached(robot, robot.Status, robottest.FixtureNow.Add(3*time.Second)); ok {
+		t.Error("a status not Ready was timed as Ready")
 	}
-	if _, ok := tracker.Ready(robot.UID, 2, robottest.FixtureNow.Add(6*time.Second)); ok {
+	if took, ok := tracker.Reached(robot, ready.Status, robottest.FixtureNow.Add(5*time.Second)); !ok || took != 5*time.Second {
+		t.Errorf("Reached() = %v, %v; want 5s, true", took, ok)
+	}
+	if _, ok := tracker.Reached(robot, ready.Status, robottest.FixtureNow.Add(6*time.Second)); ok {
 		t.Error("the same generation was observed twice")
 	}
 
 	// A Robot already Ready when first seen (an operator restart) is not
 	// waited for.
 	tracker.Seen(ready, robottest.FixtureNow)
-	if _, ok := tracker.Ready(robot.UID, 2, robottest.FixtureNow); ok {
+	if _, ok := tracker.Reached(robot, ready.Status, robottest.FixtureNow); ok {
 		t.Error("a Robot that was already Ready was timed")
 	}
 
 	tracker.Seen(robot, robottest.FixtureNow)
 	tracker.Forget(robot.UID)
-	if _, ok := tracker.Ready(robot.UID, 2, robottest.FixtureNow); ok {
+	if _, ok := tracker.Reached(robot, ready.Status, robottest.FixtureNow); ok {
 		t.Error("a deleted Robot was still waited for")
+	}
+}
+
+func TestSyncedTracker(t *testing.T) {
+	tracker := NewSyncedTracker()
+	robot := robottest.NewRobot("test", 1)
+	robot.Generation = 3
+	tracker.Seen(robot, robottest.FixtureNow)
+
+	// Ready for the generation but not Synced: a sync that failed after
+	// the rollout.
+	readyOnly := robotv1beta1.RobotStatus{ObservedGeneration: 3, Conditions: []metav1.Condition{
+		{Type: robotv1beta1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 3},
+		{Type: robotv1beta1.ConditionSynced, Status: metav1.ConditionFalse, ObservedGeneration: 3},
+	}}
+	if _, ok := tracker.Reached(robot, readyOnly, robottest.FixtureNow.Add(time.Second)); ok {
+		t.Error("a status with Synced=False was timed as Synced")
+	}
+	synced := robotv1beta1.RobotStatus{ObservedGeneration: 3, Conditions: []metav1.Condition{
+		{Type: robotv1beta1.ConditionSynced, Status: metav1.ConditionTrue, ObservedGeneration: 3},
+	}}
+	if took, ok := tracker.Reached(robot, synced, robottest.FixtureNow.Add(40*time.Millisecond)); !ok || took != 40*time.Millisecond {
+		t.Errorf("Reached() = %v, %v; want 40ms, true", took, ok)
+	}
+	if n := tracker.Len(); n != 0 {
+		t.Errorf("%d Robots still waited for, want 0", n)
 	}
 }

@@ -135,6 +135,13 @@ func ReadyFor(status robotv1beta1.RobotStatus, generation int64) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && status.ObservedGeneration == generation
 }
 
+// SyncedFor reports whether status says Synced=True for generation: the
+// operator has applied that generation's spec, and the status observed it.
+func SyncedFor(status robotv1beta1.RobotStatus, generation int64) bool {
+	c := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && status.ObservedGeneration == generation
+}
+
 // readyCondition summarizes, for a person, whether the Robot runs as asked.
 // It is about the workload: a failed sync makes it False only while the
 // Deployment does not hold the Robot's current spec (applied is false), so

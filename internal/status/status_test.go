@@ -295,3 +295,27 @@ func TestReadyFor(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncedFor(t *testing.T) {
+	synced := func(status metav1.ConditionStatus, conditionGeneration, statusGeneration int64) robotv1beta1.RobotStatus {
+		return robotv1beta1.RobotStatus{ObservedGeneration: statusGeneration, Conditions: []metav1.Condition{
+			{Type: robotv1beta1.ConditionSynced, Status: status, ObservedGeneration: conditionGeneration}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		status robotv1beta1.RobotStatus
+		want   bool
+	}{
+		{"synced for the generation", synced(metav1.ConditionTrue, 2, 2), true},
+		{"the sync failed", synced(metav1.ConditionFalse, 2, 2), false},
+		{"synced for an earlier generation", synced(metav1.ConditionTrue, 1, 1), false},
+		{"the condition observed it, the status not yet", synced(metav1.ConditionTrue, 2, 1), false},
+		{"no Synced condition", robotv1beta1.RobotStatus{ObservedGeneration: 2}, false},
+		{"Ready is not Synced", robotv1beta1.RobotStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
+			{Type: robotv1beta1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 2}}}, false},
+	} {
+		if got := SyncedFor(tc.status, 2); got != tc.want {
+			t.Errorf("%s: SyncedFor = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -14,6 +14,10 @@ import (
 // robotsPerNode keeps kwok's fake nodes under their 110-pod capacity.
 const robotsPerNode = 100
 
+// serviceCIDR is the clusters' Service IP range under -service: room for
+// a million Services.
+const serviceCIDR = "10.96.0.0/12"
+
 // environment is what every N shares: the tools, the operator binary, and
 // the versions to report.
 type environment struct {
@@ -27,6 +31,10 @@ func newEnvironment(ctx context.Context, cfg config) (*environment, error) {
 	shared, err := localcluster.NewEnv(ctx, cfg.root, filepath.Join(cfg.root, "_output", "bench"), logf)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.service {
+		// The API server's default range, a /24, holds 254 Services.
+		shared.ServiceCIDR = serviceCIDR
 	}
 	return &environment{Env: shared, cfg: cfg, goVersion: runtime.Version(), memory: totalMemory()}, nil
 }

@@ -51,6 +51,22 @@ type config struct {
 	requestCosts bool
 	// cbor makes -request-costs send and accept Robots in CBOR.
 	cbor bool
+	// namespaces is how many namespaces the Robots are spread over.
+	namespaces int
+	// service gives each Robot a port, and so a ClusterIP Service.
+	service bool
+	// controllerOnly makes Robots of 0 replicas and no Service: the
+	// controller's own path, no pods.
+	controllerOnly bool
+	// floor runs the floor phase of each pair; without it the figures
+	// against the floor are not measured.
+	floor bool
+	// churn is how long to change Robots' specs at churnRate a second, in
+	// the first pair of each N, after the restart; 0 skips it.
+	churn     time.Duration
+	churnRate float64
+	// scalePlot is where to draw memory and time to Ready against N.
+	scalePlot string
 }
 
 func main() {
@@ -70,6 +86,13 @@ func main() {
 	flag.BoolVar(&cfg.profile, "profile", false, "Record 20s CPU profiles of the API server and the operator from the first create of each phase, and the operator's heap after convergence, into _output/bench; with -request-costs, 4s of the API server at the start of each kind of request.")
 	flag.BoolVar(&cfg.requestCosts, "request-costs", false, "Instead of the benchmark, measure the API server's and etcd's CPU per request of each kind the floor and the operator make, and of the alternatives (N = the first -n).")
 	flag.BoolVar(&cfg.cbor, "cbor", false, "With -request-costs: the cluster serves custom resources in CBOR (its alpha gate CBORServingAndStorage on) and every Robot request is made in CBOR.")
+	flag.IntVar(&cfg.namespaces, "namespaces", 1, "Spread the Robots (and the floor's objects) over this many namespaces, bench-00, bench-01, … (1: the namespace bench).")
+	flag.BoolVar(&cfg.service, "service", false, "Give each Robot a port, and so a ClusterIP Service, which the floor creates too: the full path.")
+	flag.BoolVar(&cfg.controllerOnly, "controller-only", false, "Robots of 0 replicas with service.type None: the controller's own path, no pods, no Service (the floor's Deployments have 0 replicas too).")
+	flag.BoolVar(&cfg.floor, "floor", true, "Run the floor phase of each pair (-floor=false: the operator alone, no ratio to the floor).")
+	flag.DurationVar(&cfg.churn, "churn", 0, "After the restart, in the first pair of each N, change Robots' specs (a new image, so a rollout) at -churn-rate a second for this long, and report the queue's wait and the time to Synced and to Ready (0 skips it).")
+	flag.Float64Var(&cfg.churnRate, "churn-rate", 10, "Spec changes a second under -churn.")
+	flag.StringVar(&cfg.scalePlot, "scale-plot", "", "Write a PNG plot of the operator's memory and of T_ready against N here (medians over the pairs).")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -78,6 +101,10 @@ func main() {
 			os.Exit(2)
 		}
 		cfg.sizes = append(cfg.sizes, n)
+	}
+	if cfg.namespaces < 1 || cfg.churn < 0 || cfg.churnRate <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: -namespaces must be at least 1, -churn not negative, -churn-rate positive")
+		os.Exit(2)
 	}
 	if cfg.pairs < 1 {
 		fmt.Fprintf(os.Stderr, "bench: -pairs wants a positive integer, got %d\n", cfg.pairs)
@@ -133,6 +160,11 @@ func run(ctx context.Context, cfg config) error {
 				return fmt.Errorf("N = %d, pair %d: %w", n, pair, err)
 			}
 			s.pairs = append(s.pairs, r)
+			if !cfg.floor {
+				logf("N = %d, pair %d: T_sync %s, T_ready %s, kube-apiserver %.1f ms per Robot (no floor)",
+					n, pair, secs(r.tSync), secs(r.tReady), operatorCPUPerRobot(apiServer)(r))
+				continue
+			}
 			logf("N = %d, pair %d: T_sync %s (floor %s, ×%.2f), T_ready %s (floor %s, ×%.2f), kube-apiserver %.1f ms per Robot (floor %.1f, ×%.2f)",
 				n, pair, secs(r.tSync), secs(r.floorSync), syncRatio(r), secs(r.tReady), secs(r.floorReady), readyRatio(r),
 				operatorCPUPerRobot(apiServer)(r), floorCPUPerRobot(apiServer)(r), cpuRatio(apiServer)(r))
@@ -149,6 +181,12 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 		logf("wrote %s", cfg.out)
+	}
+	if cfg.scalePlot != "" {
+		if err := writeScalePlot(cfg.scalePlot, results); err != nil {
+			return err
+		}
+		logf("wrote %s", cfg.scalePlot)
 	}
 	if cfg.plot != "" {
 		first := make([]*result, len(results))

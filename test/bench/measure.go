@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -45,10 +46,22 @@ type result struct {
 	idle                  *apiCost
 	restart               *apiCost
 	peakRSS, heap         uint64 // after convergence
+	emptyRSS, emptyHeap   uint64 // before the first create: the warm-up Robot only
 	baseRSS, baseHeap     uint64 // restarted operator, converged Robots
 	unrelRSS, unrelHeap   uint64 // the same, with the unrelated Deployments
+	basePeakRSS           uint64 // the restarted operator's peak: its relist
+	// anonOutsideLimit is the anonymous RSS after convergence less what
+	// the Go memory limit counts; fileRSS the file-backed RSS then (the
+	// binary's pages), which the limit does not count either.
+	anonOutsideLimit      int64
+	fileRSS               uint64
 	floorCPU, operatorCPU cpuUse // first create → all Ready, by process
 	floorStages, stages   string // where the time goes, per Robot
+	// restartReady and restartChecked are the times from the restarted
+	// operator's start to its caches synced (/readyz: the relist), and to
+	// every Robot synced once; restartCPU is its CPU until then.
+	restartReady, restartChecked, restartCPU time.Duration
+	churn                                    *churnResult
 }
 
 type point struct{ at, latency time.Duration }
@@ -61,6 +74,74 @@ func newBenchRobot(i int) *robotv1beta1.Robot {
 		Spec:       robotv1beta1.RobotSpec{Image: benchImage, Replicas: ptr.To[int32](1)},
 	}
 }
+
+// benchPort is the port of a Robot that has a Service.
+var benchPort = robotv1beta1.RobotPort{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}
+
+// benchRobot is the i-th Robot as the run's flags ask: in its namespace,
+// with a port (and so a Service) under -service, and of 0 replicas with no
+// Service under -controller-only.
+func (e *environment) benchRobot(i int) *robotv1beta1.Robot {
+	robot := newBenchRobot(i)
+	robot.Namespace = e.namespaceOf(i)
+	if e.cfg.service || e.cfg.controllerOnly {
+		robot.Spec.Ports = []robotv1beta1.RobotPort{benchPort}
+	}
+	if e.cfg.controllerOnly {
+		robot.Spec.Replicas = ptr.To[int32](0)
+		robot.Spec.Service = &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNone}
+	}
+	return robot
+}
+
+// replicas is each Robot's number of replicas.
+func (e *environment) replicas() int32 {
+	if e.cfg.controllerOnly {
+		return 0
+	}
+	return 1
+}
+
+// wantsService says whether each Robot has a Service.
+func (e *environment) wantsService() bool { return e.cfg.service && !e.cfg.controllerOnly }
+
+// namespaceOf is the namespace of the i-th Robot: bench, or with
+// -namespaces K, bench-00 … bench-(K-1) in turn.
+func (e *environment) namespaceOf(i int) string {
+	if e.cfg.namespaces <= 1 {
+		return benchNamespace
+	}
+	return fmt.Sprintf("%s-%02d", benchNamespace, i%e.cfg.namespaces)
+}
+
+// informerNamespace is the namespace the bench's own informers watch: all
+// of them when the Robots are spread over several.
+func (e *environment) informerNamespace() string {
+	if e.cfg.namespaces <= 1 {
+		return benchNamespace
+	}
+	return metav1.NamespaceAll
+}
+
+// isBenchNamespace says whether ns holds measured Robots (not the warm-up
+// Robot, nor the unrelated objects).
+func isBenchNamespace(ns string) bool {
+	return ns == benchNamespace || strings.HasPrefix(ns, benchNamespace+"-")
+}
+
+// createNamespaces creates the namespaces of the measured Robots.
+func (c *cluster) createNamespaces(ctx context.Context) error {
+	for i := 0; i < max(c.env.cfg.namespaces, 1); i++ {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.env.namespaceOf(i)}}
+		if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// podsFor is how many pods n Robots make.
+func (e *environment) podsFor(n int) int { return n * int(e.replicas()) }
 
 // milestones records, per object name, the first time a condition held.
 type milestones struct {
@@ -117,14 +198,14 @@ func (m *milestones) wait(ctx context.Context, timeout time.Duration, what strin
 // controllers' first syncs.
 const warmUpNamespace = "warm-up"
 
-// warmUp creates the warm-up Robot with create and waits until converged
-// says it has converged.
+// warmUp creates the warm-up Robot, shaped as the measured ones, with
+// create and waits until converged says it has converged.
 func (c *cluster) warmUp(ctx context.Context, create func(ctx context.Context, robot *robotv1beta1.Robot) error,
 	converged func(ctx context.Context, name string) (bool, error)) error {
 	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmUpNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	robot := newBenchRobot(0)
+	robot := c.env.benchRobot(0)
 	robot.Namespace = warmUpNamespace
 	if err := create(ctx, robot); err != nil {
 		return fmt.Errorf("warming up: %w", err)
@@ -144,8 +225,10 @@ func measure(ctx context.Context, e *environment, n, pair int) (*result, error) 
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.timeout)
 	defer cancel()
 	r := &result{n: n, pair: pair}
-	if err := measureFloor(ctx, e, n, r); err != nil {
-		return nil, fmt.Errorf("floor: %w", err)
+	if e.cfg.floor {
+		if err := measureFloor(ctx, e, n, r); err != nil {
+			return nil, fmt.Errorf("floor: %w", err)
+		}
 	}
 	if err := measureOperator(ctx, e, n, r); err != nil {
 		return nil, fmt.Errorf("operator: %w", err)
@@ -154,10 +237,11 @@ func measure(ctx context.Context, e *environment, n, pair int) (*result, error) 
 }
 
 // measureFloor makes, with a plain unthrottled client and the same
-// concurrency, the writes no operator can avoid: each Robot, its Deployment,
-// one status write. Then it waits for the Deployments to be Available.
+// concurrency, the writes no operator can avoid: each Robot, its Deployment
+// (and its Service under -service), one status write. Then it waits for the
+// Deployments to be Available.
 func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
-	c, err := e.newCluster(ctx, n)
+	c, err := e.newCluster(ctx, e.podsFor(n))
 	if err != nil {
 		return err
 	}
@@ -168,7 +252,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	if err := c.WaitEstablished(ctx); err != nil {
 		return err
 	}
-	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
+	if err := c.createNamespaces(ctx); err != nil {
 		return err
 	}
 
@@ -179,12 +263,23 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 		if err != nil {
 			return err
 		}
-		deployment := plainDeployment(robot.Name, "robot.dev/name", 1)
-		deployment.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1beta1.SchemeGroupVersion.WithKind("Robot"))}
+		owner := []metav1.OwnerReference{*metav1.NewControllerRef(robot, robotv1beta1.SchemeGroupVersion.WithKind("Robot"))}
+		deployment := plainDeployment(robot.Name, "robot.dev/name", e.replicas())
+		deployment.OwnerReferences = owner
+		if len(robot.Spec.Ports) > 0 {
+			deployment.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: benchPort.Name, ContainerPort: benchPort.ContainerPort}}
+		}
 		if _, err := c.Kube.AppsV1().Deployments(robot.Namespace).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		if robot.Namespace == benchNamespace {
+		if e.wantsService() {
+			service := plainService(robot.Name, deployment.Spec.Selector.MatchLabels)
+			service.OwnerReferences = owner
+			if _, err := c.Kube.CoreV1().Services(robot.Namespace).Create(ctx, service, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		}
+		if isBenchNamespace(robot.Namespace) {
 			deploymentCreated.mark(robot.Name, time.Now())
 		}
 		robot.Status = robotv1beta1.RobotStatus{ObservedGeneration: robot.Generation, DeploymentName: robot.Name, Selector: "robot.dev/name=" + robot.Name,
@@ -194,15 +289,15 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	}
 	err = c.warmUp(ctx, writeFloor, func(ctx context.Context, name string) (bool, error) {
 		d, err := c.Kube.AppsV1().Deployments(warmUpNamespace).Get(ctx, name, metav1.GetOptions{})
-		return err == nil && d.Status.AvailableReplicas == 1, err
+		return err == nil && isAvailable(d), err
 	})
 	if err != nil {
 		return err
 	}
 
-	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithNamespace(benchNamespace))
+	factory := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithNamespace(e.informerNamespace()))
 	onDeployment := func(obj any) {
-		if d, ok := obj.(*appsv1.Deployment); ok && d.Status.AvailableReplicas == 1 && d.Status.ObservedGeneration >= d.Generation {
+		if d, ok := obj.(*appsv1.Deployment); ok && isBenchNamespace(d.Namespace) && isAvailable(d) {
 			available.mark(d.Name, time.Now())
 		}
 	}
@@ -223,7 +318,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	defer profiled()
 	start := time.Now()
 	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
-		return writeFloor(ctx, newBenchRobot(i))
+		return writeFloor(ctx, e.benchRobot(i))
 	})
 	if err != nil {
 		return err
@@ -243,7 +338,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 // converge, then measures what it costs at rest, after a restart, and with
 // unrelated Deployments and pods in the cluster.
 func measureOperator(ctx context.Context, e *environment, n int, r *result) error {
-	c, err := e.newCluster(ctx, n)
+	c, err := e.newCluster(ctx, e.podsFor(n))
 	if err != nil {
 		return err
 	}
@@ -252,7 +347,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if err != nil {
 		return err
 	}
-	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
+	if err := c.createNamespaces(ctx); err != nil {
 		return err
 	}
 	op, err := startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d.log", n, r.pair))
@@ -275,47 +370,69 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if err != nil {
 		return err
 	}
+	// What the operator holds with no measured Robot: what the Robots add
+	// is reckoned above it.
+	if r.emptyRSS, _, r.emptyHeap, err = op.memory(); err != nil {
+		return err
+	}
 
 	// Watch what the operator does, from the outside.
 	created := sync.Map{}
 	synced, ready := newMilestones(n), newMilestones(n)
 	robotCreated, deploymentSeen, available := newMilestones(n), newMilestones(n), newMilestones(n)
-	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithNamespace(benchNamespace))
-	robotFactory := informers.NewSharedInformerFactoryWithOptions(c.Robots, 0, informers.WithNamespace(benchNamespace))
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithNamespace(e.informerNamespace()))
+	robotFactory := informers.NewSharedInformerFactoryWithOptions(c.Robots, 0, informers.WithNamespace(e.informerNamespace()))
 	deployments := kubeFactory.Apps().V1().Deployments()
+	services := kubeFactory.Core().V1().Services()
 	robots := robotFactory.Robot().V1beta1().Robots()
-	check := func(name string) {
+	replicas := e.replicas()
+	check := func(obj metav1.Object) {
 		now := time.Now()
-		robot, err := robots.Lister().Robots(benchNamespace).Get(name)
+		namespace, name := obj.GetNamespace(), obj.GetName()
+		if !isBenchNamespace(namespace) {
+			return
+		}
+		robot, err := robots.Lister().Robots(namespace).Get(name)
 		if err != nil {
 			return
 		}
-		deployment, err := deployments.Lister().Deployments(benchNamespace).Get(name)
+		deployment, err := deployments.Lister().Deployments(namespace).Get(name)
 		if err == nil {
 			deploymentSeen.mark(name, now)
-			if deployment.Status.AvailableReplicas == 1 && deployment.Status.ObservedGeneration >= deployment.Generation {
+			if isAvailable(deployment) {
 				available.mark(name, now)
 			}
 		}
-		if err != nil || !metav1.IsControlledBy(deployment, robot) || ptr.Deref(deployment.Spec.Replicas, 0) != 1 ||
+		if err != nil || !metav1.IsControlledBy(deployment, robot) || ptr.Deref(deployment.Spec.Replicas, 0) != replicas ||
 			deployment.Spec.Template.Spec.Containers[0].Image != robot.Spec.Image || robot.Status.ObservedGeneration != robot.Generation {
 			return
 		}
+		if e.wantsService() {
+			service, err := services.Lister().Services(namespace).Get(name)
+			if err != nil || !metav1.IsControlledBy(service, robot) {
+				return
+			}
+		}
 		synced.mark(name, now)
 		if c := meta.FindStatusCondition(robot.Status.Conditions, "Ready"); c != nil && c.Status == metav1.ConditionTrue &&
-			c.ObservedGeneration == robot.Generation && robot.Status.AvailableReplicas == 1 {
+			c.ObservedGeneration == robot.Generation && robot.Status.AvailableReplicas == replicas {
 			ready.mark(name, now)
 		}
 	}
 	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { check(obj.(metav1.Object).GetName()) },
-		UpdateFunc: func(_, obj any) { check(obj.(metav1.Object).GetName()) },
+		AddFunc:    func(obj any) { check(obj.(metav1.Object)) },
+		UpdateFunc: func(_, obj any) { check(obj.(metav1.Object)) },
 	}
 	if _, err := deployments.Informer().AddEventHandler(handler); err != nil {
 		return err
 	}
 	if _, err := robots.Informer().AddEventHandler(handler); err != nil {
 		return err
+	}
+	if e.wantsService() {
+		if _, err := services.Informer().AddEventHandler(handler); err != nil {
+			return err
+		}
 	}
 	informersCtx, stopInformers := context.WithCancel(ctx)
 	defer func() { stopInformers(); kubeFactory.Shutdown(); robotFactory.Shutdown() }()
@@ -334,7 +451,8 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	start := time.Now()
 	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
 		created.Store(robotName(i), time.Now())
-		_, err := c.Robots.RobotV1beta1().Robots(benchNamespace).Create(ctx, newBenchRobot(i), metav1.CreateOptions{})
+		robot := e.benchRobot(i)
+		_, err := c.Robots.RobotV1beta1().Robots(robot.Namespace).Create(ctx, robot, metav1.CreateOptions{})
 		robotCreated.mark(robotName(i), time.Now())
 		return err
 	})
@@ -370,6 +488,9 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
 
 	if _, r.peakRSS, r.heap, err = op.memory(); err != nil {
+		return err
+	}
+	if r.anonOutsideLimit, r.fileRSS, err = op.outsideMemoryLimit(ctx); err != nil {
 		return err
 	}
 	op.heapProfile(ctx, e, fmt.Sprintf("%d-pair%d-robot-operator-heap.pprof", n, r.pair))
@@ -412,14 +533,29 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if op, err = startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d-restarted.log", n, r.pair)); err != nil {
 		return err
 	}
+	r.restartReady = time.Since(restarted)
+	// Every Robot, and the warm-up one, synced once: all checked.
+	checked, err := op.waitAllChecked(ctx, n+1, e.cfg.timeout)
+	if err != nil {
+		return err
+	}
+	r.restartChecked = checked.Sub(restarted)
+	r.restartCPU, _ = processCPU(op.cmd.Process.Pid)
+	logf("operator: restarted, caches synced in %s, every Robot checked in %s, %.1f s of CPU", secs(r.restartReady), secs(r.restartChecked), r.restartCPU.Seconds())
 	time.Sleep(e.cfg.settle)
 	if r.restart, err = readAudit(c.AuditLog, restarted, time.Now()); err != nil {
 		return err
 	}
 	// Only what a restart must cost: the initial lists and watches are
 	// reads; the Lease, if any, is not in the way here.
-	if r.baseRSS, _, r.baseHeap, err = op.memory(); err != nil {
+	if r.baseRSS, r.basePeakRSS, r.baseHeap, err = op.memory(); err != nil {
 		return err
+	}
+
+	if e.cfg.churn > 0 {
+		if r.churn, err = measureChurn(ctx, e, c, op, robots.Informer(), n); err != nil {
+			return fmt.Errorf("churn: %w", err)
+		}
 	}
 
 	if e.cfg.unrelated > 0 {
@@ -470,6 +606,25 @@ func plainDeployment(name, key string, replicas int32) *appsv1.Deployment {
 			},
 		},
 	}
+}
+
+// plainService is a ClusterIP Service of the bench port, selecting selector.
+func plainService(name string, selector map[string]string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: selector},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: selector,
+			Ports:    []corev1.ServicePort{{Name: benchPort.Name, Port: benchPort.ContainerPort, TargetPort: intstr.FromString(benchPort.Name)}},
+		},
+	}
+}
+
+// isAvailable says whether a Deployment's controller has observed its spec
+// and has as many available replicas as it asks for.
+func isAvailable(d *appsv1.Deployment) bool {
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas == ptr.Deref(d.Spec.Replicas, 1) &&
+		d.Status.UpdatedReplicas == ptr.Deref(d.Spec.Replicas, 1)
 }
 
 // unrelatedPod is a pod of the bench image that no scheduler binds, so it

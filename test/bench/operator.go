@@ -44,6 +44,12 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 		"-metrics-bind-address", o.metrics,
 		"-health-probe-bind-address", o.health,
 		"-pprof-bind-address", o.pprof,
+		// Plain HTTP on loopback: the bench reads the operator's own
+		// histograms and counters.
+		"-metrics-secure=false",
+		// Its memory is measured as the Go runtime runs it without a
+		// limit, whatever the cgroup of the machine running the bench.
+		"-memory-limit-from-cgroup=false",
 		// Its Robots are read and written as stored, v1beta1: no conversion.
 		"-webhook-bind-address=0",
 	}
@@ -58,7 +64,8 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 		return nil, err
 	}
 	go func() { o.exited <- o.cmd.Wait(); logFile.Close() }()
-	err = task.WaitFor(ctx, 60*time.Second, 100*time.Millisecond, "the operator's /readyz", func() (bool, error) {
+	// With many Robots in place, /readyz waits for the informers' relist.
+	err = task.WaitFor(ctx, max(e.cfg.timeout, time.Minute), 100*time.Millisecond, "the operator's /readyz", func() (bool, error) {
 		select {
 		case err := <-o.exited:
 			return false, fmt.Errorf("the operator exited: %v (log: %s)", err, logFile.Name())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 )
@@ -40,22 +41,28 @@ func summarize(values []float64) spread {
 }
 
 // format renders the median, and the range after it when there is more
-// than one pair: "1.23 (1.10 – 1.40)".
+// than one pair: "1.23 (1.10 – 1.40)"; "not measured" with no value.
 func (s spread) format(f func(float64) string) string { return s.formatWith(f, f) }
 
 // formatWith renders the median with median and the range with bound.
 func (s spread) formatWith(median, bound func(float64) string) string {
+	if s.count == 0 {
+		return "not measured"
+	}
 	if s.count <= 1 {
 		return median(s.median)
 	}
 	return fmt.Sprintf("%s (%s – %s)", median(s.median), bound(s.min), bound(s.max))
 }
 
-// over summarizes fig over the pairs of s.
+// over summarizes fig over the pairs of s that measured it: fig is NaN for
+// a pair that did not.
 func (s *series) over(fig func(r *result) float64) spread {
-	values := make([]float64, len(s.pairs))
-	for i, r := range s.pairs {
-		values[i] = fig(r)
+	values := make([]float64, 0, len(s.pairs))
+	for _, r := range s.pairs {
+		if v := fig(r); !math.IsNaN(v) {
+			values = append(values, v)
+		}
 	}
 	return summarize(values)
 }
@@ -70,11 +77,26 @@ func cpuPerRobot(u cpuUse, process string, n int) float64 {
 
 // The figures of one pair, each taken within that pair.
 
-func syncRatio(r *result) float64  { return ratio(r.tSync, r.floorSync) }
-func readyRatio(r *result) float64 { return ratio(r.tReady, r.floorReady) }
+// syncRatio and readyRatio are NaN when the floor was not measured.
+func syncRatio(r *result) float64  { return measured(r.floorSync, ratio(r.tSync, r.floorSync)) }
+func readyRatio(r *result) float64 { return measured(r.floorReady, ratio(r.tReady, r.floorReady)) }
+
+// measured is v, or NaN when d, the figure it comes from, is zero: not
+// measured.
+func measured(d time.Duration, v float64) float64 {
+	if d == 0 {
+		return math.NaN()
+	}
+	return v
+}
 
 func floorCPUPerRobot(process string) func(r *result) float64 {
-	return func(r *result) float64 { return cpuPerRobot(r.floorCPU, process, r.n) }
+	return func(r *result) float64 {
+		if r.floorCPU == nil {
+			return math.NaN()
+		}
+		return cpuPerRobot(r.floorCPU, process, r.n)
+	}
 }
 
 func operatorCPUPerRobot(process string) func(r *result) float64 {
@@ -85,6 +107,9 @@ func operatorCPUPerRobot(process string) func(r *result) float64 {
 // floor's, in one pair.
 func cpuRatio(process string) func(r *result) float64 {
 	return func(r *result) float64 {
+		if r.floorCPU == nil {
+			return math.NaN()
+		}
 		floor := cpuPerRobot(r.floorCPU, process, r.n)
 		if floor == 0 {
 			return 0
@@ -102,9 +127,24 @@ func writesPerRobot(r *result) float64 {
 	return float64(r.creation.total.writes) / float64(r.n)
 }
 
+// seconds is d in seconds, NaN when zero: not measured.
 func seconds(d func(r *result) time.Duration) func(r *result) float64 {
-	return func(r *result) float64 { return d(r).Seconds() }
+	return func(r *result) float64 { return measured(d(r), d(r).Seconds()) }
 }
+
+// perRobot is what the Robots added to a memory figure, from before the
+// first create (before) to after (after), in KiB per Robot; NaN when
+// either was not measured.
+func perRobot(after, before uint64, n int) float64 {
+	if after == 0 || before == 0 || n == 0 {
+		return math.NaN()
+	}
+	return (float64(after) - float64(before)) / 1024 / float64(n)
+}
+
+func rssPerRobot(r *result) float64          { return perRobot(r.peakRSS, r.emptyRSS, r.n) }
+func heapPerRobot(r *result) float64         { return perRobot(r.heap, r.emptyHeap, r.n) }
+func restartedRSSPerRobot(r *result) float64 { return perRobot(r.basePeakRSS, r.emptyRSS, r.n) }
 
 // The cluster's processes whose CPU per Robot the report gives, by the names
 // of their pid files.
@@ -119,3 +159,5 @@ func twoPlaces(v float64) string { return fmt.Sprintf("%.2f", v) }
 func boldRatio(v float64) string { return fmt.Sprintf("**%.2f**", v) }
 func millis(v float64) string    { return fmt.Sprintf("%.1f ms", v) }
 func tenths(v float64) string    { return fmt.Sprintf("%.1f s", v) }
+func kib(v float64) string       { return fmt.Sprintf("%.1f KiB", v) }
+func mibOf(v float64) string     { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }

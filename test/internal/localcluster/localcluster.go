@@ -47,6 +47,9 @@ type Env struct {
 	// FeatureGates are the control plane's feature gates for the clusters
 	// made from now on (e.g. "CBORServingAndStorage=true"); "" for none.
 	FeatureGates string
+	// ServiceCIDR is the Services' cluster IP range of the clusters it
+	// makes; empty: the API server's default, a /24.
+	ServiceCIDR string
 	// Logf logs progress.
 	Logf func(format string, args ...any)
 }
@@ -154,7 +157,8 @@ func (e *Env) NewCluster(ctx context.Context, name string, nodes int) (*Cluster,
 	c := &Cluster{Env: e, Name: name, Kubeconfig: filepath.Join(e.Out, "kubeconfig"), Dir: filepath.Join(home, ".kwok", "clusters", name)}
 	c.AuditLog = filepath.Join(c.Dir, "logs", "audit.log")
 	vars := []string{"CLUSTER_NAME=" + name, "KUBECONFIG_OUT=" + c.Kubeconfig,
-		fmt.Sprintf("NODES=%d", nodes), "AUDIT_POLICY=" + policy, "KUBE_FEATURE_GATES=" + e.FeatureGates}
+		fmt.Sprintf("NODES=%d", nodes), "AUDIT_POLICY=" + policy, "KUBE_FEATURE_GATES=" + e.FeatureGates,
+		"SERVICE_CIDR=" + e.ServiceCIDR}
 	if _, err := e.Run(ctx, vars, filepath.Join(e.Root, "hack", "cluster.sh"), "down"); err != nil {
 		return nil, err
 	}
