@@ -77,18 +77,46 @@ for _ in $(seq 150); do
 done
 grep -q '"Started workers"' "${LOG}" || { echo "The operator did not start within 30s; see ${LOG}" >&2; exit 1; }
 
+step "Installing the Gateway API's CRDs, from the Go module cache (the operator finds them with no restart)"
+gateway_api=$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)
+for crd in gatewayclasses gateways httproutes; do
+	"${KUBECTL}" apply --server-side -f "${gateway_api}/config/crd/standard/gateway.networking.k8s.io_${crd}.yaml" >/dev/null
+done
+"${KUBECTL}" wait --for=condition=Established crd/httproutes.gateway.networking.k8s.io --timeout=60s
+
 step "Applying artifacts/examples/"
 "${KUBECTL}" apply -f artifacts/examples/
 
-step "Waiting for the Robots to be Ready"
-if ! "${KUBECTL}" wait --for=condition=Ready robots --all --timeout=120s; then
+step "Waiting for the Robots hello and web to be Ready"
+if ! "${KUBECTL}" wait --for=condition=Ready robot/hello robot/web --timeout=120s; then
 	"${KUBECTL}" describe robots
 	echo "The Robots did not become Ready; the operator's log is ${LOG}" >&2
 	exit 1
 fi
 
-step "kubectl get robots,deployments,pods"
-"${KUBECTL}" get robots,deployments,pods -o wide
+step "site waits for its Gateway: no Gateway controller runs on this local cluster"
+for _ in $(seq 120); do
+	reason=$("${KUBECTL}" get robot site -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}')
+	[[ "${reason}" == RouteNotAccepted ]] && break
+	sleep 1
+done
+"${KUBECTL}" get robot site -o jsonpath='Ready={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}{"\n"}'
+[[ "${reason}" == RouteNotAccepted ]] || { echo "site does not wait for its Gateway; the operator's log is ${LOG}" >&2; exit 1; }
+
+step "Playing the Gateway controller's part: the Gateway public accepts site's HTTPRoute"
+generation=$("${KUBECTL}" get httproute site -o jsonpath='{.metadata.generation}')
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+"${KUBECTL}" patch httproute site --subresource=status --type=merge -p "{\"status\":{\"parents\":[{\"parentRef\":{\"name\":\"public\"},
+	\"controllerName\":\"demo.robot.dev/gateway-controller\",\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\",
+	\"reason\":\"Accepted\",\"message\":\"\",\"observedGeneration\":${generation},\"lastTransitionTime\":\"${now}\"}]}]}}" >/dev/null
+if ! "${KUBECTL}" wait --for=condition=Ready robot/site --timeout=120s; then
+	"${KUBECTL}" describe robot site
+	echo "site did not become Ready; the operator's log is ${LOG}" >&2
+	exit 1
+fi
+
+step "kubectl get robots,deployments,services,poddisruptionbudgets,httproutes,pods"
+"${KUBECTL}" get robots,deployments,services,poddisruptionbudgets,httproutes,pods -o wide
 
 step "Both versions: robots.v1beta1.robot.dev (stored) and robots.v1alpha1.robot.dev (converted by the operator)"
 "${KUBECTL}" get robots.v1beta1.robot.dev
@@ -109,6 +137,8 @@ Look around:
   kubectl get robots                        # or: kubectl get rb
   kubectl describe robot hello
   kubectl get robot web -o yaml             # probes, a ConfigMap mounted, securityProfile restricted
+  kubectl get robot site -o yaml            # a sidecar, an init container, a preStop hook, an HTTPRoute
+  kubectl get pdb,httproutes                # site's PodDisruptionBudget and HTTPRoute
   kubectl scale robot hello --replicas=3    # through the scale subresource
   kubectl explain robot.spec
   tail -f ${LOG#"${ROOT}"/}
