@@ -36,12 +36,6 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 	// Group=robot.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithKind("Robot"):
 		return &robotv1alpha1.RobotApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("RobotDisruptionBudget"):
-		return &robotv1alpha1.RobotDisruptionBudgetApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("RobotGateway"):
-		return &robotv1alpha1.RobotGatewayApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("RobotHTTP"):
-		return &robotv1alpha1.RobotHTTPApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotService"):
 		return &robotv1alpha1.RobotServiceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RobotSpec"):

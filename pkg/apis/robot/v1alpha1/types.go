@@ -19,7 +19,8 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // +genclient
@@ -109,7 +110,7 @@ type RobotSpec struct {
 	// not ready can always be evicted, so a crash-looping pod never blocks
 	// a drain.
 	// +optional
-	DisruptionBudget *RobotDisruptionBudget `json:"disruptionBudget,omitempty"`
+	DisruptionBudget *v1beta1.RobotDisruptionBudget `json:"disruptionBudget,omitempty"`
 
 	// HTTP exposes the Robot over HTTP through the Gateway API: the
 	// operator keeps an HTTPRoute, named like the Deployment, that attaches
@@ -119,7 +120,7 @@ type RobotSpec struct {
 	// other than None). The Robot is Ready only once every Gateway has
 	// accepted the route.
 	// +optional
-	HTTP *RobotHTTP `json:"http,omitempty"`
+	HTTP *v1beta1.RobotHTTP `json:"http,omitempty"`
 
 	// Args are the arguments passed to the image's entrypoint.
 	// +optional
@@ -272,79 +273,6 @@ type RobotSpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=baseline;restricted
 	SecurityProfile SecurityProfile `json:"securityProfile,omitempty"`
-}
-
-// RobotHTTP is how a Robot is reached over HTTP: an HTTPRoute of the
-// Gateway API.
-type RobotHTTP struct {
-	// Gateways are the Gateways the route attaches to (its parentRefs).
-	// +listType=atomic
-	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=8
-	Gateways []RobotGateway `json:"gateways"`
-
-	// Hostnames are the hosts the route answers for, as the Gateway API
-	// takes them: DNS names, the first label of which may be "*". Unset,
-	// every host the Gateway's listener accepts.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:items:MaxLength=253
-	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	Hostnames []string `json:"hostnames,omitempty"`
-
-	// PathPrefixes are the path prefixes routed to the Robot. Unset, "/":
-	// every path.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:items:MaxLength=1024
-	// +kubebuilder:validation:items:Pattern=`^/[^;?#\s]*$`
-	PathPrefixes []string `json:"pathPrefixes,omitempty"`
-
-	// Port names the port of spec.ports that the requests go to, through
-	// the Service. Unset, the first port.
-	// +optional
-	// +kubebuilder:validation:MaxLength=15
-	Port string `json:"port,omitempty"`
-}
-
-// RobotGateway is a Gateway an HTTPRoute attaches to.
-type RobotGateway struct {
-	// Name is the Gateway's name.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
-
-	// Namespace is the Gateway's namespace. Unset, the Robot's. A Gateway
-	// of another namespace must allow routes from the Robot's.
-	// +optional
-	// +kubebuilder:validation:MaxLength=63
-	Namespace string `json:"namespace,omitempty"`
-
-	// SectionName names one listener of the Gateway. Unset, every
-	// listener that allows the route.
-	// +optional
-	// +kubebuilder:validation:MaxLength=253
-	SectionName string `json:"sectionName,omitempty"`
-}
-
-// RobotDisruptionBudget is the PodDisruptionBudget of a Robot's pods.
-// +kubebuilder:validation:XValidation:rule="!(has(self.disabled) && self.disabled && has(self.maxUnavailable))",message="disruptionBudget: set maxUnavailable, or disabled, not both"
-type RobotDisruptionBudget struct {
-	// MaxUnavailable is how many of the Robot's pods a drain may evict at
-	// once: a number of at least 1, or a percentage above 0% of the
-	// replicas, rounded up. Set, the Robot gets a budget whatever its
-	// replicas. Unset, 1 for a Robot of 2 or more replicas.
-	// +optional
-	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^([1-9][0-9]?|100)%$')",message="maxUnavailable must be a number of at least 1, or a percentage from 1% to 100%: a budget of 0 blocks every drain"
-	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
-
-	// Disabled, when true, asks for no PodDisruptionBudget: a drain may
-	// evict every pod of the Robot at once.
-	// +optional
-	Disabled bool `json:"disabled,omitempty"`
 }
 
 // RobotService is the Service that the operator keeps for a Robot with a

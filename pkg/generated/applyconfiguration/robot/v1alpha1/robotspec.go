@@ -20,6 +20,7 @@ package v1alpha1
 
 import (
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	v1beta1 "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1beta1"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -54,7 +55,7 @@ type RobotSpecApplyConfiguration struct {
 	// none: a budget on a single pod would block every drain. A pod that is
 	// not ready can always be evicted, so a crash-looping pod never blocks
 	// a drain.
-	DisruptionBudget *RobotDisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
+	DisruptionBudget *v1beta1.RobotDisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
 	// HTTP exposes the Robot over HTTP through the Gateway API: the
 	// operator keeps an HTTPRoute, named like the Deployment, that attaches
 	// to the Gateways listed and sends the requests for the hostnames and
@@ -62,7 +63,7 @@ type RobotSpecApplyConfiguration struct {
 	// API's CRDs in the cluster, and a Service (ports, and a service type
 	// other than None). The Robot is Ready only once every Gateway has
 	// accepted the route.
-	HTTP *RobotHTTPApplyConfiguration `json:"http,omitempty"`
+	HTTP *v1beta1.RobotHTTPApplyConfiguration `json:"http,omitempty"`
 	// Args are the arguments passed to the image's entrypoint.
 	Args []string `json:"args,omitempty"`
 	// Env is the list of environment variables set in the container.
@@ -187,7 +188,7 @@ func (b *RobotSpecApplyConfiguration) WithService(value *RobotServiceApplyConfig
 // WithDisruptionBudget sets the DisruptionBudget field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the DisruptionBudget field is set to the value of the last call.
-func (b *RobotSpecApplyConfiguration) WithDisruptionBudget(value *RobotDisruptionBudgetApplyConfiguration) *RobotSpecApplyConfiguration {
+func (b *RobotSpecApplyConfiguration) WithDisruptionBudget(value *v1beta1.RobotDisruptionBudgetApplyConfiguration) *RobotSpecApplyConfiguration {
 	b.DisruptionBudget = value
 	return b
 }
@@ -195,7 +196,7 @@ func (b *RobotSpecApplyConfiguration) WithDisruptionBudget(value *RobotDisruptio
 // WithHTTP sets the HTTP field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the HTTP field is set to the value of the last call.
-func (b *RobotSpecApplyConfiguration) WithHTTP(value *RobotHTTPApplyConfiguration) *RobotSpecApplyConfiguration {
+func (b *RobotSpecApplyConfiguration) WithHTTP(value *v1beta1.RobotHTTPApplyConfiguration) *RobotSpecApplyConfiguration {
 	b.HTTP = value
 	return b
 }
