@@ -26,9 +26,9 @@ func poolNode(t *testing.T, pool string) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        pool,
 			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-			Labels:      map[string]string{"type": "kwok", "e2e.robot.dev/pool": pool},
+			Labels:      map[string]string{"type": "kwok", "e2e.robot.dev/drain-pool": pool},
 		},
-		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "e2e.robot.dev/pool", Value: pool, Effect: corev1.TaintEffectNoSchedule}}},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "e2e.robot.dev/drain-pool", Value: pool, Effect: corev1.TaintEffectNoSchedule}}},
 	}
 	created, err := env.kube.CoreV1().Nodes().Create(t.Context(), node, metav1.CreateOptions{})
 	if err != nil {
@@ -76,8 +76,8 @@ func TestDisruptionBudget(t *testing.T) {
 	poolNode(t, pool)
 	ns := newNamespace(t)
 	robot := newRobot(ns, "drained", 3)
-	robot.Spec.Placement.NodeSelector = map[string]string{"e2e.robot.dev/pool": pool}
-	robot.Spec.Placement.Tolerations = []corev1.Toleration{{Key: "e2e.robot.dev/pool", Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	robot.Spec.Placement.NodeSelector = map[string]string{"e2e.robot.dev/drain-pool": pool}
+	robot.Spec.Placement.Tolerations = []corev1.Toleration{{Key: "e2e.robot.dev/drain-pool", Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
 	robot = createRobot(t, robot)
 	robot = waitForRobotReady(t, ns, "drained")
 	pods := waitForPods(t, ns, robot.Status.Selector, 3, image1)

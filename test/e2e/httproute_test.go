@@ -114,7 +114,12 @@ func TestHTTPRoute(t *testing.T) {
 
 	// The Gateway API arrives; the operator is not restarted.
 	mustKubectl(t, "apply", "--server-side", "-f", routesCRDFile(t))
-	mustKubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+routesCRD)
+	// kubectl wait fails at once, rather than waiting, while the new CRD
+	// has no conditions yet: ask until it says Established.
+	eventually(t, convergeTimeout, "the HTTPRoute CRD is established", func(ctx context.Context) (bool, string, error) {
+		out, _, err := kubectl(ctx, "", "get", "crd", routesCRD, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+		return out == "True", out, err
+	})
 	routes := gatewayClient(t)
 	var route *gatewayv1.HTTPRoute
 	eventually(t, convergeTimeout, "the Robot's HTTPRoute is made", func(ctx context.Context) (bool, string, error) {
