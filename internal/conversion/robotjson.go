@@ -16,7 +16,8 @@ import (
 
 // The conversion works on a Robot's JSON as the API server sent it. It moves
 // only what differs between the versions (port and ports, the scheduling
-// fields and placement, the conversion's annotation, apiVersion) and passes
+// fields and placement, the Service's fields but its type, the conversion's
+// annotation, apiVersion) and passes
 // every other value through untouched. So a value that the schema admits and
 // Go cannot parse (a quantity such as 1e1.5, stored by an earlier release or
 // through v1beta1) converts in both directions; one such Robot can no longer
@@ -31,7 +32,22 @@ const (
 	fieldPlacement = "placement"
 	fieldStrategy  = "strategy"
 	fieldMinReady  = "minReadySeconds"
+	fieldService   = "service"
 )
+
+// serviceFields are the fields of spec.service that v1beta1 has and
+// v1alpha1 has not: all but the type. They are read from the two versions'
+// json tags, so a field added to v1beta1's alone moves too.
+var serviceFields = func() []string {
+	alpha := shapeOf(reflect.TypeFor[robotv1alpha1.RobotService]()).fields
+	var names []string
+	for name := range shapeOf(reflect.TypeFor[robotv1beta1.RobotService]()).fields {
+		if _, ok := alpha[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	return names
+}()
 
 // placementFields are the fields that v1alpha1 has at the top of its spec
 // and v1beta1 gathers under spec.placement. They are read from
@@ -161,6 +177,15 @@ func (object robotObject) toV1beta1() *Ignored {
 	if data.MinReadySeconds != 0 {
 		spec[fieldMinReady] = json.Number(fmt.Sprint(data.MinReadySeconds))
 	}
+	// Through v1alpha1, removing service removes its other fields too.
+	if service := child(spec, fieldService); service != nil && data.Service != nil {
+		serviceType, _ := service["type"].(string)
+		restored := robotv1alpha1.RestoreService(robotv1beta1.ServiceType(serviceType), *data.Service)
+		restored.Type = "" // v1alpha1's stays as it was written
+		for name, value := range asJSON(restored).(map[string]any) {
+			service[name] = value
+		}
+	}
 	return nil
 }
 
@@ -180,6 +205,7 @@ func (object robotObject) toV1alpha1() error {
 		Ports           any `json:"ports,omitempty"`
 		Strategy        any `json:"strategy,omitempty"`
 		MinReadySeconds any `json:"minReadySeconds,omitempty"`
+		Service         any `json:"service,omitempty"`
 	}
 	if ports, _ := spec[fieldPorts].([]any); len(ports) > 0 {
 		if first, ok := ports[0].(map[string]any); ok && present(first, "containerPort") {
@@ -206,7 +232,19 @@ func (object robotObject) toV1alpha1() error {
 		data.MinReadySeconds = seconds
 	}
 	delete(spec, fieldMinReady)
-	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == nil {
+	if service := child(spec, fieldService); service != nil {
+		kept := map[string]any{}
+		for _, name := range serviceFields {
+			if present(service, name) {
+				kept[name] = service[name]
+			}
+			delete(service, name)
+		}
+		if len(kept) > 0 {
+			data.Service = kept
+		}
+	}
+	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == nil && data.Service == nil {
 		return nil
 	}
 	raw, err := json.Marshal(data)

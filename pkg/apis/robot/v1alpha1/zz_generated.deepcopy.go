@@ -41,6 +41,11 @@ func (in *ConversionData) DeepCopyInto(out *ConversionData) {
 		*out = new(v1beta1.RobotStrategy)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Service != nil {
+		in, out := &in.Service, &out.Service
+		*out = new(v1beta1.RobotService)
+		(*in).DeepCopyInto(*out)
+	}
 	return
 }
 
