@@ -728,11 +728,22 @@ func (c *Controller) syncService(ctx context.Context, robot *robotv1beta1.Robot)
 		return nil, err
 	}
 
+	if err := drift.LoadBalancerClassChange(desired, current); err != nil {
+		// The API server would refuse the apply: the Service stays as it
+		// is, and the Robot says how to proceed.
+		return current, err
+	}
 	difference := drift.ServiceDrift(desired, current)
 	if difference == "" {
 		return current, nil
 	}
-	return c.writer.ApplyService(ctx, robot, desired, current, difference)
+	applied, err := c.writer.ApplyService(ctx, robot, desired, current, difference)
+	if refused := drift.LoadBalancerClassRefused(desired, current, err); refused != nil {
+		// A class the operator set and the Robot no longer asks for: not
+		// retried until the Robot or the Service changes.
+		return current, refused
+	}
+	return applied, err
 }
 
 // cachedService returns the Service named name from the cache, or the one

@@ -19,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // TestGoldenApplyBodies compares the bodies the operator sends with
 // server-side apply, the Deployment, the Service and the Robot's status,
 // byte for byte with files under testdata/golden: for GoldenRobot, and for
-// RolloutRobot, which sets several ports, a strategy and minReadySeconds. Any change to what is
+// RolloutRobot, which sets several ports, a strategy and minReadySeconds, and
+// for LoadBalancerRobot's Service, which sets every field of spec.service. Any change to what is
 // sent, meant or not, then shows in review as a change to those files.
 //
 // The status golden changes whenever the conditions do (a condition added,
@@ -38,10 +39,11 @@ func TestGoldenApplyBodies(t *testing.T) {
 		t.Fatalf("newDeployment: %v", err)
 	}
 	for file, body := range map[string]any{
-		"deployment.json":         desired,
-		"service.json":            NewService(robot),
-		"deployment-rollout.json": desiredRollout,
-		"service-rollout.json":    NewService(rollout),
+		"deployment.json":           desired,
+		"service.json":              NewService(robot),
+		"deployment-rollout.json":   desiredRollout,
+		"service-rollout.json":      NewService(rollout),
+		"service-loadbalancer.json": NewService(robottest.LoadBalancerRobot()),
 	} {
 		t.Run(file, func(t *testing.T) {
 			got, err := json.MarshalIndent(body, "", "  ")
