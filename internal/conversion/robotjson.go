@@ -17,11 +17,11 @@ import (
 // The conversion works on a Robot's JSON as the API server sent it. It moves
 // only what differs between the versions (port and ports, the scheduling
 // fields and placement, the Service's fields but its type, the conversion's
-// annotation, apiVersion) and passes
-// every other value through untouched. So a value that the schema admits and
-// Go cannot parse (a quantity such as 1e1.5, stored by an earlier release or
-// through v1beta1) converts in both directions; one such Robot can no longer
-// fail the LISTs and WATCHes of a whole version. The typed conversion in
+// annotation, apiVersion) and passes every other value through untouched.
+// So a value that the schema admits and Go cannot parse (a quantity such as
+// 1e1.5, stored by an earlier release or through v1beta1) converts in both
+// directions; one such Robot can no longer fail the LISTs and WATCHes of a
+// whole version. The typed conversion in
 // pkg/apis does the same on Go values; TestAgreesWithTheTypedConversion
 // holds the two together.
 
