@@ -728,7 +728,8 @@ func (c *Controller) syncService(ctx context.Context, robot *robotv1beta1.Robot)
 		return nil, err
 	}
 
-	if err := drift.LoadBalancerClassChange(desired, current); err != nil {
+	refusedBefore := status.ReportsLoadBalancerClassImmutable(robot.Status, robot.Generation)
+	if err := drift.LoadBalancerClassChange(desired, current, refusedBefore); err != nil {
 		// The API server would refuse the apply: the Service stays as it
 		// is, and the Robot says how to proceed.
 		return current, err

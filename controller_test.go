@@ -3849,6 +3849,17 @@ func TestLoadBalancerClassChange(t *testing.T) {
 			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonLoadBalancerClassImmutable) {
 				t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonLoadBalancerClassImmutable, events)
 			}
+
+			// The next sync of the same spec (a pod's event, say) sends
+			// nothing: the status it wrote remembers the refusal.
+			f.kubeClient.ClearActions()
+			f.robotClient.ClearActions()
+			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+				t.Fatalf("second sync: %v", err)
+			}
+			if actions := append(filterInformerActions(f.kubeClient.Actions()), filterInformerActions(f.robotClient.Actions())...); len(actions) != 0 {
+				t.Errorf("the second sync sent %d requests, want none: %v", len(actions), actions)
+			}
 		})
 	}
 }

@@ -89,8 +89,10 @@ func FuzzServiceDrift(f *testing.F) {
 		if got := ServiceDrift(desired, live); got != "" {
 			t.Fatalf("drift %q right after the apply of %s", got, robottest.MustString(desired))
 		}
-		if err := LoadBalancerClassChange(desired, live); err != nil {
-			t.Fatalf("a class change right after the apply: %v", err)
+		for _, refusedBefore := range []bool{false, true} {
+			if err := LoadBalancerClassChange(desired, live, refusedBefore); err != nil {
+				t.Fatalf("a class change right after the apply (refused before: %v): %v", refusedBefore, err)
+			}
 		}
 
 		for _, k := range slices.Sorted(maps.Keys(service.Annotations)) {

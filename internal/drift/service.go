@@ -53,18 +53,23 @@ func controlledAs(object metav1.Object, want metav1ac.OwnerReferenceApplyConfigu
 // when applying desired to current would change the loadBalancerClass of a
 // LoadBalancer Service, which the API server refuses (it may change only with
 // the type, or with a new Service); nil otherwise. It is told from the cache,
-// so the refusal costs no request. A class the Robot does not set is not
-// compared: another writer (a cloud's admission webhook) may have set it, and
-// the apply leaves it; when the operator set it and the Robot no longer asks
-// for it, the apply's refusal says so (LoadBalancerClassRefused).
-func LoadBalancerClassChange(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) error {
-	if desired.Spec == nil || desired.Spec.LoadBalancerClass == nil || desired.Spec.Type == nil ||
-		*desired.Spec.Type != corev1.ServiceTypeLoadBalancer || current.Spec.Type != corev1.ServiceTypeLoadBalancer ||
-		ptr.Equal(desired.Spec.LoadBalancerClass, current.Spec.LoadBalancerClass) {
+// so the refusal costs no request.
+//
+// A class the Robot does not set is compared only when refusedBefore says
+// that the API server refused this spec of the Robot already
+// (LoadBalancerClassRefused): the cache cannot tell whose the Service's class
+// is. Another writer's (a cloud's admission webhook that gives every load
+// balancer one) stays through the operator's applies; the operator's own,
+// which the Robot no longer asks for, the apply would remove, and the API
+// server refuses that once per spec of the Robot, not on every sync.
+func LoadBalancerClassChange(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service, refusedBefore bool) error {
+	if desired.Spec == nil || desired.Spec.Type == nil || *desired.Spec.Type != corev1.ServiceTypeLoadBalancer ||
+		current.Spec.Type != corev1.ServiceTypeLoadBalancer || ptr.Equal(desired.Spec.LoadBalancerClass, current.Spec.LoadBalancerClass) ||
+		(desired.Spec.LoadBalancerClass == nil && !refusedBefore) {
 		return nil
 	}
 	return &outcome.LoadBalancerClassImmutableError{Namespace: current.Namespace, Service: current.Name,
-		Current: ptr.Deref(current.Spec.LoadBalancerClass, ""), Desired: *desired.Spec.LoadBalancerClass}
+		Current: ptr.Deref(current.Spec.LoadBalancerClass, ""), Desired: ptr.Deref(desired.Spec.LoadBalancerClass, "")}
 }
 
 // LoadBalancerClassRefused returns err, the API server's answer to the apply

@@ -208,8 +208,9 @@ func TestServiceDriftOfMetadataAndTraffic(t *testing.T) {
 }
 
 // TestLoadBalancerClassChange: a LoadBalancer Service whose class the Robot
-// asks to change is refused before any request; every other case, a class
-// the Robot does not set among them, goes on to the usual drift.
+// asks to change is refused before any request, and so is one whose class
+// the Robot dropped once the API server refused that spec; every other
+// case, another writer's class among them, goes on to the usual drift.
 func TestLoadBalancerClassChange(t *testing.T) {
 	withClass := func(serviceType robotv1beta1.ServiceType, class string) *robotv1beta1.Robot {
 		robot := robottest.NewServiceRobot("web", serviceType)
@@ -220,6 +221,7 @@ func TestLoadBalancerClassChange(t *testing.T) {
 		name            string
 		before, robot   *robotv1beta1.Robot
 		foreignClass    string // set on the live Service by another writer
+		refusedBefore   bool   // the Robot's status says the API server refused this spec
 		refused         bool
 		current, wanted string
 	}{
@@ -229,8 +231,16 @@ func TestLoadBalancerClassChange(t *testing.T) {
 		{name: "a class where there was none", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/b"),
 			refused: true, wanted: "example.com/b"},
 		{name: "no class where there was one: left to the apply", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "")},
+		{name: "no class where there was one, the apply refused before", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""),
+			refusedBefore: true, refused: true, current: "example.com/a"},
 		{name: "another writer's class, the Robot sets none", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""),
 			foreignClass: "example.com/webhook"},
+		{name: "the same class after a refusal", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"),
+			refusedBefore: true},
+		{name: "no class on either after a refusal (the Service made again)", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""),
+			refusedBefore: true},
+		{name: "to ClusterIP after a refusal", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeClusterIP, ""),
+			refusedBefore: true},
 		{name: "from ClusterIP to LoadBalancer with a class", before: withClass(robotv1beta1.ServiceTypeClusterIP, ""), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/b")},
 		{name: "from LoadBalancer to NodePort", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeNodePort, "")},
 	} {
@@ -239,7 +249,7 @@ func TestLoadBalancerClassChange(t *testing.T) {
 			if tt.foreignClass != "" {
 				live.Spec.LoadBalancerClass = &tt.foreignClass
 			}
-			err := LoadBalancerClassChange(workload.NewService(tt.robot), live)
+			err := LoadBalancerClassChange(workload.NewService(tt.robot), live, tt.refusedBefore)
 			var immutable *outcome.LoadBalancerClassImmutableError
 			switch {
 			case !tt.refused && err != nil:
