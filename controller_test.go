@@ -48,6 +48,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -3921,5 +3922,82 @@ func TestDisruptionBudgetPutBackAndDeleted(t *testing.T) {
 	synced := meta.FindStatusCondition(c.writer.FreshestRobot(robot).Status.Conditions, robotv1beta1.ConditionSynced)
 	if synced == nil || synced.Reason != robotv1beta1.ReasonDisruptionBudgetNameTaken {
 		t.Errorf("Synced %v, want DisruptionBudgetNameTaken", synced)
+	}
+}
+
+// TestLoadBalancerClassChange: a Robot that asks for another class than its
+// LoadBalancer Service has gets no apply (the API server refuses to change
+// a Service's class), keeps its Service and says how to proceed, with one
+// Warning; Ready stays about the Deployment. A class the operator set and
+// the Robot no longer asks for is refused by the API server's answer, and
+// said the same way; neither is retried until something changes.
+func TestLoadBalancerClassChange(t *testing.T) {
+	withClass := func(class string) *robotv1beta1.Robot {
+		robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeLoadBalancer)
+		robot.Spec.Service.LoadBalancerClass = class
+		return robot
+	}
+	for _, tt := range []struct {
+		name         string
+		had, asks    string
+		wantRequests []string
+	}{
+		{name: "another class, told from the cache", had: "example.com/a", asks: "example.com/b"},
+		// The refusal names a field: the live Service is read once, to tell
+		// whether another writer owns it, as for every kind.
+		{name: "no class any more, told by the API server", had: "example.com/a", asks: "",
+			wantRequests: []string{"patch services default/test", "get services default/test"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			robot := withClass(tt.asks)
+			deployment := liveDeployment(t, robot)
+			service := liveService(t, withClass(tt.had))
+			convergedWithService(robot, deployment, service)
+			f.addRobot(robot)
+			f.addDeployment(deployment)
+			f.addService(service)
+			c := f.newController(ctx)
+			f.kubeClient.PrependReactor("patch", "services", func(core.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "test", field.ErrorList{
+					field.Invalid(field.NewPath("spec", "loadBalancerClass"), nil, "may not change once set")})
+			})
+			if requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil || requeueAfter != 0 {
+				t.Fatalf("sync: requeue after %v, %v; want neither", requeueAfter, err)
+			}
+			var requests []string
+			for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+				requests = append(requests, describe(action))
+			}
+			if !slices.Equal(requests, tt.wantRequests) {
+				t.Errorf("requests %q, want %q", requests, tt.wantRequests)
+			}
+			written := f.onlyStatusWrite()
+			synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
+			if synced.Reason != robotv1beta1.ReasonLoadBalancerClassImmutable || !strings.Contains(synced.Message, "kubectl delete service -n default test") {
+				t.Errorf("Synced condition %s: %s, want %s saying how to proceed", synced.Reason, synced.Message, robotv1beta1.ReasonLoadBalancerClassImmutable)
+			}
+			if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
+				t.Errorf("Ready %s (%s): the Deployment runs, and the Service's class should not make the Robot not Ready", ready.Status, ready.Reason)
+			}
+			if written.Status.ServiceName != "test" {
+				t.Errorf("serviceName %q, want the Service that is still there", written.Status.ServiceName)
+			}
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonLoadBalancerClassImmutable) {
+				t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonLoadBalancerClassImmutable, events)
+			}
+
+			// The next sync of the same spec (a pod's event, say) sends
+			// nothing: the status it wrote remembers the refusal.
+			f.kubeClient.ClearActions()
+			f.robotClient.ClearActions()
+			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+				t.Fatalf("second sync: %v", err)
+			}
+			if actions := append(filterInformerActions(f.kubeClient.Actions()), filterInformerActions(f.robotClient.Actions())...); len(actions) != 0 {
+				t.Errorf("the second sync sent %d requests, want none: %v", len(actions), actions)
+			}
+		})
 	}
 }

@@ -144,6 +144,41 @@ func TestValidationMatchesTheCRD(t *testing.T) {
 	if command := preStop["exec"].Properties["command"]; *command.MinItems != 1 || *command.MaxItems != 256 {
 		t.Errorf("preStop.exec.command has %d to %d items, the validation says 1 to 256", *command.MinItems, *command.MaxItems)
 	}
+	service := spec.Properties["service"].Properties
+	for _, name := range []string{"annotations", "labels"} {
+		if got := service[name].MaxProperties; got == nil || *got != robotv1beta1.MaxServiceMetadata {
+			t.Errorf("service.%s maxProperties %v, MaxServiceMetadata %d", name, got, robotv1beta1.MaxServiceMetadata)
+		}
+	}
+	if got := service["loadBalancerSourceRanges"].MaxItems; got == nil || *got != robotv1beta1.MaxSourceRanges {
+		t.Errorf("service.loadBalancerSourceRanges maxItems %v, MaxSourceRanges %d", got, robotv1beta1.MaxSourceRanges)
+	}
+	for _, name := range []string{"externalTrafficPolicy", "internalTrafficPolicy"} {
+		if got := enum(service[name]); !slices.Equal(got, []string{"Cluster", "Local"}) {
+			t.Errorf("service.%s enum %v, the validation allows Cluster and Local", name, got)
+		}
+	}
+	// The rules that keep the operator's own keys out name each of them.
+	rules := func(schema apiextensionsv1.JSONSchemaProps) string {
+		var all []string
+		for _, rule := range schema.XValidations {
+			all = append(all, rule.Rule)
+		}
+		return strings.Join(all, "\n")
+	}
+	for _, key := range robotv1beta1.ReservedLabels {
+		if !strings.Contains(rules(service["labels"]), "'"+key+"'") {
+			t.Errorf("no rule of service.labels refuses %s", key)
+		}
+		if !strings.Contains(rules(spec.Properties["podLabels"]), "'"+key+"'") {
+			t.Errorf("no rule of podLabels refuses %s", key)
+		}
+	}
+	for _, key := range []string{robotv1beta1.AnnotationSpecHash, robotv1beta1.AnnotationLoadBalancerSourceRanges} {
+		if !strings.Contains(rules(service["annotations"]), "'"+key+"'") {
+			t.Errorf("no rule of service.annotations refuses %s", key)
+		}
+	}
 }
 
 // enum returns a schema's enum values, sorted.
@@ -172,6 +207,11 @@ func TestVersionsDifferOnlyInWhatTheConversionMoves(t *testing.T) {
 	for _, name := range append([]string{fieldPorts, fieldPlacement, fieldStrategy, fieldMinReady}, keptFields...) {
 		delete(betaSpec, name)
 	}
+	betaService := &shape{fields: maps.Clone(betaSpec[fieldService].fields)}
+	for _, name := range serviceFields {
+		delete(betaService.fields, name)
+	}
+	betaSpec[fieldService] = betaService
 	var differences []string
 	sameShape(&shape{fields: alphaSpec}, &shape{fields: betaSpec}, "spec", &differences)
 	sameShape(alpha.fields["status"], beta.fields["status"], "status", &differences)

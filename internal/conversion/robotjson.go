@@ -17,11 +17,12 @@ import (
 // The conversion works on a Robot's JSON as the API server sent it. It moves
 // only what differs between the versions (port and ports, the scheduling
 // fields and placement, the fields of v1beta1 alone that the conversion's
-// annotation keeps, the annotation itself, apiVersion) and passes
-// every other value through untouched. So a value that the schema admits and
-// Go cannot parse (a quantity such as 1e1.5, stored by an earlier release or
-// through v1beta1) converts in both directions; one such Robot can no longer
-// fail the LISTs and WATCHes of a whole version. The typed conversion in
+// annotation keeps, the Service's fields but its type, the annotation
+// itself, apiVersion) and passes every other value through untouched. So a
+// value that the schema admits and Go cannot parse (a quantity such as
+// 1e1.5, stored by an earlier release or through v1beta1) converts in both
+// directions; one such Robot can no longer fail the LISTs and WATCHes of a
+// whole version. The typed conversion in
 // pkg/apis does the same on Go values; TestAgreesWithTheTypedConversion
 // holds the two together.
 
@@ -32,6 +33,7 @@ const (
 	fieldPlacement = "placement"
 	fieldStrategy  = "strategy"
 	fieldMinReady  = "minReadySeconds"
+	fieldService   = "service"
 )
 
 // keptFields are the fields of v1beta1's spec that v1alpha1 has no place
@@ -39,6 +41,20 @@ const (
 // from the annotation's JSON, not from the Go values that check it, so that
 // a quantity keeps its spelling (1000m is not rewritten 1).
 var keptFields = []string{"initContainers", "sidecars", "terminationGracePeriodSeconds", "preStop"}
+
+// serviceFields are the fields of spec.service that v1beta1 has and
+// v1alpha1 has not: all but the type. They are read from the two versions'
+// json tags, so a field added to v1beta1's alone moves too.
+var serviceFields = func() []string {
+	alpha := shapeOf(reflect.TypeFor[robotv1alpha1.RobotService]()).fields
+	var names []string
+	for name := range shapeOf(reflect.TypeFor[robotv1beta1.RobotService]()).fields {
+		if _, ok := alpha[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	return names
+}()
 
 // placementFields are the fields that v1alpha1 has at the top of its spec
 // and v1beta1 gathers under spec.placement. They are read from
@@ -178,6 +194,15 @@ func (object robotObject) toV1beta1() *Ignored {
 			spec[name] = kept[name]
 		}
 	}
+	// Through v1alpha1, removing service removes its other fields too.
+	if service := child(spec, fieldService); service != nil && data.Service != nil {
+		serviceType, _ := service["type"].(string)
+		restored := robotv1alpha1.RestoreService(robotv1beta1.ServiceType(serviceType), *data.Service)
+		restored.Type = "" // v1alpha1's stays as it was written
+		for name, value := range asJSON(restored).(map[string]any) {
+			service[name] = value
+		}
+	}
 	return nil
 }
 
@@ -202,6 +227,7 @@ func (object robotObject) toV1alpha1() error {
 		Sidecars                      any `json:"sidecars,omitempty"`
 		TerminationGracePeriodSeconds any `json:"terminationGracePeriodSeconds,omitempty"`
 		PreStop                       any `json:"preStop,omitempty"`
+		Service                       any `json:"service,omitempty"`
 	}
 	if ports, _ := spec[fieldPorts].([]any); len(ports) > 0 {
 		if first, ok := ports[0].(map[string]any); ok && present(first, "containerPort") {
@@ -245,7 +271,19 @@ func (object robotObject) toV1alpha1() error {
 	for _, name := range keptFields {
 		delete(spec, name)
 	}
-	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == nil &&
+	if service := child(spec, fieldService); service != nil {
+		kept := map[string]any{}
+		for _, name := range serviceFields {
+			if present(service, name) {
+				kept[name] = service[name]
+			}
+			delete(service, name)
+		}
+		if len(kept) > 0 {
+			data.Service = kept
+		}
+	}
+	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == nil && data.Service == nil &&
 		data.InitContainers == nil && data.Sidecars == nil && data.TerminationGracePeriodSeconds == nil && data.PreStop == nil {
 		return nil
 	}

@@ -209,6 +209,9 @@ func (f *schemaFuzzer) validBeta(spec map[string]any) {
 			rolling["maxSurge"] = json.Number("1")
 		}
 	}
+	if service, ok := spec["service"].(map[string]any); ok {
+		f.validService(service)
+	}
 	// An empty placement is no placement, which v1alpha1 cannot tell apart.
 	if placement, ok := spec["placement"].(map[string]any); ok && len(placement) == 0 {
 		delete(spec, "placement")
@@ -298,6 +301,35 @@ func parsableQuantities(value any) {
 func asList(value any) []any {
 	list, _ := value.([]any)
 	return list
+}
+
+// validService makes spec.service what v1beta1's rules admit: keys, values,
+// CIDRs and a class of the right syntax, and only the fields its type can
+// take (the conversion back drops the others, as the API server drops a
+// Service's when its type changes).
+func (f *schemaFuzzer) validService(service map[string]any) {
+	if labels, ok := service["labels"].(map[string]any); ok {
+		for key := range labels {
+			labels[key] = []string{"", "blue", "a.b-c_d"}[f.rand.IntN(3)]
+		}
+	}
+	if ranges, ok := service["loadBalancerSourceRanges"].([]any); ok {
+		for i := range ranges {
+			ranges[i] = []string{"10.0.0.0/8", "192.168.1.0/24", "2001:db8::/32"}[f.rand.IntN(3)]
+		}
+	}
+	if _, ok := service["loadBalancerClass"]; ok {
+		service["loadBalancerClass"] = []string{"example.com/internal", "lb"}[f.rand.IntN(2)]
+	}
+	switch service["type"] {
+	case "LoadBalancer":
+		return
+	case "NodePort":
+	default:
+		delete(service, "externalTrafficPolicy")
+	}
+	delete(service, "loadBalancerSourceRanges")
+	delete(service, "loadBalancerClass")
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,14 +1,20 @@
 package drift
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
@@ -131,5 +137,163 @@ func TestServiceDriftOfSeveralPorts(t *testing.T) {
 				t.Errorf("drift %q, want it to name %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestServiceDriftOfMetadataAndTraffic: the annotations, labels and traffic
+// fields the Robot sets are the operator's, each annotation and label by its
+// key: another writer's keys next to them are no drift, an edit of one of
+// them is, and one the Robot removes shows as its spec changed, so that the
+// apply removes it.
+func TestServiceDriftOfMetadataAndTraffic(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		robot func(*robotv1beta1.Robot)
+		edit  func(*corev1.Service)
+		want  string // a substring of the drift; "" for none
+	}{
+		{name: "as applied"},
+		{name: "a cloud controller's annotation and label", edit: func(s *corev1.Service) {
+			s.Annotations["service.beta.kubernetes.io/aws-load-balancer-id"] = "lb-123"
+			s.Labels["cloud.example.com/zone"] = "a"
+		}},
+		{name: "a Robot's annotation edited", edit: func(s *corev1.Service) {
+			s.Annotations["service.beta.kubernetes.io/aws-load-balancer-scheme"] = "internet-facing"
+		}, want: `metadata.annotations.service.beta.kubernetes.io/aws-load-balancer-scheme is "internet-facing"; the Robot asks for "internal"`},
+		{name: "a Robot's annotation removed", edit: func(s *corev1.Service) {
+			delete(s.Annotations, "service.beta.kubernetes.io/aws-load-balancer-type")
+		}, want: "metadata.annotations.service.beta.kubernetes.io/aws-load-balancer-type is not set"},
+		{name: "a Robot's label edited", edit: func(s *corev1.Service) { s.Labels["team"] = "other" },
+			want: `metadata.labels.team is "other"; the Robot asks for "edge"`},
+		{name: "externalTrafficPolicy", edit: func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster },
+			want: "spec.externalTrafficPolicy"},
+		{name: "internalTrafficPolicy", edit: func(s *corev1.Service) {
+			s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+		},
+			want: "spec.internalTrafficPolicy"},
+		{name: "a source range added", edit: func(s *corev1.Service) {
+			s.Spec.LoadBalancerSourceRanges = append(s.Spec.LoadBalancerSourceRanges, "0.0.0.0/0")
+		}, want: "spec.loadBalancerSourceRanges"},
+		{name: "an annotation removed from the Robot", robot: func(r *robotv1beta1.Robot) {
+			delete(r.Spec.Service.Annotations, "service.beta.kubernetes.io/aws-load-balancer-type")
+		}, want: "the Robot's spec changed"},
+		{name: "a label removed from the Robot", robot: func(r *robotv1beta1.Robot) { r.Spec.Service.Labels = nil },
+			want: "the Robot's spec changed"},
+		{name: "the policies removed from the Robot", robot: func(r *robotv1beta1.Robot) {
+			r.Spec.Service.ExternalTrafficPolicy, r.Spec.Service.InternalTrafficPolicy = "", ""
+		}, want: "the Robot's spec changed"},
+		{name: "an annotation added to the Robot", robot: func(r *robotv1beta1.Robot) {
+			r.Spec.Service.Annotations["example.com/new"] = "x"
+		}, want: "metadata.annotations.example.com/new is not set"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := robottest.LoadBalancerRobot()
+			robot := before.DeepCopy()
+			if tt.robot != nil {
+				tt.robot(robot)
+			}
+			live := liveService(t, before)
+			if tt.edit != nil {
+				tt.edit(live)
+			}
+			got := ServiceDrift(workload.NewService(robot), live)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("drift %q, want none", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("drift %q, want it to name %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadBalancerClassChange: a LoadBalancer Service whose class the Robot
+// asks to change is refused before any request, and so is one whose class
+// the Robot dropped once the API server refused that spec; every other
+// case, another writer's class among them, goes on to the usual drift.
+func TestLoadBalancerClassChange(t *testing.T) {
+	withClass := func(serviceType robotv1beta1.ServiceType, class string) *robotv1beta1.Robot {
+		robot := robottest.NewServiceRobot("web", serviceType)
+		robot.Spec.Service.LoadBalancerClass = class
+		return robot
+	}
+	for _, tt := range []struct {
+		name            string
+		before, robot   *robotv1beta1.Robot
+		foreignClass    string // set on the live Service by another writer
+		refusedBefore   bool   // the Robot's status says the API server refused this spec
+		refused         bool
+		current, wanted string
+	}{
+		{name: "same class", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a")},
+		{name: "another class", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/b"),
+			refused: true, current: "example.com/a", wanted: "example.com/b"},
+		{name: "a class where there was none", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/b"),
+			refused: true, wanted: "example.com/b"},
+		{name: "no class where there was one: left to the apply", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "")},
+		{name: "no class where there was one, the apply refused before", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""),
+			refusedBefore: true, refused: true, current: "example.com/a"},
+		{name: "another writer's class, the Robot sets none", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""),
+			foreignClass: "example.com/webhook"},
+		{name: "the same class after a refusal", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"),
+			refusedBefore: true},
+		{name: "no class on either after a refusal (the Service made again)", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, ""),
+			refusedBefore: true},
+		{name: "to ClusterIP after a refusal", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeClusterIP, ""),
+			refusedBefore: true},
+		{name: "from ClusterIP to LoadBalancer with a class", before: withClass(robotv1beta1.ServiceTypeClusterIP, ""), robot: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/b")},
+		{name: "from LoadBalancer to NodePort", before: withClass(robotv1beta1.ServiceTypeLoadBalancer, "example.com/a"), robot: withClass(robotv1beta1.ServiceTypeNodePort, "")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			live := liveService(t, tt.before)
+			if tt.foreignClass != "" {
+				live.Spec.LoadBalancerClass = &tt.foreignClass
+			}
+			err := LoadBalancerClassChange(workload.NewService(tt.robot), live, tt.refusedBefore)
+			var immutable *outcome.LoadBalancerClassImmutableError
+			switch {
+			case !tt.refused && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.refused && !errors.As(err, &immutable):
+				t.Errorf("error %v, want a LoadBalancerClassImmutableError", err)
+			case tt.refused && (immutable.Current != tt.current || immutable.Desired != tt.wanted || immutable.Service != live.Name || immutable.Namespace != live.Namespace):
+				t.Errorf("error %+v, want Service %s/%s from %q to %q", immutable, live.Namespace, live.Name, tt.current, tt.wanted)
+			}
+		})
+	}
+}
+
+// TestLoadBalancerClassRefused: the API server's refusal of an apply that
+// changes the class is told apart from every other answer.
+func TestLoadBalancerClassRefused(t *testing.T) {
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeLoadBalancer)
+	before := robot.DeepCopy()
+	before.Spec.Service.LoadBalancerClass = "example.com/a"
+	live := liveService(t, before)
+	desired := workload.NewService(robot)
+	invalid := func(causes ...field.Error) error {
+		var list field.ErrorList
+		for i := range causes {
+			list = append(list, &causes[i])
+		}
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "web", list)
+	}
+	classPath := field.NewPath("spec", "loadBalancerClass")
+	refusal := invalid(*field.Invalid(classPath, nil, "may not change once set"))
+	var immutable *outcome.LoadBalancerClassImmutableError
+	err := LoadBalancerClassRefused(desired, live, &outcome.InvalidSpecError{Err: refusal})
+	var invalidSpec *outcome.InvalidSpecError
+	if !errors.As(err, &immutable) || immutable.Current != "example.com/a" || immutable.Desired != "" || !apierrors.IsInvalid(immutable) || errors.As(err, &invalidSpec) {
+		t.Errorf("the refusal, wrapped: %#v, want a LoadBalancerClassImmutableError from example.com/a to none, wrapping the API server's answer and not the invalid spec it was taken for", err)
+	}
+	for name, other := range map[string]error{
+		"no error":       nil,
+		"conflict":       apierrors.NewConflict(schema.GroupResource{Resource: "services"}, "web", errors.New("uid")),
+		"another field":  invalid(*field.Invalid(field.NewPath("spec", "ports"), nil, "may not change once set")),
+		"another reason": invalid(*field.Invalid(classPath, "-x", "a qualified name must consist of alphanumeric characters")),
+	} {
+		if err := LoadBalancerClassRefused(desired, live, other); err != nil {
+			t.Errorf("%s: %v, want nil", name, err)
+		}
 	}
 }

@@ -57,6 +57,7 @@ func Classify(err error) Failure {
 		svcTaken  *ServiceNameTakenError
 		objTaken  *ObjectNameTakenError
 		svcType   *ServiceTypeNotAllowedError
+		lbClass   *LoadBalancerClassImmutableError
 		earlier   *EarlierRobotError
 		invalid   *InvalidSpecError
 		conflict  *FieldConflictError
@@ -91,6 +92,11 @@ func Classify(err error) Failure {
 		// Only a change of the Robot, or of the operator's flags (which
 		// restarts it), can help.
 		return Failure{Reason: robotv1beta1.ReasonServiceTypeNotAllowed, Retry: RetryOnChange}
+	case errors.As(err, &lbClass):
+		// Only a person can choose between the Service's address and the
+		// new class: a change of the Robot, or the Service's deletion
+		// (whose event queues the Robot), syncs it again.
+		return Failure{Reason: robotv1beta1.ReasonLoadBalancerClassImmutable, Retry: RetryOnChange}
 	case errors.As(err, &conflict):
 		// The other writer may take its field back; the Deployment's
 		// update event then queues the Robot at once.
@@ -111,7 +117,7 @@ func Classify(err error) Failure {
 func WarnsOnEntry(reason string) bool {
 	switch reason {
 	case robotv1beta1.ReasonInvalidSpec, robotv1beta1.ReasonDeploymentNameTaken, robotv1beta1.ReasonServiceNameTaken, robotv1beta1.ReasonServiceTypeNotAllowed,
-		robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested,
+		robotv1beta1.ReasonLoadBalancerClassImmutable, robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested,
 		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested,
 		robotv1beta1.ReasonGatewayAPIMissing, robotv1beta1.ReasonRouteNameTaken, robotv1beta1.ReasonRouteContested:
 		return true
@@ -176,6 +182,35 @@ func (e *ServiceTypeNotAllowedError) Error() string {
 	return fmt.Sprintf("the Robot asks for a Service of type %s, which this operator does not create (it creates %s); "+
 		"ask for one of those, or for spec.service.type None", e.Type, strings.Join(allowed, ", "))
 }
+
+// LoadBalancerClassImmutableError is a Robot that asks for another
+// loadBalancerClass than its LoadBalancer Service has. The API server refuses
+// to change a Service's class once set, so the operator leaves the Service
+// as it is rather than send an apply that is refused on every sync. The
+// choice it leaves is a person's: the new class costs a new load balancer,
+// and with it the Service's address.
+type LoadBalancerClassImmutableError struct {
+	Namespace string
+	Service   string
+	Current   string // the Service's class, "" for none
+	Desired   string // the Robot's, "" for none
+	Err       error  // the API server's refusal, when an apply was sent
+}
+
+func (e *LoadBalancerClassImmutableError) Error() string {
+	class := func(c string) string {
+		if c == "" {
+			return "none (the cluster's default load balancer)"
+		}
+		return fmt.Sprintf("%q", c)
+	}
+	return fmt.Sprintf("the Robot asks for loadBalancerClass %s, and its Service %q has %s, which a Service cannot change once set; "+
+		"the operator leaves the Service as it is: to move it to the new class, delete it (kubectl delete service -n %s %s) "+
+		"and the operator creates it again at once, with a new load balancer and a new address; or ask for %s again",
+		class(e.Desired), e.Service, class(e.Current), e.Namespace, e.Service, class(e.Current))
+}
+
+func (e *LoadBalancerClassImmutableError) Unwrap() error { return e.Err }
 
 // ServiceNameTakenError is a Service with the name of the Robot's Service
 // that the Robot does not control. The operator never modifies, adopts or

@@ -3,9 +3,11 @@ package outcome
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
@@ -26,6 +28,9 @@ func TestClassify(t *testing.T) {
 		{&ServiceNameTakenError{Name: "x"}, robotv1beta1.ReasonServiceNameTaken, RecheckLater, true},
 		{&ServiceTypeNotAllowedError{Type: robotv1beta1.ServiceTypeNodePort, Allowed: []robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP}},
 			robotv1beta1.ReasonServiceTypeNotAllowed, RetryOnChange, true},
+		{&LoadBalancerClassImmutableError{Service: "x", Current: "a", Desired: "b"}, robotv1beta1.ReasonLoadBalancerClassImmutable, RetryOnChange, true},
+		{&LoadBalancerClassImmutableError{Service: "x", Current: "a", Err: apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "x", nil)},
+			robotv1beta1.ReasonLoadBalancerClassImmutable, RetryOnChange, true},
 		{&EarlierRobotError{Name: "x"}, robotv1beta1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1beta1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&FieldConflictError{Name: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1beta1.ReasonFieldConflict, RetryWithBackoff, true},
@@ -38,6 +43,29 @@ func TestClassify(t *testing.T) {
 		f := Classify(tt.err)
 		if f.Reason != tt.reason || f.Retry != tt.retry || WarnsOnEntry(f.Reason) != tt.warns {
 			t.Errorf("%T: reason %s, retry %d, warns %v; want %s, %d, %v", tt.err, f.Reason, f.Retry, WarnsOnEntry(f.Reason), tt.reason, tt.retry, tt.warns)
+		}
+	}
+}
+
+// TestLoadBalancerClassImmutableMessage: the message says what the Service
+// has, what the Robot asks for, and the two ways out.
+func TestLoadBalancerClassImmutableMessage(t *testing.T) {
+	for _, tt := range []struct {
+		err  *LoadBalancerClassImmutableError
+		want []string
+	}{
+		{&LoadBalancerClassImmutableError{Namespace: "team", Service: "web", Current: "example.com/a", Desired: "example.com/b"},
+			[]string{`asks for loadBalancerClass "example.com/b"`, `Service "web" has "example.com/a"`, "kubectl delete service -n team web",
+				"a new address", `ask for "example.com/a" again`}},
+		{&LoadBalancerClassImmutableError{Namespace: "team", Service: "web", Desired: "example.com/b"},
+			[]string{`Service "web" has none (the cluster's default load balancer)`, "ask for none"}},
+		{&LoadBalancerClassImmutableError{Namespace: "team", Service: "web", Current: "example.com/a"},
+			[]string{"asks for loadBalancerClass none"}},
+	} {
+		for _, want := range tt.want {
+			if !strings.Contains(tt.err.Error(), want) {
+				t.Errorf("message %q lacks %q", tt.err.Error(), want)
+			}
 		}
 	}
 }

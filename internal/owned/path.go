@@ -48,6 +48,15 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// has had its object: one missing from the cache was then deleted,
 	// maybe by the garbage collector because the Robot is gone too.
 	Reported func(robot *robotv1beta1.Robot) bool
+	// Refuse, when set, returns why desired must not be applied onto
+	// current, robot's own object, before anything is compared (a change
+	// the API server refuses, such as that of an immutable field): the
+	// object stays as it is.
+	Refuse func(robot *robotv1beta1.Robot, desired A, current T) error
+	// Refused, when set, turns the API server's refusal of the apply of
+	// desired onto current into what the Robot reports; nil when it is no
+	// refusal the kind knows.
+	Refused func(desired A, current T, err error) error
 	// Contested is the Synced reason while another writer keeps changing
 	// the object.
 	Contested string
@@ -195,6 +204,11 @@ func (p *Path[T, A]) checkControlled(robot *robotv1beta1.Robot, current T) error
 // made, with the Robot unchanged, is a revert: reverts that keep coming
 // make a fight, in which the operator waits longer before each.
 func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T) (T, error) {
+	if p.kind.Refuse != nil {
+		if err := p.kind.Refuse(robot, desired, current); err != nil {
+			return current, err
+		}
+	}
 	difference := p.objects.Drift(desired, current)
 	now := p.deps.Clock.Now()
 	if difference == "" {
@@ -212,8 +226,7 @@ func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, de
 	}
 	if p.objects.RobotChanged(desired, current, applied) {
 		// The Robot changed: this is no revert.
-		written, err := p.objects.Apply(ctx, robot, desired, current, difference)
-		return written, p.noteRefusal(robot, err)
+		return p.apply(ctx, robot, desired, current, difference)
 	}
 	// The Robot asks for what it asked for at the operator's last write:
 	// another writer changed the object.
@@ -228,9 +241,9 @@ func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, de
 			foreign = drift.LastForeignWriter(live)
 		}
 	}
-	written, err := p.objects.Apply(ctx, robot, desired, current, difference)
+	written, err := p.apply(ctx, robot, desired, current, difference)
 	if err != nil {
-		return written, p.noteRefusal(robot, err)
+		return written, err
 	}
 	if fight := p.fights.Reverted(written.GetUID(), now, difference, foreign); fight.InFight {
 		// The other writer's next change queues the Robot; if none comes,
@@ -238,6 +251,18 @@ func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, de
 		return written, p.contested(written, fight.Drift, fight.Writer, min(fight.Wait, drift.FightCalm))
 	}
 	return written, nil
+}
+
+// apply applies desired onto current, which differs from it as difference
+// says, and says what a refusal means.
+func (p *Path[T, A]) apply(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T, difference string) (T, error) {
+	written, err := p.objects.Apply(ctx, robot, desired, current, difference)
+	if err != nil && p.kind.Refused != nil {
+		if refused := p.kind.Refused(desired, current, err); refused != nil {
+			return current, refused
+		}
+	}
+	return written, p.noteRefusal(robot, err)
 }
 
 // contested is the error of a fight over object.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
@@ -86,6 +87,14 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 			}
 			return err
 		},
+		// A change of loadBalancerClass, which the API server refuses on a
+		// Service, is reported, not sent: once the Robot's status says the
+		// API server refused it, not even a class the operator set and the
+		// Robot dropped.
+		Refuse: func(robot *robotv1beta1.Robot, desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) error {
+			return drift.LoadBalancerClassChange(desired, current, status.ReportsLoadBalancerClassImmutable(robot.Status, robot.Generation))
+		},
+		Refused:   drift.LoadBalancerClassRefused,
 		Contested: robotv1beta1.ReasonServiceContested,
 		AppliedSpecHash: func(current *corev1.Service) string {
 			return current.Annotations[workload.AnnotationSpecHash]

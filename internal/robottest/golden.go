@@ -224,3 +224,23 @@ func RolloutRobot() *robotv1beta1.Robot {
 	robot.Spec.MinReadySeconds = 15
 	return robot
 }
+
+// LoadBalancerRobot is a Robot whose LoadBalancer Service sets every field
+// of spec.service: a cloud's annotations, labels, both traffic policies,
+// source ranges and a class.
+func LoadBalancerRobot() *robotv1beta1.Robot {
+	robot := NewRobot("edge", 2)
+	robot.Spec.Service = &robotv1beta1.RobotService{
+		Type: robotv1beta1.ServiceTypeLoadBalancer,
+		Annotations: map[string]string{
+			"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+			"service.beta.kubernetes.io/aws-load-balancer-type":   "external",
+		},
+		Labels:                   map[string]string{"team": "edge", "example.com/exposure": "internal"},
+		ExternalTrafficPolicy:    corev1.ServiceExternalTrafficPolicyLocal,
+		InternalTrafficPolicy:    corev1.ServiceInternalTrafficPolicyLocal,
+		LoadBalancerSourceRanges: []string{"10.0.0.0/8", "2001:db8::/32"},
+		LoadBalancerClass:        "example.com/internal-lb",
+	}
+	return robot
+}

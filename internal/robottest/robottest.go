@@ -105,12 +105,19 @@ func LiveServiceOf(t testing.TB, desired any) *corev1.Service {
 	s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	s.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
 	s.Spec.SessionAffinity = corev1.ServiceAffinityNone
-	s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	if s.Spec.InternalTrafficPolicy == nil {
+		s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	}
 	if s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		for i := range s.Spec.Ports {
 			s.Spec.Ports[i].NodePort = 31234 + int32(i)
 		}
-		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+		if s.Spec.ExternalTrafficPolicy == "" {
+			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+		}
+		if s.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && s.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			s.Spec.HealthCheckNodePort = 32100
+		}
 	}
 	if s.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		s.Spec.AllocateLoadBalancerNodePorts = ptr.To(true)

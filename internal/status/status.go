@@ -128,6 +128,17 @@ func ReportsPaused(status robotv1beta1.RobotStatus) bool {
 	return synced != nil && synced.Reason == robotv1beta1.ReasonPaused
 }
 
+// ReportsLoadBalancerClassImmutable reports whether status says, of
+// generation, that the Robot's Service could not take its loadBalancerClass
+// (Synced has the reason LoadBalancerClassImmutable). The status is the
+// memory of the API server's refusal: the next sync of the same spec does not
+// send the apply again (drift.LoadBalancerClassChange).
+func ReportsLoadBalancerClassImmutable(status robotv1beta1.RobotStatus, generation int64) bool {
+	synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced)
+	return synced != nil && synced.Reason == robotv1beta1.ReasonLoadBalancerClassImmutable &&
+		status.ObservedGeneration == generation && synced.ObservedGeneration == generation
+}
+
 // ReadyFor reports whether status says Ready=True for generation: the
 // Ready condition and the status itself both observed it.
 func ReadyFor(status robotv1beta1.RobotStatus, generation int64) bool {

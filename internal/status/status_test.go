@@ -319,3 +319,29 @@ func TestSyncedFor(t *testing.T) {
 		}
 	}
 }
+
+// TestReportsLoadBalancerClassImmutable: the status remembers the API
+// server's refusal of the Service's class for the generation it was
+// computed for, and for no other.
+func TestReportsLoadBalancerClassImmutable(t *testing.T) {
+	now := metav1.NewTime(robottest.FixtureNow)
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeLoadBalancer)
+	robot.Generation = 4
+	desired, err := workload.NewDeployment(robot)
+	deployment := robottest.LiveDeploymentOf(t, desired, err)
+	refused := &outcome.LoadBalancerClassImmutableError{Namespace: "default", Service: "test", Current: "example.com/a"}
+
+	status := Compute(robot, deployment, nil, refused, now)
+	if !ReportsLoadBalancerClassImmutable(status, 4) {
+		t.Errorf("a status computed with the refusal does not report it: %+v", status.Conditions)
+	}
+	if ReportsLoadBalancerClassImmutable(status, 5) {
+		t.Error("the refusal of generation 4 is reported for generation 5")
+	}
+	if ReportsLoadBalancerClassImmutable(Compute(robot, deployment, nil, nil, now), 4) {
+		t.Error("a synced status reports the refusal")
+	}
+	if ReportsLoadBalancerClassImmutable(Compute(robot, deployment, nil, &outcome.InvalidSpecError{Err: errors.New("bad")}, now), 4) {
+		t.Error("another failure reports the refusal")
+	}
+}

@@ -40,7 +40,7 @@ const (
 	// hash of what the operator last applied. Comparing live fields finds
 	// drift, but not a field the Robot no longer asks for (an env var
 	// removed from the Robot, or one of its ports, say); the hash does.
-	AnnotationSpecHash = "robot.dev/spec-hash"
+	AnnotationSpecHash = robotv1beta1.AnnotationSpecHash
 
 	// AnnotationPaused on a Robot, with the value "true", stops every write
 	// of the operator to the Robot's Deployment and Service, so that a
@@ -117,6 +117,11 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 		return err
 	}
 	if err := robotv1beta1.ValidateStrategy(spec.Strategy); err != nil {
+		return err
+	}
+	// The Service's fields too: the API server would refuse its create or
+	// apply on every sync, and the CRD cannot check every key's syntax.
+	if err := robotv1beta1.ValidateService(spec.Service); err != nil {
 		return err
 	}
 	return validateWorkload(spec)

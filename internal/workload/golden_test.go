@@ -24,8 +24,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // server-side apply, the Deployment, the Service and the Robot's status,
 // byte for byte with files under testdata/golden: for GoldenRobot, and for
 // RolloutRobot, which sets several ports, a strategy and minReadySeconds,
-// and for a restricted Robot with a sidecar, an init container, a grace
-// period and a preStop sleep. Any change to what is
+// for a restricted Robot with a sidecar, an init container, a grace period
+// and a preStop sleep, and for LoadBalancerRobot's Service, which sets every
+// field of spec.service. Any change to what is
 // sent, meant or not, then shows in review as a change to those files.
 //
 // The status golden changes whenever the conditions do (a condition added,
@@ -58,6 +59,7 @@ func TestGoldenApplyBodies(t *testing.T) {
 		"deployment-rollout.json":    desiredRollout,
 		"service-rollout.json":       NewService(rollout),
 		"deployment-containers.json": desiredContainers,
+		"service-loadbalancer.json":  NewService(robottest.LoadBalancerRobot()),
 	} {
 		t.Run(file, func(t *testing.T) {
 			got, err := json.MarshalIndent(body, "", "  ")

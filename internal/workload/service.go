@@ -81,6 +81,7 @@ func NewService(robot *robotv1beta1.Robot) *corev1ac.ServiceApplyConfiguration {
 	spec := corev1ac.ServiceSpec().
 		WithType(corev1.ServiceType(ServiceType(robot))).
 		WithSelector(selectorLabels(robot))
+	addTraffic(robot.Spec.Service, spec)
 	for _, port := range robot.Spec.Ports {
 		// The Service's port number is the container's, so that a port
 		// has one number wherever it is reached. The target is the
@@ -92,15 +93,42 @@ func NewService(robot *robotv1beta1.Robot) *corev1ac.ServiceApplyConfiguration {
 			WithPort(port.ContainerPort).
 			WithTargetPort(intstr.FromString(port.Name)))
 	}
-	service := corev1ac.Service(ServiceName(robot), robot.Namespace).
-		WithLabels(ObjectLabels(robot)).
+	service := corev1ac.Service(ServiceName(robot), robot.Namespace)
+	if robot.Spec.Service != nil {
+		// The Robot's first, so that the operator's own labels win; the
+		// CRD refuses a Robot that sets them anyway.
+		service.WithLabels(robot.Spec.Service.Labels).WithAnnotations(robot.Spec.Service.Annotations)
+	}
+	service.WithLabels(ObjectLabels(robot)).
 		WithOwnerReferences(controllerReference(robot)).
 		WithSpec(spec)
-	// A port the Robot no longer has is no field that differs, but the
-	// hash is. Strings and numbers alone always marshal, so there is no
-	// error to report.
+	// A port, an annotation or a label the Robot no longer has is no
+	// field that differs, but the hash is. Strings and numbers alone
+	// always marshal, so there is no error to report.
 	if hash, err := specHash(service); err == nil {
 		service.WithAnnotations(map[string]string{AnnotationSpecHash: hash})
 	}
 	return service
+}
+
+// addTraffic sets on spec the traffic fields robot's Service sets, and only
+// those: a field the Robot leaves unset keeps the API server's default
+// (Cluster for both policies), which nobody owns, so that the operator never
+// applies a value over it.
+func addTraffic(service *robotv1beta1.RobotService, spec *corev1ac.ServiceSpecApplyConfiguration) {
+	if service == nil {
+		return
+	}
+	if service.ExternalTrafficPolicy != "" {
+		spec.WithExternalTrafficPolicy(service.ExternalTrafficPolicy)
+	}
+	if service.InternalTrafficPolicy != "" {
+		spec.WithInternalTrafficPolicy(service.InternalTrafficPolicy)
+	}
+	if len(service.LoadBalancerSourceRanges) > 0 {
+		spec.WithLoadBalancerSourceRanges(service.LoadBalancerSourceRanges...)
+	}
+	if service.LoadBalancerClass != "" {
+		spec.WithLoadBalancerClass(service.LoadBalancerClass)
+	}
 }

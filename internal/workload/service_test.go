@@ -2,6 +2,8 @@ package workload
 
 import (
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/robot-operator/robot-operator/internal/robottest"
@@ -114,6 +116,11 @@ func TestServiceSpecHash(t *testing.T) {
 		"a port removed": func(r *robotv1beta1.Robot) { r.Spec.Ports = r.Spec.Ports[1:] },
 		"a port renamed": func(r *robotv1beta1.Robot) { r.Spec.Ports[0].Name = "resolver" },
 		"the type":       func(r *robotv1beta1.Robot) { r.Spec.Service.Type = robotv1beta1.ServiceTypeNodePort },
+		"an annotation":  func(r *robotv1beta1.Robot) { r.Spec.Service.Annotations = map[string]string{"example.com/a": "1"} },
+		"a label":        func(r *robotv1beta1.Robot) { r.Spec.Service.Labels = map[string]string{"team": "blue"} },
+		"internalTrafficPolicy": func(r *robotv1beta1.Robot) {
+			r.Spec.Service.InternalTrafficPolicy = corev1.ServiceInternalTrafficPolicyLocal
+		},
 	} {
 		changed := robot.DeepCopy()
 		change(changed)
@@ -131,5 +138,109 @@ func TestServiceSpecHash(t *testing.T) {
 		if hash(changed) != hash(robot) {
 			t.Errorf("%s: the hash changes, and the Service would be applied for nothing", name)
 		}
+	}
+}
+
+// TestNewServiceMetadataAndTraffic: the Service carries the annotations,
+// labels and traffic fields the Robot sets, next to the operator's own, and
+// nothing of them when the Robot sets none, so that the API server's
+// defaults stand and nobody owns them.
+func TestNewServiceMetadataAndTraffic(t *testing.T) {
+	base := func(serviceType robotv1beta1.ServiceType) *robotv1beta1.Robot {
+		return robottest.NewServiceRobot("web", serviceType)
+	}
+	full := robottest.LoadBalancerRobot()
+	for _, tt := range []struct {
+		name        string
+		robot       *robotv1beta1.Robot
+		annotations map[string]string // besides the spec hash
+		labels      map[string]string // besides the operator's
+		spec        corev1.ServiceSpec
+	}{
+		{name: "none set, ClusterIP", robot: base(robotv1beta1.ServiceTypeClusterIP)},
+		{name: "none set, LoadBalancer", robot: base(robotv1beta1.ServiceTypeLoadBalancer)},
+		{name: "empty maps", robot: func() *robotv1beta1.Robot {
+			r := base(robotv1beta1.ServiceTypeClusterIP)
+			r.Spec.Service.Annotations, r.Spec.Service.Labels = map[string]string{}, map[string]string{}
+			return r
+		}()},
+		{name: "every field, LoadBalancer", robot: full,
+			annotations: full.Spec.Service.Annotations, labels: full.Spec.Service.Labels,
+			spec: corev1.ServiceSpec{
+				ExternalTrafficPolicy:    corev1.ServiceExternalTrafficPolicyLocal,
+				InternalTrafficPolicy:    ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
+				LoadBalancerSourceRanges: []string{"10.0.0.0/8", "2001:db8::/32"},
+				LoadBalancerClass:        ptr.To("example.com/internal-lb"),
+			}},
+		{name: "internalTrafficPolicy, ClusterIP", robot: func() *robotv1beta1.Robot {
+			r := base(robotv1beta1.ServiceTypeClusterIP)
+			r.Spec.Service.InternalTrafficPolicy = corev1.ServiceInternalTrafficPolicyCluster
+			return r
+		}(), spec: corev1.ServiceSpec{InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyCluster)}},
+		{name: "externalTrafficPolicy, NodePort", robot: func() *robotv1beta1.Robot {
+			r := base(robotv1beta1.ServiceTypeNodePort)
+			r.Spec.Service.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+			return r
+		}(), spec: corev1.ServiceSpec{ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var s corev1.Service
+			if err := RoundTrip(NewService(tt.robot), &s); err != nil {
+				t.Fatal(err)
+			}
+			annotations := maps.Clone(s.Annotations)
+			if annotations[AnnotationSpecHash] == "" {
+				t.Errorf("annotations %v, want the spec hash among them", s.Annotations)
+			}
+			delete(annotations, AnnotationSpecHash)
+			if len(annotations) > 0 || len(tt.annotations) > 0 {
+				if d := diff.Diff(tt.annotations, annotations); d != "" {
+					t.Errorf("annotations besides the spec hash (-want +got):\n%s", d)
+				}
+			}
+			wantLabels := ObjectLabels(tt.robot)
+			maps.Copy(wantLabels, tt.labels)
+			if d := diff.Diff(wantLabels, s.Labels); d != "" {
+				t.Errorf("labels (-want +got):\n%s", d)
+			}
+			got := corev1.ServiceSpec{
+				ExternalTrafficPolicy:    s.Spec.ExternalTrafficPolicy,
+				InternalTrafficPolicy:    s.Spec.InternalTrafficPolicy,
+				LoadBalancerSourceRanges: s.Spec.LoadBalancerSourceRanges,
+				LoadBalancerClass:        s.Spec.LoadBalancerClass,
+			}
+			if d := diff.Diff(tt.spec, got); d != "" {
+				t.Errorf("traffic fields (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestServiceLabelsDoNotOverrideTheOperators: a Robot stored around the
+// CRD's rule cannot take the labels the operator finds its Service by: the
+// operator's win in the Service, and the spec is refused before anything
+// is sent.
+func TestServiceLabelsDoNotOverrideTheOperators(t *testing.T) {
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeClusterIP)
+	robot.Spec.Service.Labels = map[string]string{LabelManagedBy: "someone-else", LabelRobot: "other"}
+	if s := NewService(robot); s.Labels[LabelManagedBy] != LabelManagedByValue || s.Labels[LabelRobot] != robot.Name {
+		t.Errorf("labels %v, want the operator's", s.Labels)
+	}
+	if _, err := NewDeployment(robot); err == nil || !strings.Contains(err.Error(), "spec.service.labels cannot set") {
+		t.Errorf("NewDeployment: %v, want the labels refused", err)
+	}
+}
+
+// TestReservedLabelsAreTheOperators: the labels that the API's validation
+// (and the CRD's rules, TestValidationMatchesTheCRD) keep out of podLabels
+// and service.labels are exactly those the operator puts on its objects.
+func TestReservedLabelsAreTheOperators(t *testing.T) {
+	got := slices.Sorted(maps.Keys(ObjectLabels(robottest.NewRobot("web", 1))))
+	want := slices.Sorted(slices.Values(robotv1beta1.ReservedLabels))
+	if !slices.Equal(got, want) {
+		t.Errorf("the operator's labels are %v, the reserved ones %v", got, want)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(ReservedPodLabels)), want) {
+		t.Errorf("ReservedPodLabels %v, the API's %v", ReservedPodLabels, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -83,8 +84,9 @@ func TestRobotWrittenAsV1alpha1(t *testing.T) {
 }
 
 // TestTwoPortsSurviveAnEditThroughV1alpha1: a Robot written as v1beta1 with
-// what v1alpha1 has no field for, replaced whole through v1alpha1 (kubectl
-// get -o yaml | edit | kubectl replace, or an older client), keeps it all.
+// what v1alpha1 has no field for (a second port, a strategy, the Service's
+// metadata and traffic fields), replaced whole through v1alpha1 (kubectl get
+// -o yaml | edit | kubectl replace, or an older client), keeps it all.
 func TestTwoPortsSurviveAnEditThroughV1alpha1(t *testing.T) {
 	parallel(t)
 	ns := newNamespace(t)
@@ -105,6 +107,15 @@ func TestTwoPortsSurviveAnEditThroughV1alpha1(t *testing.T) {
 				RollingUpdate: &robotv1beta1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(0))},
 			},
 			MinReadySeconds: 2,
+			Service: &robotv1beta1.RobotService{
+				Type:                     robotv1beta1.ServiceTypeLoadBalancer,
+				Annotations:              map[string]string{"example.com/scheme": "internal"},
+				Labels:                   map[string]string{"team": "blue"},
+				ExternalTrafficPolicy:    corev1.ServiceExternalTrafficPolicyLocal,
+				InternalTrafficPolicy:    corev1.ServiceInternalTrafficPolicyLocal,
+				LoadBalancerSourceRanges: []string{"10.0.0.0/8"},
+				LoadBalancerClass:        "example.com/lb",
+			},
 		},
 	}
 	if _, err := env.robots.RobotV1beta1().Robots(ns).Create(ctx, robot, metav1.CreateOptions{}); err != nil {
@@ -141,6 +152,9 @@ func TestTwoPortsSurviveAnEditThroughV1alpha1(t *testing.T) {
 		t.Errorf("after the replace through v1alpha1, as v1beta1: ports %+v, strategy %+v, minReadySeconds %d, replicas %v; want both ports, the strategy, 2 and 2",
 			got.Spec.Ports, got.Spec.Strategy, got.Spec.MinReadySeconds, got.Spec.Replicas)
 	}
+	if !apiequality.Semantic.DeepEqual(got.Spec.Service, robot.Spec.Service) {
+		t.Errorf("after the replace through v1alpha1, the Service's fields are %+v, want %+v", got.Spec.Service, robot.Spec.Service)
+	}
 	if _, ok := got.Annotations[robotv1alpha1.ConversionDataAnnotation]; ok {
 		t.Errorf("the stored Robot carries %s: %v", robotv1alpha1.ConversionDataAnnotation, got.Annotations)
 	}
@@ -156,8 +170,9 @@ func TestTwoPortsSurviveAnEditThroughV1alpha1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(service.Spec.Ports) != 2 {
-		t.Errorf("the Service's ports are %+v, want http and metrics", service.Spec.Ports)
+	if len(service.Spec.Ports) != 2 || service.Annotations["example.com/scheme"] != "internal" || ptr.Deref(service.Spec.LoadBalancerClass, "") != "example.com/lb" {
+		t.Errorf("the Service's ports are %+v, annotations %v, class %v; want http and metrics, the Robot's annotation and class",
+			service.Spec.Ports, service.Annotations, service.Spec.LoadBalancerClass)
 	}
 }
 

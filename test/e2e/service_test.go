@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -295,5 +297,195 @@ func checkNoServiceWrites(t *testing.T, ns, name string, since time.Time) {
 	t.Helper()
 	if writes := operatorServiceWrites(t, ns, name, since); len(writes) > 0 {
 		t.Errorf("the operator wrote Service %s/%s with nothing to do: %v", ns, name, writes)
+	}
+}
+
+// TestServiceMetadata: the annotations, labels and traffic fields of a
+// Robot's Service are on it from its create (some clouds read their load
+// balancer's annotations only then); the operator owns those keys only: a
+// cloud controller's annotation and label (written by another field
+// manager, as kubectl annotate does) survive its syncs and a change of the
+// Robot, a key removed from the Robot leaves the Service, and a key of the
+// Robot's edited by hand is put back.
+func TestServiceMetadata(t *testing.T) {
+	parallel(t)
+	requireAuditLog(t)
+	ns := newNamespace(t)
+	robot := newRobot(ns, "edge", 1)
+	robot.Spec.Ports = httpPorts(8080)
+	robot.Spec.Service = &robotv1beta1.RobotService{
+		Type:                     robotv1beta1.ServiceTypeLoadBalancer,
+		Annotations:              map[string]string{"example.com/scheme": "internal", "example.com/keep": "a"},
+		Labels:                   map[string]string{"team": "blue"},
+		ExternalTrafficPolicy:    corev1.ServiceExternalTrafficPolicyLocal,
+		InternalTrafficPolicy:    corev1.ServiceInternalTrafficPolicyLocal,
+		LoadBalancerSourceRanges: []string{"10.0.0.0/8", "2001:db8::/32"},
+		LoadBalancerClass:        "example.com/lb-a",
+	}
+	created := time.Now()
+	robot = createRobot(t, robot)
+
+	s := waitForService(t, ns, "edge", "exists", func(*corev1.Service) bool { return true })
+	// The operator's only write so far is the create, so what the Service
+	// holds of the Robot's came with it.
+	if writes := operatorServiceWrites(t, ns, "edge", created); len(writes) != 1 || !strings.Contains(writes[0], " create ") {
+		t.Errorf("the operator's writes of the Service: %v, want its create alone", writes)
+	}
+	if s.Annotations["example.com/scheme"] != "internal" || s.Annotations["example.com/keep"] != "a" || s.Labels["team"] != "blue" ||
+		s.Labels[labelManagedBy] != labelManagedByValue {
+		t.Errorf("Service annotations %v, labels %v: want the Robot's and the operator's", s.Annotations, s.Labels)
+	}
+	if s.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal || ptr.Deref(s.Spec.InternalTrafficPolicy, "") != corev1.ServiceInternalTrafficPolicyLocal ||
+		!slices.Equal(s.Spec.LoadBalancerSourceRanges, []string{"10.0.0.0/8", "2001:db8::/32"}) || ptr.Deref(s.Spec.LoadBalancerClass, "") != "example.com/lb-a" {
+		t.Errorf("Service spec %+v: want the Robot's traffic fields", s.Spec)
+	}
+	if s.Spec.HealthCheckNodePort == 0 {
+		t.Errorf("no healthCheckNodePort: the API server allocates one for a LoadBalancer with externalTrafficPolicy Local")
+	}
+
+	// A cloud controller's annotation and label, by another field manager:
+	// no drift, so nothing written.
+	waitForRobot(t, ns, "edge", convergeTimeout, "is settled", robotSettled)
+	foreign := time.Now()
+	mustKubectl(t, "annotate", "service/edge", "cloud.example.com/load-balancer-id=lb-123", "-n", ns)
+	mustKubectl(t, "label", "service/edge", "cloud.example.com/zone=a", "-n", ns)
+	mustKubectl(t, "annotate", "robot/edge", "e2e.robot.dev/poke=1", "-n", ns)
+	time.Sleep(5 * time.Second)
+	checkNoServiceWrites(t, ns, "edge", foreign)
+
+	// The Robot drops one annotation and changes another: the dropped one
+	// leaves the Service, the cloud's stay.
+	patchRobot(t, ns, "edge", `{"spec":{"service":{"annotations":{"example.com/keep":null,"example.com/scheme":"external"}}}}`)
+	s = waitForService(t, ns, "edge", "has the Robot's new annotations", func(s *corev1.Service) bool {
+		_, kept := s.Annotations["example.com/keep"]
+		return !kept && s.Annotations["example.com/scheme"] == "external"
+	})
+	if s.Annotations["cloud.example.com/load-balancer-id"] != "lb-123" || s.Labels["cloud.example.com/zone"] != "a" {
+		t.Errorf("the cloud's annotation or label is gone after the Robot changed: annotations %v, labels %v", s.Annotations, s.Labels)
+	}
+
+	// A hand edit of an annotation and a label the Robot sets: put back,
+	// the cloud's kept.
+	mustKubectl(t, "annotate", "service/edge", "example.com/scheme=hacked", "--overwrite", "-n", ns)
+	mustKubectl(t, "label", "service/edge", "team=red", "--overwrite", "-n", ns)
+	s = waitForService(t, ns, "edge", "has the Robot's annotation and label back", func(s *corev1.Service) bool {
+		return s.Annotations["example.com/scheme"] == "external" && s.Labels["team"] == "blue"
+	})
+	if s.Annotations["cloud.example.com/load-balancer-id"] != "lb-123" || s.Labels["cloud.example.com/zone"] != "a" {
+		t.Errorf("the cloud's annotation or label is gone after the revert: annotations %v, labels %v", s.Annotations, s.Labels)
+	}
+	waitForEventMessage(t, ns, robot, "ServiceUpdated", "example.com/scheme")
+
+	// The traffic fields the Robot stops setting go back to the API
+	// server's defaults; the label it drops leaves.
+	patchRobot(t, ns, "edge", `{"spec":{"service":{"labels":null,"externalTrafficPolicy":null,"internalTrafficPolicy":null,"loadBalancerSourceRanges":null}}}`)
+	s = waitForService(t, ns, "edge", "has the defaults back", func(s *corev1.Service) bool {
+		_, team := s.Labels["team"]
+		return !team && s.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyCluster &&
+			ptr.Deref(s.Spec.InternalTrafficPolicy, "") == corev1.ServiceInternalTrafficPolicyCluster && len(s.Spec.LoadBalancerSourceRanges) == 0
+	})
+	if s.Annotations["cloud.example.com/load-balancer-id"] != "lb-123" || s.Labels["cloud.example.com/zone"] != "a" || s.Labels[labelManagedBy] != labelManagedByValue {
+		t.Errorf("annotations %v, labels %v after the Robot dropped its label: want the cloud's and the operator's", s.Annotations, s.Labels)
+	}
+	waitForRobot(t, ns, "edge", convergeTimeout, "is synced", func(r *robotv1beta1.Robot) bool {
+		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
+		return r.Status.ObservedGeneration == r.Generation && synced != nil && synced.Status == metav1.ConditionTrue
+	})
+}
+
+// TestServiceLoadBalancerClass: a Service's loadBalancerClass cannot change
+// once set. A Robot that asks for another gets no write to its Service, and
+// says how to proceed (Synced=False, LoadBalancerClassImmutable, with one
+// Warning); deleting the Service gets it created again with the new class.
+// A class the Robot stops asking for is refused by the API server once, not
+// again and again; going to another type takes the class away.
+func TestServiceLoadBalancerClass(t *testing.T) {
+	parallel(t)
+	requireAuditLog(t)
+	ns := newNamespace(t)
+	robot := newRobot(ns, "lb", 1)
+	robot.Spec.Ports = httpPorts(8080)
+	robot.Spec.Service = &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeLoadBalancer, LoadBalancerClass: "example.com/lb-a"}
+	robot = createRobot(t, robot)
+	first := waitForService(t, ns, "lb", "has class a", func(s *corev1.Service) bool { return ptr.Deref(s.Spec.LoadBalancerClass, "") == "example.com/lb-a" })
+	waitForRobot(t, ns, "lb", convergeTimeout, "is settled", robotSettled)
+
+	immutable := func(r *robotv1beta1.Robot) bool {
+		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
+		return r.Status.ObservedGeneration == r.Generation && synced != nil && synced.Status == metav1.ConditionFalse &&
+			synced.Reason == robotv1beta1.ReasonLoadBalancerClassImmutable
+	}
+	changed := time.Now()
+	patchRobot(t, ns, "lb", `{"spec":{"service":{"loadBalancerClass":"example.com/lb-b"}}}`)
+	robot = waitForRobot(t, ns, "lb", convergeTimeout, "reports the class immutable", immutable)
+	synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionSynced)
+	if want := "kubectl delete service -n " + ns + " lb"; !strings.Contains(synced.Message, want) || !strings.Contains(synced.Message, `"example.com/lb-a"`) {
+		t.Errorf("Synced message %q: want the Service's class and %q", synced.Message, want)
+	}
+	if ready := readyCondition(robot); ready == nil || ready.Status != metav1.ConditionTrue || robot.Status.ServiceName != "lb" {
+		t.Errorf("Ready %v, serviceName %q: the Deployment runs and the Service is there", ready, robot.Status.ServiceName)
+	}
+	waitForEvents(t, ns, robot.UID, robotv1beta1.ReasonLoadBalancerClassImmutable, 1)
+	time.Sleep(3 * time.Second)
+	checkNoServiceWrites(t, ns, "lb", changed)
+	if s := waitForService(t, ns, "lb", "exists", func(*corev1.Service) bool { return true }); s.UID != first.UID || ptr.Deref(s.Spec.LoadBalancerClass, "") != "example.com/lb-a" {
+		t.Errorf("the Service changed: uid %s -> %s, class %v", first.UID, s.UID, s.Spec.LoadBalancerClass)
+	}
+
+	// The way out the message gives: the Service is created again at
+	// once, with the new class.
+	if err := env.kube.CoreV1().Services(ns).Delete(t.Context(), "lb", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := waitForService(t, ns, "lb", "exists again with class b", func(s *corev1.Service) bool {
+		return s.UID != first.UID && ptr.Deref(s.Spec.LoadBalancerClass, "") == "example.com/lb-b"
+	})
+	checkServiceControlledBy(t, second, robot)
+	waitForRobot(t, ns, "lb", convergeTimeout, "is synced again", func(r *robotv1beta1.Robot) bool {
+		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
+		return synced != nil && synced.Status == metav1.ConditionTrue && r.Status.ServiceName == "lb"
+	})
+	waitForRobot(t, ns, "lb", convergeTimeout, "is settled", robotSettled)
+
+	// No class any more, still a LoadBalancer: the operator set the class,
+	// so its apply would remove it, which the API server refuses. Said
+	// once, not sent again: not by the syncs that the Robot's pods cause.
+	dropped := time.Now()
+	patchRobot(t, ns, "lb", `{"spec":{"service":{"loadBalancerClass":null}}}`)
+	waitForRobot(t, ns, "lb", convergeTimeout, "reports the class immutable", immutable)
+	patchRobot(t, ns, "lb", `{"metadata":{"annotations":{"e2e.robot.dev/poke":"1"}}}`)
+	time.Sleep(5 * time.Second)
+	if writes := operatorServiceWrites(t, ns, "lb", dropped); len(writes) > 2 {
+		t.Errorf("%d writes of the Service after the class was dropped, want at most the claim and the refused apply: %v", len(writes), writes)
+	}
+
+	// Another type: the class goes with the load balancer.
+	patchRobot(t, ns, "lb", `{"spec":{"service":{"type":"ClusterIP"}}}`)
+	waitForService(t, ns, "lb", "is a ClusterIP without a class", func(s *corev1.Service) bool {
+		return s.Spec.Type == corev1.ServiceTypeClusterIP && s.Spec.LoadBalancerClass == nil
+	})
+	waitForRobot(t, ns, "lb", convergeTimeout, "is synced", func(r *robotv1beta1.Robot) bool {
+		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
+		return r.Status.ObservedGeneration == r.Generation && synced != nil && synced.Status == metav1.ConditionTrue
+	})
+}
+
+// TestServiceAnnotationKeyInvalid: the CRD cannot afford to check the syntax
+// of every annotation key, so a Robot with a key Kubernetes refuses is
+// stored; the operator reports it (Synced=False, InvalidSpec, naming the
+// key) without sending the Service the API server would refuse.
+func TestServiceAnnotationKeyInvalid(t *testing.T) {
+	parallel(t)
+	ns := newNamespace(t)
+	robot := newRobot(ns, "badkey", 1)
+	robot.Spec.Ports = httpPorts(8080)
+	robot.Spec.Service = &robotv1beta1.RobotService{Annotations: map[string]string{"not a key": "x"}}
+	createRobot(t, robot)
+	robot = waitForRobot(t, ns, "badkey", convergeTimeout, "reports the key", func(r *robotv1beta1.Robot) bool {
+		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
+		return synced != nil && synced.Reason == robotv1beta1.ReasonInvalidSpec && strings.Contains(synced.Message, `spec.service.annotations: Invalid value: "not a key"`)
+	})
+	if _, err := env.kube.CoreV1().Services(ns).Get(t.Context(), "badkey", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Service %s/badkey: %v, want none", ns, err)
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,9 +36,10 @@ import (
 // v1beta1 can hold everything v1alpha1 can. The other way round, what
 // v1alpha1 has no field for (a second port, a port named other than "http"
 // or not TCP, a rollout strategy, minReadySeconds, init containers,
-// sidecars, a grace period, a preStop hook) is kept in the annotation
-// ConversionDataAnnotation, so that a read-modify-write through v1alpha1
-// (kubectl edit, an older client) loses none of it.
+// sidecars, a grace period, a preStop hook, the Service's metadata and
+// traffic fields) is kept in the annotation ConversionDataAnnotation, so
+// that a read-modify-write through v1alpha1 (kubectl edit, an older client)
+// loses none of it.
 
 // ConversionDataAnnotation holds, on a Robot read as v1alpha1, the v1beta1
 // fields that v1alpha1 cannot express, as JSON. It is the conversion's own:
@@ -58,13 +60,17 @@ type ConversionData struct {
 	Sidecars                      []v1beta1.RobotSidecar   `json:"sidecars,omitempty"`
 	TerminationGracePeriodSeconds *int64                   `json:"terminationGracePeriodSeconds,omitempty"`
 	PreStop                       *v1beta1.RobotPreStop    `json:"preStop,omitempty"`
+	// Service holds spec.service's fields but its type, which v1alpha1
+	// has.
+	Service *v1beta1.RobotService `json:"service,omitempty"`
 }
 
 // empty reports whether data keeps nothing, and the annotation is not
 // needed.
 func (data *ConversionData) empty() bool {
 	return data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == 0 &&
-		len(data.InitContainers) == 0 && len(data.Sidecars) == 0 && data.TerminationGracePeriodSeconds == nil && data.PreStop == nil
+		len(data.InitContainers) == 0 && len(data.Sidecars) == 0 && data.TerminationGracePeriodSeconds == nil && data.PreStop == nil &&
+		data.Service == nil
 }
 
 // Why ReadConversionData refuses an annotation.
@@ -100,6 +106,8 @@ func ReadConversionData(value string) (*ConversionData, error) {
 		v1beta1.ValidateMinReadySeconds(data.MinReadySeconds),
 		v1beta1.ValidateContainers(data.InitContainers, data.Sidecars),
 		v1beta1.ValidateShutdown(data.TerminationGracePeriodSeconds, data.PreStop),
+		// The type is v1alpha1's: RestoreService drops what it cannot take.
+		v1beta1.ValidateServiceFields(data.Service),
 	} {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrConversionDataInvalid, err)
@@ -139,7 +147,47 @@ func Convert_v1alpha1_Robot_To_v1beta1_Robot(in *Robot, out *v1beta1.Robot, s co
 	out.Spec.Sidecars = data.Sidecars
 	out.Spec.TerminationGracePeriodSeconds = data.TerminationGracePeriodSeconds
 	out.Spec.PreStop = data.PreStop
+	// Through v1alpha1, removing service removes its other fields too, as
+	// a Robot without service asks for the default Service.
+	if out.Spec.Service != nil && data.Service != nil {
+		*out.Spec.Service = RestoreService(out.Spec.Service.Type, *data.Service)
+	}
 	return nil
+}
+
+// RestoreService returns kept, the fields of a Robot's Service that v1alpha1
+// cannot hold, with serviceType, v1alpha1's, and without the fields that
+// type cannot take: through v1alpha1, changing the type from LoadBalancer
+// to ClusterIP drops the load balancer's fields, as the API server drops a
+// Service's when its type changes, rather than making a Robot that
+// v1beta1's rules refuse.
+func RestoreService(serviceType v1beta1.ServiceType, kept v1beta1.RobotService) v1beta1.RobotService {
+	kept.Type = serviceType
+	switch cmp.Or(serviceType, v1beta1.ServiceTypeClusterIP) {
+	case v1beta1.ServiceTypeLoadBalancer:
+		return kept
+	case v1beta1.ServiceTypeNodePort:
+	default:
+		kept.ExternalTrafficPolicy = ""
+	}
+	kept.LoadBalancerSourceRanges = nil
+	kept.LoadBalancerClass = ""
+	return kept
+}
+
+// serviceToKeep returns what of service v1alpha1 cannot hold (all but its
+// type), or nil when that is nothing.
+func serviceToKeep(service *v1beta1.RobotService) (*v1beta1.RobotService, error) {
+	if service == nil {
+		return nil, nil
+	}
+	kept := *service
+	kept.Type = ""
+	raw, err := json.Marshal(kept)
+	if err != nil || string(raw) == "{}" {
+		return nil, err
+	}
+	return &kept, nil
 }
 
 // Convert_v1beta1_Robot_To_v1alpha1_Robot converts a Robot, keeping in
@@ -161,6 +209,11 @@ func Convert_v1beta1_Robot_To_v1alpha1_Robot(in *v1beta1.Robot, out *Robot, s co
 	data.Sidecars = in.Spec.Sidecars
 	data.TerminationGracePeriodSeconds = in.Spec.TerminationGracePeriodSeconds
 	data.PreStop = in.Spec.PreStop
+	service, err := serviceToKeep(in.Spec.Service)
+	if err != nil {
+		return fmt.Errorf("robot %s/%s: keeping the Service's fields v1alpha1 cannot hold: %w", in.Namespace, in.Name, err)
+	}
+	data.Service = service
 	if data.empty() {
 		if _, planted := in.Annotations[ConversionDataAnnotation]; planted {
 			out.Annotations = withoutAnnotation(in.Annotations, ConversionDataAnnotation)
@@ -200,6 +253,13 @@ func withoutAnnotation(annotations map[string]string, key string) map[string]str
 		return nil
 	}
 	return rest
+}
+
+// Convert_v1beta1_RobotService_To_v1alpha1_RobotService converts the type,
+// the one field of a Robot's Service that v1alpha1 has. The others are kept
+// by Convert_v1beta1_Robot_To_v1alpha1_Robot, which sees the annotations.
+func Convert_v1beta1_RobotService_To_v1alpha1_RobotService(in *v1beta1.RobotService, out *RobotService, s conversion.Scope) error {
+	return autoConvert_v1beta1_RobotService_To_v1alpha1_RobotService(in, out, s)
 }
 
 // Convert_v1alpha1_RobotSpec_To_v1beta1_RobotSpec converts port to one TCP

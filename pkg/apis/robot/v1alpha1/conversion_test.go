@@ -99,6 +99,35 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 				validContainers(spec, c)
 				validShutdown(spec, c)
 			},
+			// The Service's fields as the CRD admits them: valid keys and
+			// CIDRs, and only those the type can take.
+			func(service *v1beta1.RobotService, c randfill.Continue) {
+				service.Type = []v1beta1.ServiceType{v1beta1.ServiceTypeClusterIP, v1beta1.ServiceTypeNodePort, v1beta1.ServiceTypeLoadBalancer, v1beta1.ServiceTypeNone, ""}[c.Intn(5)]
+				keys := []string{"example.com/scheme", "service.beta.kubernetes.io/aws-load-balancer-internal", "note", "Team.Example.COM/Owner"}
+				if c.Bool() {
+					service.Annotations = map[string]string{}
+					for range c.Intn(3) {
+						service.Annotations[keys[c.Intn(len(keys))]] = c.String(20)
+					}
+				}
+				if c.Bool() {
+					service.Labels = map[string]string{}
+					for range c.Intn(3) {
+						service.Labels[[]string{"team", "example.com/tier", "mesh"}[c.Intn(3)]] = []string{"", "blue", "a.b-c_d"}[c.Intn(3)]
+					}
+				}
+				policies := []string{"", "Cluster", "Local"}
+				service.InternalTrafficPolicy = corev1.ServiceInternalTrafficPolicy(policies[c.Intn(3)])
+				if service.Type == v1beta1.ServiceTypeNodePort || service.Type == v1beta1.ServiceTypeLoadBalancer {
+					service.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicy(policies[c.Intn(3)])
+				}
+				if service.Type == v1beta1.ServiceTypeLoadBalancer {
+					for range c.Intn(3) {
+						service.LoadBalancerSourceRanges = append(service.LoadBalancerSourceRanges, []string{"10.0.0.0/8", "192.168.1.0/24", "2001:db8::/32"}[c.Intn(3)])
+					}
+					service.LoadBalancerClass = []string{"", "example.com/internal", "lb"}[c.Intn(3)]
+				}
+			},
 			func(value *intstr.IntOrString, c randfill.Continue) {
 				if c.Bool() {
 					*value = intstr.FromInt32(c.Int31n(10))
@@ -289,6 +318,15 @@ func twoPortRobot() *v1beta1.Robot {
 			InitContainers:                []v1beta1.RobotContainer{{Name: "migrate", Image: "registry.example.com/web:1.0", Args: []string{"migrate"}}},
 			TerminationGracePeriodSeconds: ptr.To[int64](45),
 			PreStop:                       &v1beta1.RobotPreStop{Sleep: &v1beta1.RobotSleep{Seconds: 10}},
+			Service: &v1beta1.RobotService{
+				Type:                     v1beta1.ServiceTypeLoadBalancer,
+				Annotations:              map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"},
+				Labels:                   map[string]string{"team": "blue"},
+				ExternalTrafficPolicy:    corev1.ServiceExternalTrafficPolicyLocal,
+				InternalTrafficPolicy:    corev1.ServiceInternalTrafficPolicyLocal,
+				LoadBalancerSourceRanges: []string{"10.0.0.0/8"},
+				LoadBalancerClass:        "example.com/internal",
+			},
 		},
 	}
 }
@@ -321,6 +359,24 @@ func TestEditThroughV1alpha1(t *testing.T) {
 		name: "placement changed through its v1alpha1 fields",
 		edit: func(r *v1alpha1.Robot) { r.Spec.PriorityClassName = "low" },
 		want: func(r *v1beta1.Robot) { r.Spec.Placement.PriorityClassName = "low" },
+	}, {
+		name: "service type to NodePort: the load balancer's fields dropped, as the API server drops a Service's",
+		edit: func(r *v1alpha1.Robot) { r.Spec.Service.Type = v1alpha1.ServiceTypeNodePort },
+		want: func(r *v1beta1.Robot) {
+			r.Spec.Service.Type = v1beta1.ServiceTypeNodePort
+			r.Spec.Service.LoadBalancerSourceRanges, r.Spec.Service.LoadBalancerClass = nil, ""
+		},
+	}, {
+		name: "service type to ClusterIP: externalTrafficPolicy dropped too, metadata kept",
+		edit: func(r *v1alpha1.Robot) { r.Spec.Service.Type = v1alpha1.ServiceTypeClusterIP },
+		want: func(r *v1beta1.Robot) {
+			*r.Spec.Service = v1beta1.RobotService{Type: v1beta1.ServiceTypeClusterIP, Annotations: r.Spec.Service.Annotations,
+				Labels: r.Spec.Service.Labels, InternalTrafficPolicy: r.Spec.Service.InternalTrafficPolicy}
+		},
+	}, {
+		name: "service removed: the default Service, with none of the kept fields",
+		edit: func(r *v1alpha1.Robot) { r.Spec.Service = nil },
+		want: func(r *v1beta1.Robot) { r.Spec.Service = nil },
 	}, {
 		name: "an annotation added",
 		edit: func(r *v1alpha1.Robot) { r.Annotations["note"] = "edited" },
@@ -374,7 +430,10 @@ func TestPlainRobotNeedsNoAnnotation(t *testing.T) {
 // dropped; the Robot still converts.
 func TestBrokenConversionDataIsIgnored(t *testing.T) {
 	scheme := newScheme(t)
-	for _, value := range []string{"{not json", `{"minReadySeconds":100000}`, `{"strategy":{"type":"Sideways"}}`} {
+	for _, value := range []string{"{not json", `{"minReadySeconds":100000}`, `{"strategy":{"type":"Sideways"}}`,
+		`{"service":{"annotations":{"bad key":"x"}}}`, `{"service":{"labels":{"robot.dev/name":"other"}}}`,
+		`{"service":{"loadBalancerSourceRanges":["10.0.0.1/8"]}}`, `{"service":{"loadBalancerClass":"-x"}}`,
+		`{"service":{"internalTrafficPolicy":"Nearest"}}`, `{"service":{"annotations":{"robot.dev/spec-hash":"x"}}}`} {
 		alpha := &v1alpha1.Robot{
 			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Annotations: map[string]string{v1alpha1.ConversionDataAnnotation: value}},
 			Spec:       v1alpha1.RobotSpec{Image: "registry.example.com/web:1.0", Port: ptr.To[int32](8080)},

@@ -449,6 +449,12 @@ const (
 	// that the operator was told not to create (its -service-types flag).
 	// The Deployment is kept; the Service is not created or changed.
 	ReasonServiceTypeNotAllowed = "ServiceTypeNotAllowed"
+	// ReasonLoadBalancerClassImmutable: the Robot (through v1beta1, where
+	// the field is) asks for another loadBalancerClass than its Service
+	// has, which a Service cannot change once set. The operator leaves the
+	// Service as it is; deleting the Service makes it create the Service
+	// again with the new class.
+	ReasonLoadBalancerClassImmutable = "LoadBalancerClassImmutable"
 	// ReasonProgressDeadlineExceeded: the rollout made no progress within the
 	// Deployment's progress deadline.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"

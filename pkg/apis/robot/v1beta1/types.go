@@ -622,6 +622,9 @@ type RobotDisruptionBudget struct {
 
 // RobotService is the Service that the operator keeps for a Robot with
 // ports.
+// +kubebuilder:validation:XValidation:rule="!has(self.externalTrafficPolicy) || (has(self.type) && self.type in ['NodePort', 'LoadBalancer'])",message="externalTrafficPolicy can be set only when type is NodePort or LoadBalancer: the API server refuses it on a Service that is not reached from outside the cluster",fieldPath=".externalTrafficPolicy"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerSourceRanges) || size(self.loadBalancerSourceRanges) == 0 || (has(self.type) && self.type == 'LoadBalancer')",message="loadBalancerSourceRanges can be set only when type is LoadBalancer",fieldPath=".loadBalancerSourceRanges"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerClass) || (has(self.type) && self.type == 'LoadBalancer')",message="loadBalancerClass can be set only when type is LoadBalancer",fieldPath=".loadBalancerClass"
 type RobotService struct {
 	// Type is the Service's type: ClusterIP (the default) for a virtual IP
 	// inside the cluster, NodePort to open the ports on every node as well,
@@ -630,6 +633,81 @@ type RobotService struct {
 	// +optional
 	// +kubebuilder:default=ClusterIP
 	Type ServiceType `json:"type,omitempty"`
+
+	// Annotations are added to the Service's annotations, for example a
+	// cloud's load balancer settings (internal or external, its scheme,
+	// its health check). They are on the Service from its creation, which
+	// is when some clouds read them. The operator owns these keys only:
+	// what another writer (a cloud controller, kubectl annotate) puts on
+	// the Service stays, and a key removed from here is removed from the
+	// Service. Keys and the total size are checked as Kubernetes checks a
+	// Service's; robot.dev/spec-hash is the operator's own, and
+	// service.beta.kubernetes.io/load-balancer-source-ranges is
+	// loadBalancerSourceRanges' older form.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="!('robot.dev/spec-hash' in self)",message="service.annotations cannot set robot.dev/spec-hash: the operator records on it what it applied"
+	// +kubebuilder:validation:XValidation:rule="!('service.beta.kubernetes.io/load-balancer-source-ranges' in self)",message="service.annotations cannot set service.beta.kubernetes.io/load-balancer-source-ranges: set service.loadBalancerSourceRanges, the field the API server reads first"
+	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(self[k])).sum() <= 262144",message="service.annotations must be at most 256 KiB in all (keys and values), as a Service's annotations"
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// Labels are added to the Service's labels, for example for a
+	// monitoring or mesh selector. They cannot set the labels the operator
+	// puts on the Service: robot.dev/name and app.kubernetes.io/managed-by,
+	// name and instance (the operator finds its Services by
+	// app.kubernetes.io/managed-by). As for annotations, the operator owns
+	// these keys only. Keys and values are checked as Kubernetes checks
+	// labels.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['robot.dev/name', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/name', 'app.kubernetes.io/instance']))",message="service.labels cannot set robot.dev/name, app.kubernetes.io/managed-by, app.kubernetes.io/name or app.kubernetes.io/instance: the operator sets them, and finds the Robot's Service by them"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 63)",message="a service.labels value must be at most 63 characters, as every label value"
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// ExternalTrafficPolicy is how a NodePort or LoadBalancer Service
+	// routes traffic from outside the cluster: Cluster (the API server's
+	// default) spreads it over every ready pod; Local sends it only to
+	// pods on the node it arrived at, which keeps the client's source
+	// address and saves a hop, but leaves nodes without a pod unused. Only
+	// for NodePort and LoadBalancer. Unset, the API server's default
+	// stands and the operator owns nothing of it.
+	// +optional
+	// +kubebuilder:validation:Enum=Cluster;Local
+	ExternalTrafficPolicy corev1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
+
+	// InternalTrafficPolicy is how traffic from inside the cluster is
+	// routed: Cluster (the API server's default) to every ready pod, or
+	// Local to the pods on the client's own node only. Unset, the API
+	// server's default stands.
+	// +optional
+	// +kubebuilder:validation:Enum=Cluster;Local
+	InternalTrafficPolicy corev1.ServiceInternalTrafficPolicy `json:"internalTrafficPolicy,omitempty"`
+
+	// LoadBalancerSourceRanges are the client CIDRs a cloud load balancer
+	// lets in, where the cloud supports it (10.0.0.0/8, 2001:db8::/32).
+	// Only for LoadBalancer. Each is a CIDR as Kubernetes' strict
+	// validation takes it: no leading zeros, no bits set beyond the prefix
+	// length.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="self.all(r, isCIDR(r) && cidr(r) == cidr(r).masked())",message="every loadBalancerSourceRanges entry must be a CIDR with no bits set beyond its prefix length, such as 10.0.0.0/8 or 2001:db8::/32"
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+
+	// LoadBalancerClass names the load balancer implementation that
+	// serves the Service, where a cluster has several (a label-style name
+	// such as example.com/internal-lb); unset, the cloud's default. Only
+	// for LoadBalancer. A Service's class cannot change once it is set:
+	// when the Robot asks for another class than its Service has, the
+	// operator leaves the Service as it is and says so on the Robot
+	// (Synced=False, LoadBalancerClassImmutable); deleting the Service
+	// makes the operator create it again with the new class.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:XValidation:rule="!format.qualifiedName().validate(self).hasValue()",message="loadBalancerClass must be a label-style name: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, such as example.com/internal-lb"
+	LoadBalancerClass string `json:"loadBalancerClass,omitempty"`
 }
 
 // ServiceType is the type of a Robot's Service, or None for no Service.
@@ -805,6 +883,11 @@ const (
 	// that the operator was told not to create (its -service-types flag).
 	// The Deployment is kept; the Service is not created or changed.
 	ReasonServiceTypeNotAllowed = "ServiceTypeNotAllowed"
+	// ReasonLoadBalancerClassImmutable: the Robot asks for another
+	// loadBalancerClass than its Service has, which a Service cannot
+	// change once set. The operator leaves the Service as it is; deleting
+	// the Service makes it create the Service again with the new class.
+	ReasonLoadBalancerClassImmutable = "LoadBalancerClassImmutable"
 	// ReasonProgressDeadlineExceeded: the rollout made no progress within the
 	// Deployment's progress deadline.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"

@@ -19,11 +19,15 @@ package v1beta1
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // The bounds of the CRD's rules that the functions below repeat. The markers
@@ -52,6 +56,29 @@ const (
 	// ContainerName is the name of the Robot's own container in its pods,
 	// which no init container or sidecar may take.
 	ContainerName = "robot"
+	// MaxServiceMetadata is spec.service.annotations' and labels'
+	// maxProperties.
+	MaxServiceMetadata = 64
+	// MaxSourceRanges is spec.service.loadBalancerSourceRanges' maxItems.
+	MaxSourceRanges = 256
+)
+
+// ReservedLabels are the labels the operator puts on a Robot's objects:
+// robot.dev/name selects its pods, and app.kubernetes.io/managed-by is how
+// the operator's informers find its Deployments and Services. Neither
+// spec.podLabels nor spec.service.labels may set them, which the CRD's
+// rules say too.
+var ReservedLabels = []string{"robot.dev/name", "app.kubernetes.io/managed-by", "app.kubernetes.io/name", "app.kubernetes.io/instance"}
+
+// The annotations spec.service.annotations may not set.
+const (
+	// AnnotationSpecHash is the operator's record, on the Deployment and
+	// the Service, of what it applied.
+	AnnotationSpecHash = "robot.dev/spec-hash"
+	// AnnotationLoadBalancerSourceRanges is loadBalancerSourceRanges' older
+	// form, which the API server reads only when the field is unset; a
+	// Robot says it with the field.
+	AnnotationLoadBalancerSourceRanges = corev1.AnnotationLoadBalancerSourceRangesKey
 )
 
 // The bounds of a container's lists, the same for the Robot's container, its
@@ -152,6 +179,106 @@ func ValidateMinReadySeconds(seconds int32) error {
 		return fmt.Errorf("spec.minReadySeconds must be between 0 and %d, below the Deployment's progress deadline, not %d", MaxMinReadySeconds, seconds)
 	}
 	return nil
+}
+
+// ValidateService checks spec.service: its fields, as ValidateServiceFields
+// does, and that those a type cannot take are unset, as the API server
+// requires of a Service (externalTrafficPolicy only for NodePort and
+// LoadBalancer, loadBalancerSourceRanges and loadBalancerClass only for
+// LoadBalancer). A type left unset is ClusterIP.
+func ValidateService(service *RobotService) error {
+	if service == nil {
+		return nil
+	}
+	if err := ValidateServiceFields(service); err != nil {
+		return err
+	}
+	serviceType := cmp.Or(service.Type, ServiceTypeClusterIP)
+	switch {
+	case service.ExternalTrafficPolicy != "" && serviceType != ServiceTypeNodePort && serviceType != ServiceTypeLoadBalancer:
+		return fmt.Errorf("spec.service.externalTrafficPolicy can be set only when spec.service.type is NodePort or LoadBalancer, not %s", serviceType)
+	case len(service.LoadBalancerSourceRanges) > 0 && serviceType != ServiceTypeLoadBalancer:
+		return fmt.Errorf("spec.service.loadBalancerSourceRanges can be set only when spec.service.type is LoadBalancer, not %s", serviceType)
+	case service.LoadBalancerClass != "" && serviceType != ServiceTypeLoadBalancer:
+		return fmt.Errorf("spec.service.loadBalancerClass can be set only when spec.service.type is LoadBalancer, not %s", serviceType)
+	}
+	return nil
+}
+
+// ValidateServiceFields checks each field of spec.service but the type on
+// its own, with Kubernetes' own checks where the CRD cannot afford them:
+// annotation keys and their total size as a Service's, label keys and
+// values as any object's (a CEL rule's cost grows with the length of a
+// map's keys, which a schema cannot bound), the operator's own labels and
+// annotations not set, the traffic policies, the source ranges (CIDRs by
+// Kubernetes' strict rules) and the class (a qualified name).
+func ValidateServiceFields(service *RobotService) error {
+	if service == nil {
+		return nil
+	}
+	if n := len(service.Annotations); n > MaxServiceMetadata {
+		return fmt.Errorf("spec.service.annotations must have at most %d keys, not %d", MaxServiceMetadata, n)
+	}
+	for _, key := range []string{AnnotationSpecHash, AnnotationLoadBalancerSourceRanges} {
+		if _, ok := service.Annotations[key]; ok {
+			return fmt.Errorf("spec.service.annotations cannot set %s: %s", key, map[string]string{
+				AnnotationSpecHash:                 "the operator records on it what it applied",
+				AnnotationLoadBalancerSourceRanges: "set spec.service.loadBalancerSourceRanges instead",
+			}[key])
+		}
+	}
+	if err := firstError(apivalidation.ValidateAnnotations(service.Annotations, field.NewPath("spec", "service", "annotations"))); err != nil {
+		return err
+	}
+	if n := len(service.Labels); n > MaxServiceMetadata {
+		return fmt.Errorf("spec.service.labels must have at most %d keys, not %d", MaxServiceMetadata, n)
+	}
+	for _, key := range ReservedLabels {
+		if _, ok := service.Labels[key]; ok {
+			return fmt.Errorf("spec.service.labels cannot set %s: the operator sets it", key)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(service.Labels)) {
+		if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
+			return fmt.Errorf("spec.service.labels: %q is not a label key: %s", key, strings.Join(msgs, "; "))
+		}
+		if msgs := validation.IsValidLabelValue(service.Labels[key]); len(msgs) > 0 {
+			return fmt.Errorf("spec.service.labels[%q]: %q is not a label value: %s", key, service.Labels[key], strings.Join(msgs, "; "))
+		}
+	}
+	for name, policy := range map[string]string{
+		"externalTrafficPolicy": string(service.ExternalTrafficPolicy),
+		"internalTrafficPolicy": string(service.InternalTrafficPolicy),
+	} {
+		if policy != "" && policy != "Cluster" && policy != "Local" {
+			return fmt.Errorf("spec.service.%s must be Cluster or Local, not %q", name, policy)
+		}
+	}
+	if n := len(service.LoadBalancerSourceRanges); n > MaxSourceRanges {
+		return fmt.Errorf("spec.service.loadBalancerSourceRanges must have at most %d entries, not %d", MaxSourceRanges, n)
+	}
+	for i, cidr := range service.LoadBalancerSourceRanges {
+		path := field.NewPath("spec", "service", "loadBalancerSourceRanges").Index(i)
+		if err := firstError(validation.IsValidCIDRForLegacyField(path, cidr, true, nil)); err != nil {
+			return err
+		}
+	}
+	if class := service.LoadBalancerClass; class != "" {
+		if msgs := validation.IsQualifiedName(class); len(msgs) > 0 {
+			return fmt.Errorf("spec.service.loadBalancerClass %q is not a label-style name: %s", class, strings.Join(msgs, "; "))
+		}
+	}
+	return nil
+}
+
+// firstError is the first of errs, in the order of their values, so that
+// the same spec always gives the same message; nil when there is none.
+func firstError(errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.SortFunc(errs, func(a, b *field.Error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errs[0]
 }
 
 // isZero reports whether value is set to 0 or "0%". Unset is 25%.

@@ -20,6 +20,7 @@ package v1beta1
 
 import (
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+	v1 "k8s.io/api/core/v1"
 )
 
 // RobotServiceApplyConfiguration represents a declarative configuration of the RobotService type for use
@@ -33,6 +34,53 @@ type RobotServiceApplyConfiguration struct {
 	// LoadBalancer to ask the cloud for a load balancer too, or None for no
 	// Service at all.
 	Type *robotv1beta1.ServiceType `json:"type,omitempty"`
+	// Annotations are added to the Service's annotations, for example a
+	// cloud's load balancer settings (internal or external, its scheme,
+	// its health check). They are on the Service from its creation, which
+	// is when some clouds read them. The operator owns these keys only:
+	// what another writer (a cloud controller, kubectl annotate) puts on
+	// the Service stays, and a key removed from here is removed from the
+	// Service. Keys and the total size are checked as Kubernetes checks a
+	// Service's; robot.dev/spec-hash is the operator's own, and
+	// service.beta.kubernetes.io/load-balancer-source-ranges is
+	// loadBalancerSourceRanges' older form.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// Labels are added to the Service's labels, for example for a
+	// monitoring or mesh selector. They cannot set the labels the operator
+	// puts on the Service: robot.dev/name and app.kubernetes.io/managed-by,
+	// name and instance (the operator finds its Services by
+	// app.kubernetes.io/managed-by). As for annotations, the operator owns
+	// these keys only. Keys and values are checked as Kubernetes checks
+	// labels.
+	Labels map[string]string `json:"labels,omitempty"`
+	// ExternalTrafficPolicy is how a NodePort or LoadBalancer Service
+	// routes traffic from outside the cluster: Cluster (the API server's
+	// default) spreads it over every ready pod; Local sends it only to
+	// pods on the node it arrived at, which keeps the client's source
+	// address and saves a hop, but leaves nodes without a pod unused. Only
+	// for NodePort and LoadBalancer. Unset, the API server's default
+	// stands and the operator owns nothing of it.
+	ExternalTrafficPolicy *v1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
+	// InternalTrafficPolicy is how traffic from inside the cluster is
+	// routed: Cluster (the API server's default) to every ready pod, or
+	// Local to the pods on the client's own node only. Unset, the API
+	// server's default stands.
+	InternalTrafficPolicy *v1.ServiceInternalTrafficPolicy `json:"internalTrafficPolicy,omitempty"`
+	// LoadBalancerSourceRanges are the client CIDRs a cloud load balancer
+	// lets in, where the cloud supports it (10.0.0.0/8, 2001:db8::/32).
+	// Only for LoadBalancer. Each is a CIDR as Kubernetes' strict
+	// validation takes it: no leading zeros, no bits set beyond the prefix
+	// length.
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+	// LoadBalancerClass names the load balancer implementation that
+	// serves the Service, where a cluster has several (a label-style name
+	// such as example.com/internal-lb); unset, the cloud's default. Only
+	// for LoadBalancer. A Service's class cannot change once it is set:
+	// when the Robot asks for another class than its Service has, the
+	// operator leaves the Service as it is and says so on the Robot
+	// (Synced=False, LoadBalancerClassImmutable); deleting the Service
+	// makes the operator create it again with the new class.
+	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
 }
 
 // RobotServiceApplyConfiguration constructs a declarative configuration of the RobotService type for use with
@@ -46,5 +94,67 @@ func RobotService() *RobotServiceApplyConfiguration {
 // If called multiple times, the Type field is set to the value of the last call.
 func (b *RobotServiceApplyConfiguration) WithType(value robotv1beta1.ServiceType) *RobotServiceApplyConfiguration {
 	b.Type = &value
+	return b
+}
+
+// WithAnnotations puts the entries into the Annotations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the Annotations field,
+// overwriting an existing map entries in Annotations field with the same key.
+func (b *RobotServiceApplyConfiguration) WithAnnotations(entries map[string]string) *RobotServiceApplyConfiguration {
+	if b.Annotations == nil && len(entries) > 0 {
+		b.Annotations = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.Annotations[k] = v
+	}
+	return b
+}
+
+// WithLabels puts the entries into the Labels field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the Labels field,
+// overwriting an existing map entries in Labels field with the same key.
+func (b *RobotServiceApplyConfiguration) WithLabels(entries map[string]string) *RobotServiceApplyConfiguration {
+	if b.Labels == nil && len(entries) > 0 {
+		b.Labels = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.Labels[k] = v
+	}
+	return b
+}
+
+// WithExternalTrafficPolicy sets the ExternalTrafficPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ExternalTrafficPolicy field is set to the value of the last call.
+func (b *RobotServiceApplyConfiguration) WithExternalTrafficPolicy(value v1.ServiceExternalTrafficPolicy) *RobotServiceApplyConfiguration {
+	b.ExternalTrafficPolicy = &value
+	return b
+}
+
+// WithInternalTrafficPolicy sets the InternalTrafficPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InternalTrafficPolicy field is set to the value of the last call.
+func (b *RobotServiceApplyConfiguration) WithInternalTrafficPolicy(value v1.ServiceInternalTrafficPolicy) *RobotServiceApplyConfiguration {
+	b.InternalTrafficPolicy = &value
+	return b
+}
+
+// WithLoadBalancerSourceRanges adds the given value to the LoadBalancerSourceRanges field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the LoadBalancerSourceRanges field.
+func (b *RobotServiceApplyConfiguration) WithLoadBalancerSourceRanges(values ...string) *RobotServiceApplyConfiguration {
+	for i := range values {
+		b.LoadBalancerSourceRanges = append(b.LoadBalancerSourceRanges, values[i])
+	}
+	return b
+}
+
+// WithLoadBalancerClass sets the LoadBalancerClass field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LoadBalancerClass field is set to the value of the last call.
+func (b *RobotServiceApplyConfiguration) WithLoadBalancerClass(value string) *RobotServiceApplyConfiguration {
+	b.LoadBalancerClass = &value
 	return b
 }
