@@ -1,11 +1,6 @@
 package owned
 
-import (
-	"sync"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-)
+import "sync"
 
 // Discovery says whether a kind whose CRD may be missing from the cluster
 // (the Gateway API's HTTPRoute) is there, and its informer synced. It is
@@ -48,9 +43,4 @@ func (d *Discovery) OnAvailable(f func()) {
 	if available {
 		f()
 	}
-}
-
-// errNotCached is the NotFound of an object of a kind not yet discovered.
-func errNotCached(name string) error {
-	return apierrors.NewNotFound(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "httproutes"}, name)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -66,7 +67,7 @@ func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gate
 			if !discovery.Available() {
 				// Nothing is cached before the Gateway API is there: no
 				// route, as far as the operator can tell.
-				return nil, errNotCached(name)
+				return nil, apierrors.NewNotFound(gatewayv1.Resource("httproutes"), name)
 			}
 			return lister.HTTPRoutes(namespace).Get(name)
 		},

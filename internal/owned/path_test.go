@@ -186,7 +186,8 @@ func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.C
 				return kube.CoreV1().ConfigMaps(namespace)
 			},
 			Created: "ConfigMapCreated", Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
-			SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return workload.SpecHash(desired) },
+			// What the Robot asks of it is its image.
+			SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return desired.Data["image"] },
 			Drift: func(desired *corev1ac.ConfigMapApplyConfiguration, current *corev1.ConfigMap, _ bool) string {
 				for key, value := range desired.Data {
 					if current.Data[key] != value {

@@ -239,14 +239,6 @@ func specHash(applyConfiguration any) (string, error) {
 	return hex.EncodeToString(sum[:8]), nil
 }
 
-// SpecHash returns the spec hash of an apply configuration: what tells one
-// the operator applied from another, "" when it cannot be encoded (it then
-// cannot be written either).
-func SpecHash(applyConfiguration any) string {
-	hash, _ := specHash(applyConfiguration)
-	return hash
-}
-
 // RoundTrip copies in to out through JSON.
 func RoundTrip(in, out any) error {
 	data, err := json.Marshal(in)
