@@ -112,17 +112,19 @@ BENCH_SCALE_PAIRS    ?= 3
 BENCH_SCALE_CHURN    ?= 3m
 BENCH_SCALE_CLUSTER  ?= robot-operator-bench-scale
 BENCH_CONTROLLER_N   ?= 100000
+# More flags for either, e.g. BENCH_SCALE_FLAGS=-profile.
+BENCH_SCALE_FLAGS    ?=
 
 .PHONY: bench-scale
 bench-scale: ## Benchmark N = 1000, 3000 and 10,000 Robots (1 replica and a Service each, over 10 namespaces) against the floor, 3 pairs each, with a restart and 3 minutes of 10 spec changes a second at each N; writes docs/benchmarks-scale.md and its plots (hours; run it on an idle machine).
 	go run ./test/bench -cluster $(BENCH_SCALE_CLUSTER) -n $(BENCH_SCALE_N) -pairs $(BENCH_SCALE_PAIRS) -service -namespaces 10 \
 		-idle 10s -restart-settle 10s -unrelated 0 -churn $(BENCH_SCALE_CHURN) -churn-rate 10 -timeout 120m \
-		-out docs/benchmarks-scale.md -plot docs/benchmark-scale-latency.png -scale-plot docs/benchmark-scale.png
+		-out docs/benchmarks-scale.md -plot docs/benchmark-scale-latency.png -scale-plot docs/benchmark-scale.png $(BENCH_SCALE_FLAGS)
 
 .PHONY: bench-controller-scale
 bench-controller-scale: ## Benchmark the controller's own path alone at N = 100,000 Robots (0 replicas, no Service, over 10 namespaces, no floor): its heap per Robot and its relist after a restart; writes docs/benchmarks-controller.md (hours, if the local etcd and API server carry it).
 	go run ./test/bench -cluster $(BENCH_SCALE_CLUSTER) -n $(BENCH_CONTROLLER_N) -pairs 1 -controller-only -floor=false -namespaces 10 \
-		-idle 10s -restart-settle 10s -unrelated 0 -timeout 180m -out docs/benchmarks-controller.md
+		-idle 10s -restart-settle 10s -unrelated 0 -timeout 180m -out docs/benchmarks-controller.md $(BENCH_SCALE_FLAGS)
 
 # Each scenario gets a fresh cluster of its own, named CHAOS_CLUSTER.
 # Scenario 8 churns Robots for CHAOS_CHURN (e.g. make chaos CHAOS_CHURN=3m).

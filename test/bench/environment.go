@@ -45,6 +45,19 @@ type cluster struct {
 	env *environment
 }
 
+// servedVersions makes the CRD, once installed, serve v1beta1 alone unless
+// -v1alpha1-served, and waits for it to be Established.
+func (c *cluster) servedVersions(ctx context.Context) error {
+	if c.env.cfg.v1beta1Only {
+		// The test op fails the patch if the first version is not v1alpha1.
+		patch := `[{"op":"test","path":"/spec/versions/0/name","value":"v1alpha1"},{"op":"replace","path":"/spec/versions/0/served","value":false}]`
+		if _, err := c.Kubectl(ctx, "patch", "crd", "robots.robot.dev", "--type=json", "-p", patch); err != nil {
+			return err
+		}
+	}
+	return c.WaitEstablished(ctx)
+}
+
 // newCluster replaces any earlier bench cluster by a fresh one with enough
 // fake nodes for pods Robots, auditing the operator's requests.
 func (e *environment) newCluster(ctx context.Context, pods int) (*cluster, error) {

@@ -67,6 +67,10 @@ type config struct {
 	churnRate float64
 	// scalePlot is where to draw memory and time to Ready against N.
 	scalePlot string
+	// v1beta1Only makes the CRD serve v1beta1 alone, not v1alpha1 as
+	// shipped (-v1alpha1-served=false): the API server then keeps one watch
+	// cache of Robots, not two.
+	v1beta1Only bool
 }
 
 func main() {
@@ -93,7 +97,9 @@ func main() {
 	flag.DurationVar(&cfg.churn, "churn", 0, "After the restart, in the first pair of each N, change Robots' specs (a new image, so a rollout) at -churn-rate a second for this long, and report the queue's wait and the time to Synced and to Ready (0 skips it).")
 	flag.Float64Var(&cfg.churnRate, "churn-rate", 10, "Spec changes a second under -churn.")
 	flag.StringVar(&cfg.scalePlot, "scale-plot", "", "Write a PNG plot of the operator's memory and of T_ready against N here (medians over the pairs).")
+	v1alpha1Served := flag.Bool("v1alpha1-served", true, "Serve the CRD's v1alpha1 as shipped; false: serve v1beta1 alone, in every phase, to measure what a second served version costs the API server (a watch cache of its own, which converts every Robot written).")
 	flag.Parse()
+	cfg.v1beta1Only = !*v1alpha1Served
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {

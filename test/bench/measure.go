@@ -249,7 +249,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	if _, err := c.Kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
 		return err
 	}
-	if err := c.WaitEstablished(ctx); err != nil {
+	if err := c.servedVersions(ctx); err != nil {
 		return err
 	}
 	if err := c.createNamespaces(ctx); err != nil {
@@ -345,6 +345,9 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	defer c.Down(ctx)
 	kubeconfig, err := c.InstallOperatorRBAC(ctx)
 	if err != nil {
+		return err
+	}
+	if err := c.servedVersions(ctx); err != nil {
 		return err
 	}
 	if err := c.createNamespaces(ctx); err != nil {

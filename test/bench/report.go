@@ -224,6 +224,9 @@ func extraFlags(cfg config) string {
 	if !cfg.floor {
 		extra = append(extra, "-floor=false")
 	}
+	if cfg.v1beta1Only {
+		extra = append(extra, "-v1alpha1-served=false")
+	}
 	if cfg.churn > 0 {
 		extra = append(extra, fmt.Sprintf("-churn %s -churn-rate %g", cfg.churn, cfg.churnRate))
 	}

@@ -59,7 +59,7 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 	if _, err := c.Kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
 		return "", err
 	}
-	if err := c.WaitEstablished(ctx); err != nil {
+	if err := c.servedVersions(ctx); err != nil {
 		return "", err
 	}
 	// The floor is a plain client: JSON. The operator sends and accepts

@@ -202,10 +202,10 @@ func TestRenderReportWithoutFloor(t *testing.T) {
 	r := scalePair(100)
 	r.floorSync, r.floorReady, r.floorCPU, r.floorStages = 0, 0, nil, ""
 	r.idle = &apiCost{writes: map[string]int{}, reads: map[string]int{}, events: 19}
-	cfg := config{sizes: []int{100}, pairs: 1, controllerOnly: true, floor: false}
+	cfg := config{sizes: []int{100}, pairs: 1, controllerOnly: true, floor: false, v1beta1Only: true}
 	report := renderReport(&environment{Env: &localcluster.Env{Tools: map[string]string{}}}, cfg, []*series{{n: 100, pairs: []*result{r}}})
 	for _, want := range []string{
-		"-controller-only -floor=false`",
+		"-controller-only -floor=false -v1alpha1-served=false`",
 		"Robots of 0 replicas with a port and `service.type: None`: the controller's own path, no pod, no Service; no floor phase",
 		"| **T_ready / floor-ready** (target ≤ 1.15) | not measured |",
 		"| kube-apiserver CPU per Robot: floor | not measured |",
