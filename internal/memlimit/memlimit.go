@@ -21,8 +21,8 @@ import (
 // kernel charges to the container: kernel memory held for the process, and
 // the file-backed pages, the binary's above all. The benchmark measured the
 // operator's file-backed resident pages at 28.9 MiB, and its anonymous ones
-// within what the runtime counts (docs/benchmarks.md): a tenth of the
-// 256 MiB the manifests ship would leave less than the binary's pages,
+// within what the runtime counts (docs/benchmarks.md): a tenth of a
+// 256 MiB limit would leave less than the binary's pages,
 // which the kernel would then have to drop and read again. Hence Reserve,
 // 32 MiB; above 320 MiB the tenth is the larger.
 const (

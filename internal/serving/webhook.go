@@ -10,9 +10,10 @@ import (
 // MaxConcurrentReviews is how many ConversionReviews the webhook serves
 // at once. A review of the largest size the webhook reads (4 MiB)
 // allocates about 33 MiB while it is read, decoded, converted and encoded
-// (measured), not all of it live at once, so 4 at once stay well inside
-// the shipped 256Mi memory limit over the operator's own heap
-// (docs/security.md has the figures under a flood). The API server sends one review per object
+// (measured), not all of it live at once, so 4 at once (a peak heap of
+// about 90 MiB under a flood of them, docs/security.md) fit in the shipped
+// 512Mi memory limit beside the 118 MiB live heap of 10,000 Robots
+// (docs/benchmarks.md), the Go runtime's limit set from the container's. The API server sends one review per object
 // it reads in another version and, on a 429, waits the Retry-After and
 // tries again (up to 10 times), so a burst over the limit is slowed, not
 // failed.

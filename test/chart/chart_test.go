@@ -256,7 +256,7 @@ func TestChartValues(t *testing.T) {
 		"image.repository=registry.example/robot-operator", "image.tag=v1.2.3", "image.pullPolicy=IfNotPresent",
 		"replicas=1", "leaderElection.enabled=false", "logFormat=text", "extraArgs={-workers=8,-v=2}",
 		"metrics.certSecret=robot-operator-metrics-tls", "nodeSelector.pool=system", "priorityClassName=system-cluster-critical",
-		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=512Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false")
+		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=768Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false")
 	d := objs["Deployment "+namespace+"/robot-operator"]
 	if d == nil {
 		t.Fatal("no Deployment rendered")
@@ -280,7 +280,7 @@ func TestChartValues(t *testing.T) {
 		"nodeSelector":                     strings.Contains(indent(t, pod["nodeSelector"]), `"pool": "system"`),
 		"priorityClassName":                pod["priorityClassName"] == "system-cluster-critical",
 		"tolerations":                      strings.Contains(indent(t, pod["tolerations"]), `"key": "dedicated"`),
-		"resources":                        strings.Contains(indent(t, container["resources"]), `"memory": "512Mi"`),
+		"resources":                        strings.Contains(indent(t, container["resources"]), `"memory": "768Mi"`),
 	} {
 		if !ok {
 			t.Errorf("%s: not as set; the Deployment:\n%s", what, indent(t, d.Object))
