@@ -122,7 +122,7 @@ bench-scale: ## Benchmark N = 1000, 3000 and 10,000 Robots (1 replica and a Serv
 		-out docs/benchmarks-scale.md -plot docs/benchmark-scale-latency.png -scale-plot docs/benchmark-scale.png $(BENCH_SCALE_FLAGS)
 
 .PHONY: bench-controller-scale
-bench-controller-scale: ## Benchmark the controller's own path alone at N = 100,000 Robots (0 replicas, no Service, over 10 namespaces, no floor): its heap per Robot and its relist after a restart; writes docs/benchmarks-controller.md (hours, if the local etcd and API server carry it).
+bench-controller-scale: ## Benchmark the controller's own path alone at N = 100,000 Robots (0 replicas, no Service, over 10 namespaces, no floor): its heap per Robot and its relist after a restart; writes docs/benchmarks-controller.md (more than 90 minutes on a 2-core machine, where the cluster's Deployment controller takes over an hour to make them Ready: see docs/benchmarks.md).
 	go run ./test/bench -cluster $(BENCH_SCALE_CLUSTER) -n $(BENCH_CONTROLLER_N) -pairs 1 -controller-only -floor=false -namespaces 10 \
 		-idle 10s -restart-settle 10s -unrelated 0 -timeout 180m -out docs/benchmarks-controller.md $(BENCH_SCALE_FLAGS)
 

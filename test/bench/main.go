@@ -87,7 +87,7 @@ func main() {
 	flag.StringVar(&cfg.plot, "plot", "", "Write a PNG plot of per-Robot latency here.")
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one floor/operator pair after this long.")
 	flag.StringVar(&cfg.operatorArgs, "operator-args", "", "Extra flags for the operator, space-separated (e.g. \"-kube-api-qps=500\").")
-	flag.BoolVar(&cfg.profile, "profile", false, "Record 20s CPU profiles of the API server and the operator from the first create of each phase, and the operator's heap after convergence, into _output/bench; with -request-costs, 4s of the API server at the start of each kind of request.")
+	flag.BoolVar(&cfg.profile, "profile", false, "Record 20s CPU profiles of the API server and the operator from the first create of each phase, and the operator's heap after convergence, into _output/bench (the operator then samples its allocations finely, which costs it about a tenth of its CPU); with -request-costs, 4s of the API server at the start of each kind of request.")
 	flag.BoolVar(&cfg.requestCosts, "request-costs", false, "Instead of the benchmark, measure the API server's and etcd's CPU per request of each kind the floor and the operator make, and of the alternatives (N = the first -n).")
 	flag.BoolVar(&cfg.cbor, "cbor", false, "With -request-costs: the cluster serves custom resources in CBOR (its alpha gate CBORServingAndStorage on) and every Robot request is made in CBOR.")
 	flag.IntVar(&cfg.namespaces, "namespaces", 1, "Spread the Robots (and the floor's objects) over this many namespaces, bench-00, bench-01, … (1: the namespace bench).")
