@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -122,10 +123,67 @@ func machineBusy() time.Duration {
 // into the file named name in the scratch directory, when -profile is set.
 // It returns at once; wait blocks until the profile is written.
 func (c *cluster) profileAPIServer(ctx context.Context, name string, d time.Duration) (wait func()) {
-	return c.env.recordProfile(name, "the API server", func() ([]byte, error) {
+	return c.env.recordProfile(name, "the API server", c.apiServerProfile(ctx, d))
+}
+
+// profileAPIServerPhase records the API server's CPU from now until stop is
+// called, when -profile is set: -profile-length of it, or with
+// -profile-length=0 the whole phase (see recordPhaseProfiles).
+func (c *cluster) profileAPIServerPhase(ctx context.Context, name string) (stop func()) {
+	return c.env.recordPhaseProfiles(ctx, name, "the API server", c.apiServerProfile)
+}
+
+// apiServerProfile fetches a CPU profile of the API server of d from now.
+func (c *cluster) apiServerProfile(ctx context.Context, d time.Duration) func() ([]byte, error) {
+	return func() ([]byte, error) {
 		return c.Kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
 			Param("seconds", strconv.Itoa(int(d.Seconds()))).DoRaw(ctx)
-	})
+	}
+}
+
+// phaseProfileWindow is the length of each of the consecutive profiles that
+// -profile-length=0 records over a phase: short, so that stopping waits for
+// little, and long enough that pprof's own start and stop cost nothing.
+const phaseProfileWindow = 10 * time.Second
+
+// recordPhaseProfiles records CPU profiles from now, when -profile is set.
+// With -profile-length above 0 it records that long, into name, and stop
+// waits for it. With -profile-length=0 it records consecutive windows of
+// phaseProfileWindow into name with -001, -002, … before its extension
+// until stop is called, which waits for the window under way: every second
+// of the phase is in one file, and `go tool pprof -top FILE…` adds them up.
+func (e *environment) recordPhaseProfiles(ctx context.Context, name, what string, profile func(context.Context, time.Duration) func() ([]byte, error)) (stop func()) {
+	if !e.cfg.profile {
+		return func() {}
+	}
+	if e.cfg.profileLength > 0 {
+		var once sync.Once
+		wait := e.recordProfile(name, what, profile(ctx, e.cfg.profileLength))
+		return func() { once.Do(wait) }
+	}
+	stopping := make(chan struct{})
+	done := make(chan struct{})
+	ext := filepath.Ext(name)
+	go func() {
+		defer close(done)
+		for i := 1; ; i++ {
+			e.recordProfile(fmt.Sprintf("%s-%03d%s", strings.TrimSuffix(name, ext), i, ext), what, profile(ctx, phaseProfileWindow))()
+			select {
+			case <-stopping:
+				return
+			case <-ctx.Done():
+				return
+			default:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(stopping)
+			<-done
+		})
+	}
 }
 
 // recordProfile runs fetch in the background, when -profile is set, and

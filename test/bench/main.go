@@ -47,6 +47,9 @@ type config struct {
 	// profile records CPU profiles of the API server (and the operator)
 	// during each phase.
 	profile bool
+	// profileLength is how long -profile records each phase from its
+	// first create; 0 records it whole.
+	profileLength time.Duration
 	// requestCosts measures what each kind of request costs instead.
 	requestCosts bool
 	// cbor makes -request-costs send and accept Robots in CBOR.
@@ -87,7 +90,8 @@ func main() {
 	flag.StringVar(&cfg.plot, "plot", "", "Write a PNG plot of per-Robot latency here.")
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "Give up on one floor/operator pair after this long.")
 	flag.StringVar(&cfg.operatorArgs, "operator-args", "", "Extra flags for the operator, space-separated (e.g. \"-kube-api-qps=500\").")
-	flag.BoolVar(&cfg.profile, "profile", false, "Record 20s CPU profiles of the API server and the operator from the first create of each phase, and the operator's heap after convergence, into _output/bench (the operator then samples its allocations finely, which costs it about a tenth of its CPU); with -request-costs, 4s of the API server at the start of each kind of request.")
+	flag.BoolVar(&cfg.profile, "profile", false, "Record CPU profiles of the API server and the operator from the first create of each phase (-profile-length), and the operator's heap after convergence, into _output/bench (the operator then samples its allocations finely, which costs it about a tenth of its CPU); with -request-costs, 4s of the API server at the start of each kind of request.")
+	flag.DurationVar(&cfg.profileLength, "profile-length", 20*time.Second, "With -profile: how long to record each phase's CPU from its first create; 0 records the whole phase, to its last Ready, in consecutive 10s profiles (…-001.pprof, …-002.pprof; go tool pprof -top adds up the files it is given).")
 	flag.BoolVar(&cfg.requestCosts, "request-costs", false, "Instead of the benchmark, measure the API server's and etcd's CPU per request of each kind the floor and the operator make, and of the alternatives (N = the first -n).")
 	flag.BoolVar(&cfg.cbor, "cbor", false, "With -request-costs: the cluster serves custom resources in CBOR (its alpha gate CBORServingAndStorage on) and every Robot request is made in CBOR.")
 	flag.IntVar(&cfg.namespaces, "namespaces", 1, "Spread the Robots (and the floor's objects) over this many namespaces, bench-00, bench-01, … (1: the namespace bench).")

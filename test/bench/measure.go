@@ -26,8 +26,6 @@ import (
 )
 
 const (
-	// profileLength is how long -profile records, from the first create.
-	profileLength  = 20 * time.Second
 	benchNamespace = "bench"
 	benchImage     = "registry.example/robot:1.0"
 )
@@ -314,7 +312,7 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	logf("floor: %d Robots, Deployments and status writes", n)
 	self := map[string]int{"bench client": os.Getpid()}
 	cpuStart := c.cpuNow(self)
-	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-pair%d-floor-kube-apiserver.pprof", n, r.pair), profileLength)
+	profiled := c.profileAPIServerPhase(ctx, fmt.Sprintf("%d-pair%d-floor-kube-apiserver.pprof", n, r.pair))
 	defer profiled()
 	start := time.Now()
 	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
@@ -329,6 +327,9 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	}
 	r.floorReady = available.last().Sub(start)
 	r.floorCPU = c.cpuNow(self).since(cpuStart)
+	if e.cfg.profileLength == 0 {
+		profiled() // the phase's profile ends with it
+	}
 	r.floorStages = "Deployment created → Available " + stage(deploymentCreated, available)
 	logf("floor: writes done in %s, all Available in %s; %s", secs(r.floorSync), secs(r.floorReady), r.floorStages)
 	return nil
@@ -447,9 +448,9 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	logf("operator: creating %d Robots", n)
 	procs := map[string]int{"bench client": os.Getpid(), "robot-operator": op.cmd.Process.Pid}
 	cpuStart := c.cpuNow(procs)
-	profiled := c.profileAPIServer(ctx, fmt.Sprintf("%d-pair%d-operator-kube-apiserver.pprof", n, r.pair), profileLength)
+	profiled := c.profileAPIServerPhase(ctx, fmt.Sprintf("%d-pair%d-operator-kube-apiserver.pprof", n, r.pair))
 	defer profiled()
-	operatorProfiled := op.profile(ctx, e, fmt.Sprintf("%d-pair%d-robot-operator.pprof", n, r.pair), profileLength)
+	operatorProfiled := op.profile(ctx, e, fmt.Sprintf("%d-pair%d-robot-operator.pprof", n, r.pair))
 	defer operatorProfiled()
 	start := time.Now()
 	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
@@ -471,6 +472,13 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	}
 	r.tReady = ready.last().Sub(start)
 	r.operatorCPU = c.cpuNow(procs).since(cpuStart)
+	if e.cfg.profileLength == 0 {
+		// The phase's profiles end with it, together.
+		var stopped sync.WaitGroup
+		stopped.Go(profiled)
+		stopped.Go(operatorProfiled)
+		stopped.Wait()
+	}
 	r.stages = "Robot created → Deployment seen " + stage(robotCreated, deploymentSeen) +
 		"<br>Deployment seen → Available " + stage(deploymentSeen, available) + "<br>Available → Robot Ready " + stage(available, ready)
 	logf("operator: %s", strings.ReplaceAll(r.stages, "<br>", "; "))

@@ -147,11 +147,13 @@ func (o *operator) heapProfile(ctx context.Context, e *environment, name string)
 	})()
 }
 
-// profile records a CPU profile of the operator for d, from now, when
-// -profile is set. It returns at once; wait blocks until it is written.
-func (o *operator) profile(ctx context.Context, e *environment, name string, d time.Duration) (wait func()) {
-	return e.recordProfile(name, "the operator", func() ([]byte, error) {
-		return get(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())))
+// profile records the operator's CPU from now until stop is called, when
+// -profile is set, as profileAPIServerPhase does the API server's.
+func (o *operator) profile(ctx context.Context, e *environment, name string) (stop func()) {
+	return e.recordPhaseProfiles(ctx, name, "the operator", func(ctx context.Context, d time.Duration) func() ([]byte, error) {
+		return func() ([]byte, error) {
+			return get(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())))
+		}
 	})
 }
 
