@@ -50,6 +50,8 @@ type Options struct {
 	// the API server probe's and the metrics reviews'.
 	QPS   float64
 	Burst int
+	// Compression asks the API server to gzip its responses.
+	Compression bool
 	// ResyncPeriod is the informers' resync period of the Deployments,
 	// the Services and the Robots.
 	ResyncPeriod time.Duration

@@ -1,10 +1,18 @@
 package app
 
 import (
+	"context"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/robot-operator/robot-operator/internal/robotclient"
 	"github.com/robot-operator/robot-operator/internal/serving"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -41,5 +49,64 @@ func TestReviewClient(t *testing.T) {
 	}
 	if cfg.RateLimiter != shared || cfg.QPS != 1000 || cfg.Burst != 2000 {
 		t.Error("reviewConfig changed the configuration it was given")
+	}
+}
+
+// TestCompression: the operator does not ask the API server to gzip its
+// responses unless -kube-api-compression says so. Gzip is CPU on both sides
+// (the API server compresses every watch event and list it sends), which a
+// client next to its API server gains nothing for; kube-controller-manager
+// and kube-scheduler turn it off for the same reason.
+func TestCompression(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	// TLS and HTTP/2, as an API server speaks: client-go builds a
+	// transport of its own only for TLS.
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Proto+" "+r.URL.Path+" Accept-Encoding="+r.Header.Get("Accept-Encoding"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"List","apiVersion":"v1","items":[]}`))
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+
+	for _, compression := range []bool{false, true} {
+		got = nil
+		cfg, err := restConfig(Options{Master: srv.URL, QPS: 100, Burst: 100, Compression: compression}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.CAData = ca
+		kube, err := kubernetes.NewForConfig(protobufConfig(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		robots, err := robotclient.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease, err := newLeaseClient(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		_, _ = kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+		_, _ = robots.RobotV1beta1().Robots("").List(ctx, metav1.ListOptions{})
+		_, _ = lease.CoordinationV1().Leases("").List(ctx, metav1.ListOptions{})
+
+		mu.Lock()
+		if len(got) != 3 {
+			t.Fatalf("compression %v: %d requests reached the server, want 3: %q", compression, len(got), got)
+		}
+		for _, request := range got {
+			if asked := strings.HasSuffix(request, "=gzip"); asked != compression {
+				t.Errorf("-kube-api-compression=%v: %s", compression, request)
+			}
+		}
+		mu.Unlock()
 	}
 }
