@@ -116,6 +116,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.IntVar(&opts.run.Workers, "workers", 8, "How many Robots to sync at the same time.")
 	fs.Float64Var(&opts.run.QPS, "kube-api-qps", 1000, "Sustained requests per second to the API server, over all workers and Events (the leader election Lease and the metrics endpoint's reviews have clients of their own).")
 	fs.IntVar(&opts.run.Burst, "kube-api-burst", 2000, "Requests the operator may send at once above -kube-api-qps.")
+	fs.BoolVar(&opts.run.Compression, "kube-api-compression", false, "Ask the API server to gzip its responses. Off, the default, spares the API server and the operator the CPU of compressing every watch event and list; turn it on only for an operator far from its API server on a slow link.")
 	fs.DurationVar(&opts.run.ResyncPeriod, "resync-period", 10*time.Minute, "How often every Robot is rechecked against the cache even when nothing changed (0 turns it off). A converged Robot costs no API request.")
 	fs.DurationVar(&opts.shutdownTimeout, "shutdown-timeout", 20*time.Second, "On SIGTERM or SIGINT, how long the syncs in flight may take to finish before they are cancelled.")
 	fs.DurationVar(&opts.run.SyncTimeout, "sync-timeout", defaultSyncTimeout, "How long one sync of a Robot, all its API requests included, may take before it is cancelled and retried with backoff. The liveness check fails for a sync running ten times as long (at least a minute).")
