@@ -178,6 +178,10 @@ func (e *Env) NewCluster(ctx context.Context, name string, nodes int) (*Cluster,
 	// No client-side throttling: the measurements must not be held back
 	// by it.
 	admin.QPS, admin.Burst = -1, 0
+	// No gzip, as the operator asks none: what the tests' and the
+	// benchmark's own watches cost the API server stays small, and the
+	// same whether the floor or the operator writes.
+	admin.DisableCompression = true
 	c.Admin = admin
 	if c.Kube, err = kubernetes.NewForConfig(admin); err != nil {
 		return nil, err
