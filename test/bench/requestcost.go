@@ -145,15 +145,14 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 		}
 		return c.Robots.RobotV1beta1().Robots(robot.Namespace).UpdateStatus(ctx, robot, metav1.UpdateOptions{FieldManager: "robot-operator"})
 	}
-	// smaller writes a smaller status than the operator's: without the
-	// Available and Progressing conditions unless mirrored, without any
-	// condition's message when noMessages.
+	// smaller writes a smaller status than the operator's: only Ready and
+	// Synced unless all, without any condition's message when noMessages.
 	smaller := func(write func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error),
-		mirrored, noMessages bool) func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error) {
+		all, noMessages bool) func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error) {
 		return func(ctx context.Context, robot *robotv1beta1.Robot, status *robotac.RobotStatusApplyConfiguration) (*robotv1beta1.Robot, error) {
 			conditions := status.Conditions[:0]
 			for _, c := range status.Conditions {
-				if !mirrored && (*c.Type == "Available" || *c.Type == "Progressing") {
+				if !all && *c.Type != "Ready" && *c.Type != "Synced" {
 					continue
 				}
 				if noMessages {
@@ -197,8 +196,8 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 			}
 			return err
 		}},
-		{"apply robots/status, four conditions (operator, at creation)", 0, 1, statusWrite(apply, metav1.ConditionFalse, "RolloutInProgress", 0, "")},
-		{"apply robots/status, four conditions (operator, at Ready)", 0, 1, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, "")},
+		{"apply robots/status, six conditions (operator, at creation)", 0, 1, statusWrite(apply, metav1.ConditionFalse, "RolloutInProgress", 0, "")},
+		{"apply robots/status, six conditions (operator, at Ready)", 0, 1, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, "")},
 		{"lever: the same status at Ready as a JSON merge patch, no server-side apply", 0, 0, statusWrite(mergePatch, metav1.ConditionTrue, "RolloutComplete", 1, " (merge patch)")},
 		{"lever: the same status at Ready as an update", 0, 0, statusWrite(update, metav1.ConditionTrue, "RolloutComplete", 1, " (update)")},
 		{"lever: the status at Ready applied again, changed (compare with the row above it)", 0, 0, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, " (apply)")},
@@ -206,8 +205,8 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 		// changes the set of conditions, the second is the steady state.
 		{"lever (first write of the shape): the status at Ready with only the Ready and Synced conditions", 0, 0, statusWrite(smaller(apply, false, false), metav1.ConditionTrue, "RolloutComplete", 1, " (two)")},
 		{"lever: the status at Ready with only the Ready and Synced conditions, changed", 0, 0, statusWrite(smaller(apply, false, false), metav1.ConditionTrue, "RolloutComplete", 1, " (two, again)")},
-		{"lever (first write of the shape): the status at Ready, four conditions without messages", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
-		{"lever: the status at Ready, four conditions without messages, changed", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
+		{"lever (first write of the shape): the status at Ready, six conditions without messages", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
+		{"lever: the status at Ready, six conditions without messages, changed", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
 		{"create events (operator: Deployment created, protobuf)", 0, 1, func(ctx context.Context, i int) error {
 			robot := robots[i]
 			now := metav1.Now()
@@ -286,22 +285,29 @@ func operatorLikeDeployment(robot *robotv1beta1.Robot) *appsv1.Deployment {
 }
 
 // operatorLikeStatus is a status of the shape the operator writes
-// (internal/workload/testdata/golden/status.json): the replica counts and its four conditions,
-// the Ready condition's message ending in note.
+// (internal/status/testdata/golden/status.json): the replica counts and its six conditions,
+// the Ready condition's message ending in note, which Reconciling and Stalled repeat.
 func operatorLikeStatus(robot *robotv1beta1.Robot, ready metav1.ConditionStatus, reason string, available int32, note string) *robotac.RobotStatusApplyConfiguration {
 	now := metav1.Now()
 	condition := func(conditionType string, status metav1.ConditionStatus, reason, message string) *metav1ac.ConditionApplyConfiguration {
 		return metav1ac.Condition().WithType(conditionType).WithStatus(status).WithObservedGeneration(robot.Generation).
 			WithLastTransitionTime(now).WithReason(reason).WithMessage(message)
 	}
+	readyMessage := fmt.Sprintf("%d of 1 replicas are available%s", available, note)
+	reconciling := metav1.ConditionTrue
+	if ready == metav1.ConditionTrue {
+		reconciling = metav1.ConditionFalse
+	}
 	return robotac.RobotStatus().
 		WithObservedGeneration(robot.Generation).WithDeploymentName(robot.Name).WithSelector("robot.dev/name="+robot.Name).
 		WithReplicas(1).WithUpdatedReplicas(1).WithReadyReplicas(available).WithAvailableReplicas(available).
 		WithConditions(
-			condition("Ready", ready, reason, fmt.Sprintf("%d of 1 replicas are available%s", available, note)),
+			condition("Ready", ready, reason, readyMessage),
 			condition("Available", ready, "MinimumReplicasAvailable", "Deployment has minimum availability."),
 			condition("Progressing", metav1.ConditionTrue, "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", robot.Name)),
-			condition("Synced", metav1.ConditionTrue, "Synced", "the Deployment holds what the Robot asks for"))
+			condition("Synced", metav1.ConditionTrue, "Synced", "the Deployment holds what the Robot asks for"),
+			condition("Reconciling", reconciling, reason, readyMessage),
+			condition("Stalled", metav1.ConditionFalse, reason, readyMessage))
 }
 
 // pause stops the named cluster processes (SIGSTOP) until the returned
