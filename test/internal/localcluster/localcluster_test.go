@@ -1,7 +1,11 @@
 package localcluster
 
 import (
+	"fmt"
+	"net"
+	"os"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -30,5 +34,44 @@ func TestParseToolsEnv(t *testing.T) {
 	want := map[string]string{"KUBECTL": "/a/kubectl", "KWOKCTL": "/a/kwokctl=x"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestFreeAddrOutsideTheEphemeralRange: a port chosen now for a process
+// started later is never one the kernel hands to a bind of port 0 or to an
+// outgoing connection meanwhile. An e2e upgrade test stopped the shared
+// operator, whose webhook port went back to the kernel, and the previous
+// release's metrics server, bound to 127.0.0.1:0, got it: the API server's
+// conversions then reached a plain HTTP server.
+func TestFreeAddrOutsideTheEphemeralRange(t *testing.T) {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Skipf("no ephemeral port range to read: %v", err)
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(data), &low, &high); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		addr, err := FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if port >= low && port <= high {
+			t.Fatalf("FreeAddr returned %s, in the ephemeral range %d-%d", addr, low, high)
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("FreeAddr returned %s, which cannot be listened on: %v", addr, err)
+		}
+		l.Close()
 	}
 }
