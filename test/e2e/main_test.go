@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
+	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
 // TestMain sets up what every test needs: the cluster's clients, the Robot
@@ -113,12 +114,19 @@ func setUp() (*environment, error) {
 	env = e // the helpers below use it
 
 	// The CRD's conversion goes to the shared operator, on this host.
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	// Its port lies outside the kernel's ephemeral range: while a test has
+	// the shared operator stopped, no process binding port 0 takes it.
+	webhookAddr, err := localcluster.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	e.webhookPort = listener.Addr().(*net.TCPAddr).Port
-	listener.Close()
+	_, port, err := net.SplitHostPort(webhookAddr)
+	if err != nil {
+		return nil, err
+	}
+	if e.webhookPort, err = strconv.Atoi(port); err != nil {
+		return nil, err
+	}
 	if err := installCRD(ctx); err != nil {
 		return nil, err
 	}

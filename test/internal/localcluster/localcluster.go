@@ -10,10 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -293,14 +295,53 @@ func LockPorts() (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// FreeAddr returns a loopback address with a port nobody listens on.
+// FreeAddr returns a loopback address with a port nobody listens on, for a
+// process started later. The port lies below the kernel's ephemeral range,
+// so that nothing binding port 0, and no outgoing connection, is given it
+// in the meantime (nor after its process stops and before another takes
+// it up again); kwokctl takes the ports just below 32768, and this range
+// stays clear of them. Where the range cannot be read, any free port.
 func FreeAddr() (string, error) {
+	low, _, err := ephemeralPorts()
+	if err == nil && low > freePortWindow+freePortGap {
+		for range 100 {
+			port := low - freePortGap - 1 - rand.IntN(freePortWindow)
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			if err != nil {
+				continue // taken
+			}
+			addr := l.Addr().String()
+			l.Close()
+			return addr, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+const (
+	// freePortGap is how far below the ephemeral range FreeAddr stays:
+	// kwokctl gives each cluster the first free ports below 32768.
+	freePortGap = 1024
+	// freePortWindow is how many ports FreeAddr picks from, at random.
+	freePortWindow = 12000
+)
+
+// ephemeralPorts returns the kernel's range of ports for binds to port 0
+// and outgoing connections.
+func ephemeralPorts() (low, high int, err error) {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := fmt.Sscan(string(data), &low, &high); err != nil {
+		return 0, 0, fmt.Errorf("reading the ephemeral port range %q: %w", data, err)
+	}
+	return low, high, nil
 }
 
 // RepoRoot finds the repository's top directory from the working
