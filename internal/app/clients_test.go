@@ -75,7 +75,9 @@ func TestCompression(t *testing.T) {
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 
 	for _, compression := range []bool{false, true} {
+		mu.Lock()
 		got = nil
+		mu.Unlock()
 		cfg, err := restConfig(Options{Master: srv.URL, QPS: 100, Burst: 100, Compression: compression}, "test")
 		if err != nil {
 			t.Fatal(err)

@@ -116,6 +116,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -namespaces must be at least 1, -churn not negative, -churn-rate positive")
 		os.Exit(2)
 	}
+	if cfg.profileLength != 0 && cfg.profileLength < time.Second {
+		// The profile endpoints take whole seconds: less would ask for 0,
+		// which they answer with a default instead.
+		fmt.Fprintf(os.Stderr, "bench: -profile-length wants 0 (the whole phase) or at least 1s, got %s\n", cfg.profileLength)
+		os.Exit(2)
+	}
 	if cfg.pairs < 1 {
 		fmt.Fprintf(os.Stderr, "bench: -pairs wants a positive integer, got %d\n", cfg.pairs)
 		os.Exit(2)
