@@ -16,6 +16,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podcache"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
@@ -75,7 +76,7 @@ type Options struct {
 	RobotInformer      informers.RobotInformer
 	// Owned, beside the Deployments and Services above, are the sources
 	// of the other kinds a Robot may own (owned.Sources; its Kube,
-	// Deployments, Services and ServiceTypes are taken from the fields
+	// Deployments, Services and Policy are taken from the fields
 	// here).
 	Owned owned.Sources
 	// PodInformer and ReplicaSetInformer, when set (both or neither),
@@ -101,10 +102,9 @@ type Options struct {
 	Recorder record.EventRecorder
 	// Clock, when set, replaces the real clock.
 	Clock clock.PassiveClock
-	// ServiceTypes, when set, are the only types of Service the Controller
-	// creates; a Robot that asks for another reports ServiceTypeNotAllowed.
-	// Empty: every type.
-	ServiceTypes []robotv1beta1.ServiceType
+	// Policy is what the administrator allows Robots to ask for; the zero
+	// Policy allows all the CRD admits.
+	Policy policy.Policy
 	// Outage, when set, is the gate KubeClient's and RobotClient's requests
 	// go through. A sync that fails while it says the API server is down is
 	// not backed off: the Robot is queued again the moment the API server
@@ -219,7 +219,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	deps := owned.Deps{Writer: controller.writer, Robots: controller.robotsLister, Clock: controller.clock,
 		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }}
 	sources := opts.Owned
-	sources.Kube, sources.Deployments, sources.Services, sources.ServiceTypes = opts.KubeClient, opts.DeploymentInformer, opts.ServiceInformer, opts.ServiceTypes
+	sources.Kube, sources.Deployments, sources.Services, sources.Policy = opts.KubeClient, opts.DeploymentInformer, opts.ServiceInformer, opts.Policy
 	var err error
 	if controller.owned, err = owned.NewPaths(deps, sources); err != nil {
 		return nil, err

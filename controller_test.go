@@ -228,7 +228,7 @@ func (f *fixture) rewire(c *Controller, kube kubernetes.Interface, recorder reco
 	deps := owned.Deps{Writer: c.writer, Robots: c.robotsLister, Clock: c.clock,
 		Enqueue: func(key cache.ObjectName) { c.workqueue.Add(key) }}
 	sources := f.opts.Owned
-	sources.Kube, sources.Deployments, sources.Services, sources.ServiceTypes = kube, f.opts.DeploymentInformer, f.opts.ServiceInformer, f.opts.ServiceTypes
+	sources.Kube, sources.Deployments, sources.Services, sources.Policy = kube, f.opts.DeploymentInformer, f.opts.ServiceInformer, f.opts.Policy
 	var err error
 	if c.owned, err = owned.NewPaths(deps, sources); err != nil {
 		f.t.Fatal(err)
@@ -2405,7 +2405,9 @@ func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
 func TestServiceTypeNotAllowed(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	f.options = func(o *Options) { o.ServiceTypes = []robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP} }
+	f.options = func(o *Options) {
+		o.Policy.ServiceTypes = []robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP}
+	}
 	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeNodePort)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)

@@ -12,23 +12,20 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/robot-operator/robot-operator/internal/app"
 	"github.com/robot-operator/robot-operator/internal/conversion"
 	"github.com/robot-operator/robot-operator/internal/leader"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/precheck"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
-
-	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // version is stamped at build time (see the Makefile).
@@ -41,7 +38,7 @@ type options struct {
 	verbosity     int
 	// The Controller's own settings.
 	shutdownTimeout time.Duration
-	serviceTypes    []robotv1beta1.ServiceType
+	policy          policy.Policy
 	// run is what app.Run wires and runs.
 	run app.Options
 }
@@ -143,7 +140,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.StringVar(&wh.Service, "webhook-service", "robot-operator-webhook", "The Service, port 443, through which the API server reaches the webhook.")
 	fs.StringVar(&wh.URL, "webhook-url", "", "The https:// URL at which the API server reaches the webhook, instead of -webhook-service: for an operator run outside the cluster, e.g. https://127.0.0.1:9443/convert. The CRD must be installed with the same url.")
 	fs.StringVar(&wh.Certs, "webhook-certs", app.WebhookCertsSelf, "Who keeps the webhook's certificates: self (any replica, leader or not, makes a CA and a serving certificate into -webhook-secret, renews them, makes the Secret again if it is deleted, and sets the CRD's caBundle), or external (cert-manager or another writer fills the Secret; the replicas only copy its ca.crt into the CRD's caBundle, keeping the previous one until it expires).")
-	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
+	completePolicy := opts.policy.Flags(fs)
 	// The flag package prints the usage on every parse error; print it only
 	// when asked for, so that a mistake gives one line.
 	fs.Usage = func() {}
@@ -163,14 +160,8 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		le.Namespace = leader.DefaultLeaseNamespace()
 	}
 	opts.verbosity, _ = strconv.Atoi(fs.Lookup("v").Value.String())
-	for _, name := range strings.Split(*serviceTypes, ",") {
-		t := robotv1beta1.ServiceType(strings.TrimSpace(name))
-		if !slices.Contains([]robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP, robotv1beta1.ServiceTypeNodePort, robotv1beta1.ServiceTypeLoadBalancer}, t) {
-			return nil, fmt.Errorf("-service-types: %q is not a Service type the operator creates; give ClusterIP, NodePort or LoadBalancer, comma-separated", name)
-		}
-		if !slices.Contains(opts.serviceTypes, t) {
-			opts.serviceTypes = append(opts.serviceTypes, t)
-		}
+	if err := completePolicy(); err != nil {
+		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -227,7 +218,7 @@ func newController(opts *options) app.NewController {
 			ShutdownTimeout:    opts.shutdownTimeout,
 			MayWrite:           wiring.MayWrite,
 			Outage:             wiring.Outage,
-			ServiceTypes:       opts.serviceTypes,
+			Policy:             opts.policy,
 		})
 		if err != nil {
 			return nil, err

@@ -72,7 +72,7 @@ func TestVersion(t *testing.T) {
 var layers = [][]string{
 	{"outcome", "echo", "outage", "conversion", "memlimit"},
 	{"workload", "robottest"},
-	{"drift"},
+	{"drift", "policy"},
 	{"transform"},
 	{"podsummary"},
 	{"status", "podcache"},
@@ -83,7 +83,7 @@ var layers = [][]string{
 
 // pure are the packages that decide: from objects they are given, with no
 // way to reach the API server.
-var pure = []string{"workload", "drift", "outcome", "podsummary", "status"}
+var pure = []string{"workload", "drift", "outcome", "podsummary", "status", "policy"}
 
 // clients are the packages that can send requests to the API server.
 var clients = []string{

@@ -57,6 +57,7 @@ func Classify(err error) Failure {
 		svcTaken  *ServiceNameTakenError
 		objTaken  *ObjectNameTakenError
 		svcType   *ServiceTypeNotAllowedError
+		notAllow  *NotAllowedError
 		lbClass   *LoadBalancerClassImmutableError
 		earlier   *EarlierRobotError
 		invalid   *InvalidSpecError
@@ -92,6 +93,10 @@ func Classify(err error) Failure {
 		// Only a change of the Robot, or of the operator's flags (which
 		// restarts it), can help.
 		return Failure{Reason: robotv1beta1.ReasonServiceTypeNotAllowed, Retry: RetryOnChange}
+	case errors.As(err, &notAllow):
+		// As for the Service's type: a change of the Robot, or of the
+		// operator's flags (a restart), can help.
+		return Failure{Reason: notAllow.Reason, Retry: RetryOnChange}
 	case errors.As(err, &lbClass):
 		// Only a person can choose between the Service's address and the
 		// new class: a change of the Robot, or the Service's deletion
@@ -182,6 +187,17 @@ func (e *ServiceTypeNotAllowedError) Error() string {
 	return fmt.Sprintf("the Robot asks for a Service of type %s, which this operator does not create (it creates %s); "+
 		"ask for one of those, or for spec.service.type None", e.Type, strings.Join(allowed, ", "))
 }
+
+// NotAllowedError is a Robot that asks for something the administrator's
+// switches (internal/policy) do not allow. Reason is the Synced reason, a
+// constant of robotv1beta1 that WarnsOnEntry knows; Message names the
+// Robot's field and the flag that refuses it.
+type NotAllowedError struct {
+	Reason  string
+	Message string
+}
+
+func (e *NotAllowedError) Error() string { return e.Message }
 
 // LoadBalancerClassImmutableError is a Robot that asks for another
 // loadBalancerClass than its LoadBalancer Service has. The API server refuses

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
@@ -74,7 +75,7 @@ func (f *pathFixture) writes() []string {
 // services returns the path of Services, with its cache.
 func (f *pathFixture) services(t *testing.T) (*ServicePath, cache.Indexer) {
 	informer := informers.NewSharedInformerFactory(f.kube, 0).Core().V1().Services()
-	path, err := Services(f.deps, informer, f.kube, nil)
+	path, err := Services(f.deps, informer, f.kube, policy.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}

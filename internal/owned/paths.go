@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -27,10 +28,11 @@ import (
 // informers should hold only the objects labelled as managed by the
 // operator.
 type Sources struct {
-	Kube         kubernetes.Interface
-	Deployments  appsinformers.DeploymentInformer
-	Services     coreinformers.ServiceInformer
-	ServiceTypes []robotv1beta1.ServiceType
+	Kube        kubernetes.Interface
+	Deployments appsinformers.DeploymentInformer
+	Services    coreinformers.ServiceInformer
+	// Policy is what the administrator allows Robots to ask for.
+	Policy policy.Policy
 	// DisruptionBudgets, when set, gives each Robot the budget it asks
 	// for. The operator always sets it; without it (in tests) no budget is
 	// written.
@@ -71,7 +73,7 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 	if p.Deployments, err = Deployments(deps, sources.Deployments, sources.Kube); err != nil {
 		return nil, err
 	}
-	if p.Services, err = Services(deps, sources.Services, sources.Kube, sources.ServiceTypes); err != nil {
+	if p.Services, err = Services(deps, sources.Services, sources.Kube, sources.Policy); err != nil {
 		return nil, err
 	}
 	if sources.DisruptionBudgets != nil {

@@ -2,10 +2,10 @@ package owned
 
 import (
 	"context"
-	"slices"
 
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
@@ -36,10 +36,11 @@ type ServicePath = Path[*corev1.Service, *corev1ac.ServiceApplyConfiguration]
 
 // Services returns the path of the Service that reaches a Robot's pods on
 // its ports, cached by informer (which should hold only the Services the
-// operator manages) and written through kube. When allowed is not empty, a
-// Robot that asks for a Service of another type gets none written, and a
-// Service it has keeps its type: deleting it would cut off whoever uses it.
-func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes.Interface, allowed []robotv1beta1.ServiceType) (*ServicePath, error) {
+// operator manages) and written through kube. When the policy limits the
+// Service types, a Robot that asks for another type gets none written, and
+// a Service it has keeps its type: deleting it would cut off whoever uses
+// it.
+func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes.Interface, allowed policy.Policy) (*ServicePath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
 		Write: writer.Kind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
@@ -65,8 +66,8 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 			if err := workload.ValidateServiceName(robot); err != nil {
 				return err
 			}
-			if want := workload.ServiceType(robot); workload.WantsService(robot) && len(allowed) > 0 && !slices.Contains(allowed, want) {
-				return &outcome.ServiceTypeNotAllowedError{Type: want, Allowed: allowed}
+			if want := workload.ServiceType(robot); workload.WantsService(robot) && !allowed.AllowsServiceType(want) {
+				return &outcome.ServiceTypeNotAllowedError{Type: want, Allowed: allowed.ServiceTypes}
 			}
 			return nil
 		},

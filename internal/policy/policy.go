@@ -1,0 +1,54 @@
+package policy
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+)
+
+// Policy is what the administrator allows Robots to ask for. The zero
+// Policy allows everything the CRD admits.
+type Policy struct {
+	// ServiceTypes, when set, are the only types of Service the operator
+	// creates; a Robot that asks for another reports ServiceTypeNotAllowed.
+	// Empty: every type.
+	ServiceTypes []robotv1beta1.ServiceType
+}
+
+// Flags registers the policy's flags on fs. The returned function reads
+// their values into p once fs is parsed, and says what is wrong with them.
+func (p *Policy) Flags(fs *flag.FlagSet) func() error {
+	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
+	return func() error {
+		types, err := parseServiceTypes(*serviceTypes)
+		if err != nil {
+			return err
+		}
+		p.ServiceTypes = types
+		return nil
+	}
+}
+
+// parseServiceTypes reads -service-types.
+func parseServiceTypes(value string) ([]robotv1beta1.ServiceType, error) {
+	var types []robotv1beta1.ServiceType
+	for _, name := range strings.Split(value, ",") {
+		t := robotv1beta1.ServiceType(strings.TrimSpace(name))
+		if !slices.Contains([]robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP, robotv1beta1.ServiceTypeNodePort, robotv1beta1.ServiceTypeLoadBalancer}, t) {
+			return nil, fmt.Errorf("-service-types: %q is not a Service type the operator creates; give ClusterIP, NodePort or LoadBalancer, comma-separated", name)
+		}
+		if !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	return types, nil
+}
+
+// AllowsServiceType reports whether the operator may create a Service of
+// type t.
+func (p *Policy) AllowsServiceType(t robotv1beta1.ServiceType) bool {
+	return len(p.ServiceTypes) == 0 || slices.Contains(p.ServiceTypes, t)
+}
