@@ -12,6 +12,14 @@ import (
 // Policy is what the administrator allows Robots to ask for. The zero
 // Policy allows everything the CRD admits.
 type Policy struct {
+	// Routes limits the HTTPRoutes of spec.http (routes.go).
+	Routes Routes
+	// ServiceMetadata limits the Service's annotations, labels and load
+	// balancer class (servicemeta.go).
+	ServiceMetadata ServiceMetadata
+	// Shutdown limits the pods' grace period (shutdown.go).
+	Shutdown Shutdown
+
 	// ServiceTypes, when set, are the only types of Service the operator
 	// creates; a Robot that asks for another reports ServiceTypeNotAllowed.
 	// Empty: every type.
@@ -21,8 +29,14 @@ type Policy struct {
 // Flags registers the policy's flags on fs. The returned function reads
 // their values into p once fs is parsed, and says what is wrong with them.
 func (p *Policy) Flags(fs *flag.FlagSet) func() error {
+	exposure := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs)}
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
 	return func() error {
+		for _, complete := range exposure {
+			if err := complete(); err != nil {
+				return err
+			}
+		}
 		types, err := parseServiceTypes(*serviceTypes)
 		if err != nil {
 			return err

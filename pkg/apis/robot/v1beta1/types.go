@@ -943,6 +943,26 @@ const (
 	// Gateway refused it, Ready carries the Gateway's own reason and
 	// message instead.
 	ReasonRouteNotAccepted = "RouteNotAccepted"
+	// ReasonRouteNotAllowed: the Robot asks for an HTTPRoute the operator
+	// was told not to make: routes are off (-http-routes=false), or a
+	// Gateway or a hostname is outside -route-gateways or -route-hostnames.
+	// No route is created, and one the Robot has is left as it is. Ready
+	// is False with this reason too.
+	ReasonRouteNotAllowed = "RouteNotAllowed"
+	// ReasonServiceMetadataNotAllowed: the Robot asks for Service
+	// annotations or labels the operator was told not to set
+	// (-service-annotations, -service-labels), such as those that have
+	// another controller expose the Service. The Deployment is kept; the
+	// Service is not created or changed.
+	ReasonServiceMetadataNotAllowed = "ServiceMetadataNotAllowed"
+	// ReasonLoadBalancerClassNotAllowed: the Robot asks for a
+	// loadBalancerClass outside -service-load-balancer-classes. The
+	// Deployment is kept; the Service is not created or changed.
+	ReasonLoadBalancerClassNotAllowed = "LoadBalancerClassNotAllowed"
+	// ReasonGracePeriodNotAllowed: the Robot asks for a grace period, or a
+	// preStop sleep, longer than -max-termination-grace-period. No
+	// Deployment is created, and one the Robot has is left as it is.
+	ReasonGracePeriodNotAllowed = "GracePeriodNotAllowed"
 	// ReasonPaused: the Robot carries the annotation robot.dev/paused:
 	// "true", and the operator writes nothing to its Deployment or its
 	// Service until it is removed. The status still reports the
