@@ -63,6 +63,14 @@ func TestRouteAcceptanceIsPartOfReady(t *testing.T) {
 			"NotAllowedByListeners", "Gateway default/public does not accept HTTPRoute \"web\": no listener allows routes from namespace default"},
 		{"no route yet", nil, nil, robotv1beta1.ReasonRouteNotAccepted, "not there yet"},
 		{"no Gateway API", nil, outcome.ErrGatewayAPIMissing, robotv1beta1.ReasonGatewayAPIMissing, "the cluster has no Gateway API"},
+		// A route left from before the policy refused it is not the route
+		// the Robot asks for, even accepted.
+		{"refused by the policy, an earlier route accepted", routeOf(robot, 2, map[string]metav1.Condition{"public": yes, "internal": yes}, "public", "internal"),
+			&outcome.NotAllowedError{Reason: robotv1beta1.ReasonRouteNotAllowed, Message: "the operator makes no HTTPRoutes (-http-routes=false)"},
+			robotv1beta1.ReasonRouteNotAllowed, "-http-routes=false"},
+		{"refused by the policy, no route", nil,
+			&outcome.NotAllowedError{Reason: robotv1beta1.ReasonRouteNotAllowed, Message: "spec.http.gateways[0], Gateway infra/public, is not one a route may attach to"},
+			robotv1beta1.ReasonRouteNotAllowed, "Gateway infra/public"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _ := Diagnosed(robot, deployment, nil, nil, nil, nil, now)
@@ -76,6 +84,11 @@ func TestRouteAcceptanceIsPartOfReady(t *testing.T) {
 			}
 			if ready.Status != metav1.ConditionFalse || ready.Reason != tt.reason || !contains(ready.Message, tt.says) {
 				t.Errorf("Ready %s %s %q, want False %s saying %q", ready.Status, ready.Reason, ready.Message, tt.reason, tt.says)
+			}
+			// Only a change of the Robot or of the operator's flags lets
+			// a refused route through: no waiting will.
+			if tt.reason == robotv1beta1.ReasonRouteNotAllowed && !meta.IsStatusConditionTrue(status.Conditions, robotv1beta1.ConditionStalled) {
+				t.Errorf("not Stalled with Ready %s: %v", tt.reason, status.Conditions)
 			}
 			if reconciling := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReconciling); reconciling.Status != metav1.ConditionTrue && !meta.IsStatusConditionTrue(status.Conditions, robotv1beta1.ConditionStalled) {
 				t.Errorf("neither Reconciling nor Stalled while Ready is False: %v", status.Conditions)
