@@ -21,6 +21,10 @@ func TestRunRejectsBadFlagsInOneLine(t *testing.T) {
 		{"extra-argument"},
 		{"-service-types", "ClusterIP,ExternalName"},
 		{"-service-types", ""},
+		{"-route-gateways", "public"},
+		{"-route-hostnames", "*.example.com"},
+		{"-max-termination-grace-period", "48h"},
+		{"-http-routes=maybe"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(args, &stdout, &stderr)
@@ -50,7 +54,8 @@ func TestHelp(t *testing.T) {
 	if code := run([]string{"-help"}, &stdout, &stderr); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
-	for _, flag := range []string{"-kubeconfig", "-workers", "-sync-timeout", "-leader-elect", "-metrics-bind-address", "-logging-format", "-memory-limit-from-cgroup"} {
+	for _, flag := range []string{"-kubeconfig", "-workers", "-sync-timeout", "-leader-elect", "-metrics-bind-address", "-logging-format", "-memory-limit-from-cgroup",
+		"-http-routes", "-route-gateways", "-route-hostnames", "-service-annotations", "-service-labels", "-service-load-balancer-classes", "-max-termination-grace-period"} {
 		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("usage does not mention %s", flag)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
@@ -35,8 +36,10 @@ type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfigur
 
 // Deployments returns the path of the Deployment that runs a Robot's pods,
 // cached by informer (which should hold only the Deployments the operator
-// manages) and written through kube.
-func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface) (*DeploymentPath, error) {
+// manages) and written through kube. A Robot whose pods' shutdown the
+// policy refuses gets no Deployment written, and one it has is left as it
+// is: its pods keep running.
+func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy) (*DeploymentPath, error) {
 	lister := informer.Lister()
 	specHash := func(deployment *appsv1ac.DeploymentApplyConfiguration) string {
 		return deployment.Annotations[workload.AnnotationSpecHash]
@@ -54,6 +57,7 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 			Generation:   true,
 			PrepareApply: prepareDeploymentApply,
 		},
+		Hold:       allowed.CheckShutdown,
 		ObjectName: workload.DeploymentName,
 		Desired:    workload.NewDeployment,
 		Cached: func(namespace, name string) (*appsv1.Deployment, error) {

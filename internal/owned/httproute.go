@@ -3,6 +3,7 @@ package owned
 import (
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
@@ -35,8 +36,10 @@ type RoutePath = Path[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfigura
 // through the Gateway API, cached by informer (which should hold only the
 // routes the operator manages) and written through gateway. Until
 // discovery says the Gateway API is there, a Robot that asks for a route
-// gets none, and says why.
-func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gatewayclient.Interface, discovery *Discovery) (*RoutePath, error) {
+// gets none, and says why. A Robot whose route the policy refuses gets none
+// written either: a route it has is left as it is, neither changed to the
+// refused spec nor deleted, so that traffic is never cut unannounced.
+func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gatewayclient.Interface, discovery *Discovery, allowed policy.Policy) (*RoutePath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration]{
 		Write: writer.Kind[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration]{
@@ -56,6 +59,9 @@ func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gate
 		},
 		Wants: workload.WantsRoute,
 		Hold: func(robot *robotv1beta1.Robot) error {
+			if err := allowed.CheckRoute(robot); err != nil {
+				return err
+			}
 			if workload.WantsRoute(robot) && !discovery.Available() {
 				return outcome.ErrGatewayAPIMissing
 			}

@@ -316,7 +316,7 @@ func TestRoutesWaitForTheGatewayAPI(t *testing.T) {
 	gateway := gatewayfake.NewClientset()
 	informer := gatewayinformers.NewSharedInformerFactory(gateway, 0).Gateway().V1().HTTPRoutes()
 	found := &Discovery{}
-	routes, err := Routes(f.deps, informer, gateway, found)
+	routes, err := Routes(f.deps, informer, gateway, found, policy.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}

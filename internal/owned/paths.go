@@ -70,7 +70,7 @@ type Objects struct {
 func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 	p := &Paths{deps: deps, synced: func() bool { return true }}
 	var err error
-	if p.Deployments, err = Deployments(deps, sources.Deployments, sources.Kube); err != nil {
+	if p.Deployments, err = Deployments(deps, sources.Deployments, sources.Kube, sources.Policy); err != nil {
 		return nil, err
 	}
 	if p.Services, err = Services(deps, sources.Services, sources.Kube, sources.Policy); err != nil {
@@ -83,7 +83,7 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 		p.synced = sources.DisruptionBudgets.Informer().HasSynced
 	}
 	if sources.RoutesFound != nil {
-		if p.routes, err = Routes(deps, sources.Routes, sources.Gateway, sources.RoutesFound); err != nil {
+		if p.routes, err = Routes(deps, sources.Routes, sources.Gateway, sources.RoutesFound, sources.Policy); err != nil {
 			return nil, err
 		}
 		// The Robots that said the cluster has no Gateway API sync again

@@ -37,9 +37,10 @@ type ServicePath = Path[*corev1.Service, *corev1ac.ServiceApplyConfiguration]
 // Services returns the path of the Service that reaches a Robot's pods on
 // its ports, cached by informer (which should hold only the Services the
 // operator manages) and written through kube. When the policy limits the
-// Service types, a Robot that asks for another type gets none written, and
-// a Service it has keeps its type: deleting it would cut off whoever uses
-// it.
+// Service types, annotations, labels or load balancer classes, a Robot that
+// asks for another gets no Service written, and a Service it has stays as
+// it is (its type, its metadata, its address): deleting it would cut off
+// whoever uses it.
 func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes.Interface, allowed policy.Policy) (*ServicePath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
@@ -68,6 +69,9 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 			}
 			if want := workload.ServiceType(robot); workload.WantsService(robot) && !allowed.AllowsServiceType(want) {
 				return &outcome.ServiceTypeNotAllowedError{Type: want, Allowed: allowed.ServiceTypes}
+			}
+			if workload.WantsService(robot) {
+				return allowed.CheckServiceMetadata(robot)
 			}
 			return nil
 		},

@@ -23,6 +23,7 @@ var stalledReasons = map[string]bool{
 	robotv1beta1.ReasonProgressDeadlineExceeded: true,
 	robotv1beta1.ReasonInvalidSpec:              true,
 	robotv1beta1.ReasonDeploymentNameTaken:      true,
+	robotv1beta1.ReasonRouteNotAllowed:          true,
 }
 
 // setProgress sets Reconciling and Stalled from the Ready condition, the

@@ -20,7 +20,8 @@ import (
 // HTTPRoute robot asks for is not accepted by every Gateway it attaches to:
 // with the Gateway's own reason and message when one refused it, with
 // RouteNotAccepted while one has not answered, with GatewayAPIMissing when
-// the cluster has no Gateway API. A Robot whose workload is not Ready keeps
+// the cluster has no Gateway API, with RouteNotAllowed when the policy
+// refuses the route. A Robot whose workload is not Ready keeps
 // the workload's reason, which says more. route is the Robot's route as
 // cached, nil when it has none.
 func WithRoute(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus, route *gatewayv1.HTTPRoute, syncErr error, now metav1.Time) {
@@ -61,6 +62,11 @@ func WithRoute(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus, rout
 func routeNotAccepted(route *gatewayv1.HTTPRoute, syncErr error) (reason, message string) {
 	if errors.Is(syncErr, outcome.ErrGatewayAPIMissing) {
 		return robotv1beta1.ReasonGatewayAPIMissing, syncErr.Error()
+	}
+	// A route the policy refuses is not the one the Robot asks for, even
+	// when an earlier one is still there and accepted.
+	if refused := (*outcome.NotAllowedError)(nil); errors.As(syncErr, &refused) && refused.Reason == robotv1beta1.ReasonRouteNotAllowed {
+		return refused.Reason, refused.Message
 	}
 	if route == nil {
 		return robotv1beta1.ReasonRouteNotAccepted, "the Robot's HTTPRoute is not there yet"
