@@ -293,6 +293,37 @@ func TestChartValues(t *testing.T) {
 	}
 }
 
+// TestChartPolicy: each policy value other than the operator's default
+// becomes its flag, as given; the defaults pass none (which
+// TestChartDefaultsRenderArtifactsDeploy checks).
+func TestChartPolicy(t *testing.T) {
+	objs := helmTemplate(t, "policy.httpRoutes=false", `policy.routeGateways=infra/public\,infra/internal`,
+		`policy.routeHostnames=team-a=*.a.example.com`, `policy.serviceAnnotations=*\,external-dns.alpha.kubernetes.io/`,
+		"policy.serviceLabels=", "policy.serviceLoadBalancerClasses=example.com/internal-lb", "policy.maxTerminationGracePeriod=5m")
+	d := objs["Deployment "+namespace+"/robot-operator"]
+	if d == nil {
+		t.Fatal("no Deployment rendered")
+	}
+	container := d.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	var args []string
+	for _, a := range container["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	for _, want := range []string{
+		"-http-routes=false",
+		"-route-gateways=infra/public,infra/internal",
+		"-route-hostnames=team-a=*.a.example.com",
+		"-service-annotations=*,external-dns.alpha.kubernetes.io/",
+		"-service-labels=",
+		"-service-load-balancer-classes=example.com/internal-lb",
+		"-max-termination-grace-period=5m",
+	} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args %q, want %s", args, want)
+		}
+	}
+}
+
 // TestChartCertManager: with webhook.certManager.enabled, cert-manager signs
 // the webhook's certificate into the Secret the operator serves from, for
 // the release's namespace, and the operator only serves it.
