@@ -31,7 +31,7 @@ func poolNode(t *testing.T, pool string) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        pool,
 			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-			Labels:      map[string]string{"type": "kwok", "e2e.robot.dev/drain-pool": pool},
+			Labels:      map[string]string{"type": "kwok", "e2e.robot.dev/drain-pool": pool, corev1.LabelHostname: pool},
 		},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "e2e.robot.dev/drain-pool", Value: pool, Effect: corev1.TaintEffectNoSchedule}}},
 	}
