@@ -34,7 +34,8 @@ type DisruptionBudgetPath = Path[*policyv1.PodDisruptionBudget, *policyv1ac.PodD
 // DisruptionBudgets returns the path of the PodDisruptionBudget that keeps
 // a drain from taking a Robot's pods down all at once, cached by informer
 // (which should hold only the budgets the operator manages) and written
-// through kube.
+// through kube. A budget annotated robot.dev/disruption-budget: unmanaged
+// is left as it is.
 func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetInformer, kube kubernetes.Interface) (*DisruptionBudgetPath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
@@ -67,6 +68,9 @@ func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetIn
 			return &outcome.ObjectNameTakenError{Kind: "PodDisruptionBudget", Name: current.Name, Owner: outcome.ControllerName(current),
 				Reason: robotv1beta1.ReasonDisruptionBudgetNameTaken, Hint: "or set spec.disruptionBudget.disabled"}
 		},
+		// An administrator who loosens the budget that holds a node's
+		// drain must not have it put back.
+		Released:  workload.DisruptionBudgetReleased,
 		Contested: robotv1beta1.ReasonDisruptionBudgetContested,
 		AppliedSpecHash: func(current *policyv1.PodDisruptionBudget) string {
 			return current.Annotations[workload.AnnotationSpecHash]
