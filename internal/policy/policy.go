@@ -16,19 +16,23 @@ type Policy struct {
 	// creates; a Robot that asks for another reports ServiceTypeNotAllowed.
 	// Empty: every type.
 	ServiceTypes []robotv1beta1.ServiceType
+	// DisruptionBudgets says which Robots get a PodDisruptionBudget
+	// (disruptionbudget.go). Empty: the default.
+	DisruptionBudgets DisruptionBudgets
 }
 
 // Flags registers the policy's flags on fs. The returned function reads
 // their values into p once fs is parsed, and says what is wrong with them.
 func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
+	completeDisruptionBudgets := p.disruptionBudgetFlags(fs)
 	return func() error {
 		types, err := parseServiceTypes(*serviceTypes)
 		if err != nil {
 			return err
 		}
 		p.ServiceTypes = types
-		return nil
+		return completeDisruptionBudgets()
 	}
 }
 
