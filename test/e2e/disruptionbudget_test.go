@@ -199,7 +199,8 @@ func evictRunning(t *testing.T, ns, selector string) error {
 // eviction. An administrator who annotates the budget unmanaged and loosens
 // it keeps it loosened: the operator neither puts it back nor deletes it
 // when the Robot stops asking for one, and the drain goes on. Without the
-// annotation the budget is the operator's again.
+// annotation the budget is the operator's again. While the budget holds the
+// drain, the Robot says so.
 func TestDisruptionBudgetLeftToAnAdministrator(t *testing.T) {
 	parallel(t)
 	ns := newNamespace(t)
@@ -212,6 +213,14 @@ func TestDisruptionBudgetLeftToAnAdministrator(t *testing.T) {
 	if err := evictRunning(t, ns, selector); !apierrors.IsTooManyRequests(err) {
 		t.Fatalf("evicting the pod that runs: %v, want 429, refused by the disruption budget", err)
 	}
+	// The Robot says why it is not Ready, and that its budget holds drains;
+	// Stalled says the same, so kstatus reads it as Failed, as before.
+	const blocks = `PodDisruptionBudget "pinned" allows no eviction (1 of 2 pods healthy, 1 must stay)`
+	waitForRobot(t, ns, "pinned", convergeTimeout, "says its budget blocks evictions", func(r *robotv1beta1.Robot) bool {
+		ready, stalled := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionStalled)
+		return ready != nil && ready.Reason == robotv1beta1.ReasonUnschedulable && strings.Contains(ready.Message, blocks) &&
+			stalled != nil && stalled.Status == metav1.ConditionTrue && stalled.Message == ready.Message
+	})
 
 	// The administrator takes the budget over, and loosens it.
 	if _, err := budgets.Patch(t.Context(), "pinned", types.MergePatchType, []byte(unmanagedAnnotation), metav1.PatchOptions{FieldManager: "e2e-admin"}); err != nil {
@@ -230,6 +239,10 @@ func TestDisruptionBudgetLeftToAnAdministrator(t *testing.T) {
 	})
 	waitForBudget(t, ns, "pinned", "allows an eviction", func(b *policyv1.PodDisruptionBudget) bool {
 		return b.Status.ObservedGeneration == b.Generation && b.Status.DisruptionsAllowed >= 1
+	})
+	waitForRobot(t, ns, "pinned", convergeTimeout, "no longer says its budget blocks evictions", func(r *robotv1beta1.Robot) bool {
+		ready := readyCondition(r)
+		return ready != nil && ready.Reason == robotv1beta1.ReasonUnschedulable && !strings.Contains(ready.Message, "allows no eviction")
 	})
 	if err := evictRunning(t, ns, selector); err != nil {
 		t.Fatalf("evicting the pod that runs, under the loosened budget: %v", err)
