@@ -256,7 +256,8 @@ func TestChartValues(t *testing.T) {
 		"image.repository=registry.example/robot-operator", "image.tag=v1.2.3", "image.pullPolicy=IfNotPresent",
 		"replicas=1", "leaderElection.enabled=false", "logFormat=text", "extraArgs={-workers=8,-v=2}",
 		"metrics.certSecret=robot-operator-metrics-tls", "nodeSelector.pool=system", "priorityClassName=system-cluster-critical",
-		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=768Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false")
+		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=768Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false",
+		"robotDisruptionBudgets=off")
 	d := objs["Deployment "+namespace+"/robot-operator"]
 	if d == nil {
 		t.Fatal("no Deployment rendered")
@@ -275,6 +276,7 @@ func TestChartValues(t *testing.T) {
 		"no -leader-elect":                 !slices.Contains(args, "-leader-elect"),
 		"-logging-format=text":             slices.Contains(args, "-logging-format=text"),
 		"extra args":                       slices.Contains(args, "-workers=8") && slices.Contains(args, "-v=2"),
+		"-disruption-budgets=off":          slices.Contains(args, "-disruption-budgets=off"),
 		"-metrics-cert-dir":                slices.Contains(args, "-metrics-cert-dir=/etc/robot-operator/metrics-tls"),
 		"the certificate's Secret mounted": strings.Contains(indent(t, pod["volumes"]), `"secretName": "robot-operator-metrics-tls"`),
 		"nodeSelector":                     strings.Contains(indent(t, pod["nodeSelector"]), `"pool": "system"`),
