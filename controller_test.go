@@ -28,6 +28,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podcache"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
@@ -3925,6 +3926,132 @@ func TestDisruptionBudgetPutBackAndDeleted(t *testing.T) {
 	if synced == nil || synced.Reason != robotv1beta1.ReasonDisruptionBudgetNameTaken {
 		t.Errorf("Synced %v, want DisruptionBudgetNameTaken", synced)
 	}
+}
+
+// budgetFixture is a fixture of robot, converged, with its Deployment, and
+// budget in the caches and the API server when not nil, run under mode.
+func budgetFixture(t *testing.T, mode policy.DisruptionBudgets, robot *robotv1beta1.Robot, budget *policyv1.PodDisruptionBudget) *fixture {
+	f := newFixture(t)
+	f.budgets = true
+	f.options = func(o *Options) { o.Policy.DisruptionBudgets = mode }
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	if budget != nil {
+		f.budgetLister = append(f.budgetLister, budget)
+		f.kubeObjects = append(f.kubeObjects, budget)
+	}
+	return f
+}
+
+// deleteBudget is the delete, with its UID precondition, of budget.
+func deleteBudget(budget *policyv1.PodDisruptionBudget) core.Action {
+	return core.NewDeleteActionWithOptions(budgetsResource, budget.Namespace, budget.Name,
+		metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(budget.UID))})
+}
+
+// TestDisruptionBudgetsOptIn: with -disruption-budgets=opt-in a Robot of
+// two replicas that sets no spec.disruptionBudget gets none, and the one it
+// had is deleted; a Robot that sets one gets it.
+func TestDisruptionBudgetsOptIn(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("test", 2)
+	budget := liveBudget(t, robot)
+	budgetFixture(t, policy.DisruptionBudgetsOptIn, robot, nil).run(ctx, cache.MetaObjectToName(robot))
+
+	had := budgetFixture(t, policy.DisruptionBudgetsOptIn, robottest.NewRobot("test", 2), budget)
+	had.kubeActions = append(had.kubeActions, deleteBudget(budget))
+	had.run(ctx, cache.MetaObjectToName(robot))
+	had.checkDeletePreconditions()
+
+	asks := robottest.NewRobot("test", 1)
+	asks.Spec.DisruptionBudget = &robotv1beta1.RobotDisruptionBudget{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	f := budgetFixture(t, policy.DisruptionBudgetsOptIn, asks, nil)
+	var created policyv1.PodDisruptionBudget
+	if err := workload.RoundTrip(workload.NewDisruptionBudget(asks), &created); err != nil {
+		t.Fatal(err)
+	}
+	f.kubeActions = append(f.kubeActions, core.NewCreateAction(budgetsResource, asks.Namespace, &created))
+	f.run(ctx, cache.MetaObjectToName(asks))
+}
+
+// TestDisruptionBudgetsOff: with -disruption-budgets=off the budget the
+// operator made is deleted. A Robot that leaves its budget to the default
+// stays Synced; one that asks for a budget says it is refused one, with one
+// Warning, and stays Ready.
+func TestDisruptionBudgetsOff(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("test", 2)
+	budget := liveBudget(t, robot)
+	f := budgetFixture(t, policy.DisruptionBudgetsOff, robot, budget)
+	f.kubeActions = append(f.kubeActions, deleteBudget(budget))
+	f.run(ctx, cache.MetaObjectToName(robot))
+	f.checkDeletePreconditions()
+
+	asks := robottest.NewRobot("test", 2)
+	asks.Spec.DisruptionBudget = &robotv1beta1.RobotDisruptionBudget{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	budget = liveBudget(t, asks)
+	g := budgetFixture(t, policy.DisruptionBudgetsOff, asks, budget)
+	c := g.newController(ctx)
+	if requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(asks)); err != nil || requeueAfter != 0 {
+		t.Fatalf("sync: requeue after %v, %v; want neither (retried on change only)", requeueAfter, err)
+	}
+	g.checkActions("kube", []core.Action{deleteBudget(budget)}, filterInformerActions(g.kubeClient.Actions()))
+	written := g.onlyStatusWrite()
+	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
+	if synced.Reason != robotv1beta1.ReasonDisruptionBudgetNotAllowed || !strings.Contains(synced.Message, "-disruption-budgets=off") {
+		t.Errorf("Synced %s: %s, want %s naming the flag", synced.Reason, synced.Message, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
+	}
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
+		t.Errorf("Ready %s (%s): the Deployment runs, and a refused budget should not make the Robot not Ready", ready.Status, ready.Reason)
+	}
+	if events := g.events(); len(events) != 2 || !slices.ContainsFunc(events, func(e string) bool {
+		return strings.HasPrefix(e, corev1.EventTypeWarning+" "+robotv1beta1.ReasonDisruptionBudgetNotAllowed)
+	}) {
+		t.Errorf("events %q, want the budget's deletion and one %s warning", events, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
+	}
+}
+
+// TestDisruptionBudgetUnmanaged: a budget annotated
+// robot.dev/disruption-budget: unmanaged is out of the operator's hands. A
+// loosened one is not put back; one the Robot, or the switch, no longer
+// asks for is not deleted.
+func TestDisruptionBudgetUnmanaged(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	unmanaged := func(robot *robotv1beta1.Robot) *policyv1.PodDisruptionBudget {
+		budget := liveBudget(t, robot)
+		budget.Annotations[workload.AnnotationDisruptionBudget] = workload.DisruptionBudgetUnmanaged
+		budget.Spec.MaxUnavailable = ptr.To(intstr.FromString("100%"))
+		return budget
+	}
+	for _, tt := range []struct {
+		name  string
+		mode  policy.DisruptionBudgets
+		robot *robotv1beta1.Robot
+	}{
+		{"loosened", policy.DisruptionBudgetsDefault, robottest.NewRobot("test", 2)},
+		{"one replica", policy.DisruptionBudgetsDefault, robottest.NewRobot("test", 1)},
+		{"off", policy.DisruptionBudgetsOff, robottest.NewRobot("test", 2)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			budget := unmanaged(robottest.NewRobot("test", 2))
+			f := budgetFixture(t, tt.mode, tt.robot, budget)
+			f.run(ctx, cache.MetaObjectToName(tt.robot))
+			if events := f.events(); len(events) != 0 {
+				t.Errorf("events %q, want none", events)
+			}
+		})
+	}
+
+	// Handed back, it is the operator's again.
+	robot := robottest.NewRobot("test", 2)
+	budget := unmanaged(robot)
+	budget.Annotations[workload.AnnotationDisruptionBudget] = "managed"
+	f := budgetFixture(t, policy.DisruptionBudgetsDefault, robot, budget)
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(budgetsResource, robot.Namespace, "test", types.ApplyPatchType,
+		robottest.MustJSON(t, workload.NewDisruptionBudget(robot).WithUID(budget.UID))))
+	f.run(ctx, cache.MetaObjectToName(robot))
 }
 
 // TestLoadBalancerClassChange: a Robot that asks for another class than its

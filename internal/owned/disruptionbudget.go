@@ -3,6 +3,7 @@ package owned
 import (
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
@@ -34,8 +35,10 @@ type DisruptionBudgetPath = Path[*policyv1.PodDisruptionBudget, *policyv1ac.PodD
 // DisruptionBudgets returns the path of the PodDisruptionBudget that keeps
 // a drain from taking a Robot's pods down all at once, cached by informer
 // (which should hold only the budgets the operator manages) and written
-// through kube.
-func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetInformer, kube kubernetes.Interface) (*DisruptionBudgetPath, error) {
+// through kube. Which Robots get one is the policy's to say: a budget the
+// operator made for a Robot that no longer gets one is deleted. A budget
+// annotated robot.dev/disruption-budget: unmanaged is left as it is.
+func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetInformer, kube kubernetes.Interface, allowed policy.Policy) (*DisruptionBudgetPath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
 		Write: writer.Kind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
@@ -55,7 +58,7 @@ func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetIn
 			// Its generation follows its spec, but its few fields cost
 			// little to compare.
 		},
-		Wants:      workload.WantsDisruptionBudget,
+		Wants:      allowed.WantsDisruptionBudget,
 		ObjectName: workload.DisruptionBudgetName,
 		Desired: func(robot *robotv1beta1.Robot) (*policyv1ac.PodDisruptionBudgetApplyConfiguration, error) {
 			return workload.NewDisruptionBudget(robot), nil
@@ -67,6 +70,9 @@ func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetIn
 			return &outcome.ObjectNameTakenError{Kind: "PodDisruptionBudget", Name: current.Name, Owner: outcome.ControllerName(current),
 				Reason: robotv1beta1.ReasonDisruptionBudgetNameTaken, Hint: "or set spec.disruptionBudget.disabled"}
 		},
+		// An administrator who loosens the budget that holds a node's
+		// drain must not have it put back.
+		Released:  workload.DisruptionBudgetReleased,
 		Contested: robotv1beta1.ReasonDisruptionBudgetContested,
 		AppliedSpecHash: func(current *policyv1.PodDisruptionBudget) string {
 			return current.Annotations[workload.AnnotationSpecHash]

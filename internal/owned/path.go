@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -57,6 +58,11 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// desired onto current into what the Robot reports; nil when it is no
 	// refusal the kind knows.
 	Refused func(desired A, current T, err error) error
+	// Released, when set, reports whether current, the Robot's own
+	// object, was taken out of the operator's hands by whoever may edit it
+	// (an annotation): it is reported as it is, and neither applied to nor
+	// deleted, until it is handed back.
+	Released func(current T) bool
 	// Contested is the Synced reason while another writer keeps changing
 	// the object.
 	Contested string
@@ -130,6 +136,10 @@ func (p *Path[T, A]) Sync(ctx context.Context, robot *robotv1beta1.Robot) (T, er
 	current, found, err := p.cached(robot.Namespace, name)
 	if err != nil {
 		return none, err
+	}
+	if found && p.released(robot, current) {
+		klog.FromContext(ctx).V(4).Info("Leaving the object as it is: taken out of the operator's hands", "kind", p.kind.Write.Name, "name", name)
+		return current, nil
 	}
 	if !p.wants(robot) {
 		if found && metav1.IsControlledBy(current, robot) {
@@ -286,14 +296,20 @@ func (p *Path[T, A]) noteRefusal(robot *robotv1beta1.Robot, err error) error {
 // the zero T: what the status reports when the object was not synced.
 func (p *Path[T, A]) Own(robot *robotv1beta1.Robot) T {
 	var none T
-	if !p.wants(robot) {
-		return none
-	}
 	current, found, err := p.cached(robot.Namespace, p.kind.ObjectName(robot))
 	if err != nil || !found || !metav1.IsControlledBy(current, robot) {
 		return none
 	}
+	if !p.wants(robot) && !p.released(robot, current) {
+		return none
+	}
 	return current
+}
+
+// released reports whether current is robot's own object and was taken
+// out of the operator's hands.
+func (p *Path[T, A]) released(robot *robotv1beta1.Robot, current T) bool {
+	return p.kind.Released != nil && metav1.IsControlledBy(current, robot) && p.kind.Released(current)
 }
 
 // wants reports whether robot asks for an object of this kind.

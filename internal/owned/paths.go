@@ -1,6 +1,7 @@
 package owned
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
@@ -9,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -53,22 +55,25 @@ type Paths struct {
 	// budgets and routes are nil without their Sources.
 	budgets *DisruptionBudgetPath
 	routes  *RoutePath
-	deps    Deps
-	synced  cache.InformerSynced
+	// policy says which budgets a Robot is refused.
+	policy policy.Policy
+	deps   Deps
+	synced cache.InformerSynced
 }
 
 // Objects are what a Robot owns that its status reports on; nil where it
 // has none it controls.
 type Objects struct {
-	Deployment *appsv1.Deployment
-	Service    *corev1.Service
-	Route      *gatewayv1.HTTPRoute
+	Deployment       *appsv1.Deployment
+	Service          *corev1.Service
+	DisruptionBudget *policyv1.PodDisruptionBudget
+	Route            *gatewayv1.HTTPRoute
 }
 
 // NewPaths returns the paths of every kind of sources, and registers their
 // event handlers.
 func NewPaths(deps Deps, sources Sources) (*Paths, error) {
-	p := &Paths{deps: deps, synced: func() bool { return true }}
+	p := &Paths{deps: deps, policy: sources.Policy, synced: func() bool { return true }}
 	var err error
 	if p.Deployments, err = Deployments(deps, sources.Deployments, sources.Kube, sources.Policy); err != nil {
 		return nil, err
@@ -77,7 +82,7 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 		return nil, err
 	}
 	if sources.DisruptionBudgets != nil {
-		if p.budgets, err = DisruptionBudgets(deps, sources.DisruptionBudgets, sources.Kube); err != nil {
+		if p.budgets, err = DisruptionBudgets(deps, sources.DisruptionBudgets, sources.Kube, sources.Policy); err != nil {
 			return nil, err
 		}
 		p.synced = sources.DisruptionBudgets.Informer().HasSynced
@@ -110,8 +115,10 @@ func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, e
 	objects := Objects{Deployment: deployment}
 	objects.Service, err = p.Services.Sync(ctx, robot)
 	if p.budgets != nil {
-		if _, budgetErr := p.budgets.Sync(ctx, robot); err == nil {
-			err = budgetErr
+		var budgetErr error
+		objects.DisruptionBudget, budgetErr = p.budgets.Sync(ctx, robot)
+		if err == nil {
+			err = cmp.Or(budgetErr, p.policy.RefusesDisruptionBudget(robot))
 		}
 	}
 	var routeErr error
@@ -131,6 +138,9 @@ func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, e
 // objects are not synced.
 func (p *Paths) Own(robot *robotv1beta1.Robot) Objects {
 	objects := Objects{Deployment: p.Deployments.Own(robot), Service: p.Services.Own(robot)}
+	if p.budgets != nil {
+		objects.DisruptionBudget = p.budgets.Own(robot)
+	}
 	if p.routes != nil {
 		objects.Route = p.routes.Own(robot)
 	}

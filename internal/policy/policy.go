@@ -24,6 +24,9 @@ type Policy struct {
 	// creates; a Robot that asks for another reports ServiceTypeNotAllowed.
 	// Empty: every type.
 	ServiceTypes []robotv1beta1.ServiceType
+	// DisruptionBudgets says which Robots get a PodDisruptionBudget
+	// (disruptionbudget.go). Empty: the default.
+	DisruptionBudgets DisruptionBudgets
 }
 
 // Flags registers the policy's flags on fs. The returned function reads
@@ -31,6 +34,7 @@ type Policy struct {
 func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 	exposure := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs)}
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
+	completeDisruptionBudgets := p.disruptionBudgetFlags(fs)
 	return func() error {
 		for _, complete := range exposure {
 			if err := complete(); err != nil {
@@ -42,7 +46,7 @@ func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 			return err
 		}
 		p.ServiceTypes = types
-		return nil
+		return completeDisruptionBudgets()
 	}
 }
 

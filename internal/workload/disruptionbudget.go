@@ -10,6 +10,24 @@ import (
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
+// AnnotationDisruptionBudget on a Robot's PodDisruptionBudget, with the
+// value DisruptionBudgetUnmanaged, takes that budget out of the operator's
+// hands: the operator no longer puts it back nor deletes it, so that an
+// administrator can loosen the budget that holds a node's drain. It is on
+// the budget, not on the Robot, because it is what whoever may edit the
+// budget decides; the Robot's author decides through spec.disruptionBudget.
+const AnnotationDisruptionBudget = "robot.dev/disruption-budget"
+
+// DisruptionBudgetUnmanaged is the value of AnnotationDisruptionBudget that
+// takes a budget out of the operator's hands.
+const DisruptionBudgetUnmanaged = "unmanaged"
+
+// DisruptionBudgetReleased reports whether budget is annotated as out of
+// the operator's hands. Only the exact value counts, as for the pause.
+func DisruptionBudgetReleased(budget *policyv1.PodDisruptionBudget) bool {
+	return budget.Annotations[AnnotationDisruptionBudget] == DisruptionBudgetUnmanaged
+}
+
 // DisruptionBudgetName is the name of robot's PodDisruptionBudget: its
 // Deployment's.
 func DisruptionBudgetName(robot *robotv1beta1.Robot) string { return DeploymentName(robot) }

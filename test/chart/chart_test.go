@@ -256,7 +256,8 @@ func TestChartValues(t *testing.T) {
 		"image.repository=registry.example/robot-operator", "image.tag=v1.2.3", "image.pullPolicy=IfNotPresent",
 		"replicas=1", "leaderElection.enabled=false", "logFormat=text", "extraArgs={-workers=8,-v=2}",
 		"metrics.certSecret=robot-operator-metrics-tls", "nodeSelector.pool=system", "priorityClassName=system-cluster-critical",
-		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=768Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false")
+		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=768Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false",
+		"robotDisruptionBudgets=off")
 	d := objs["Deployment "+namespace+"/robot-operator"]
 	if d == nil {
 		t.Fatal("no Deployment rendered")
@@ -275,6 +276,7 @@ func TestChartValues(t *testing.T) {
 		"no -leader-elect":                 !slices.Contains(args, "-leader-elect"),
 		"-logging-format=text":             slices.Contains(args, "-logging-format=text"),
 		"extra args":                       slices.Contains(args, "-workers=8") && slices.Contains(args, "-v=2"),
+		"-disruption-budgets=off":          slices.Contains(args, "-disruption-budgets=off"),
 		"-metrics-cert-dir":                slices.Contains(args, "-metrics-cert-dir=/etc/robot-operator/metrics-tls"),
 		"the certificate's Secret mounted": strings.Contains(indent(t, pod["volumes"]), `"secretName": "robot-operator-metrics-tls"`),
 		"nodeSelector":                     strings.Contains(indent(t, pod["nodeSelector"]), `"pool": "system"`),
@@ -342,11 +344,45 @@ func TestChartCertManager(t *testing.T) {
 	if args := indent(t, objs["Deployment "+namespace+"/robot-operator"].Object); !strings.Contains(args, `"-webhook-certs=external"`) {
 		t.Errorf("the operator does not run with -webhook-certs=external:\n%s", args)
 	}
+	// The operator only reads the Secret: it may neither write it nor
+	// create any Secret. The kustomize component grants the same.
+	for name, role := range map[string]*unstructured.Unstructured{
+		"the chart":                     objs["Role "+namespace+"/robot-operator-webhook"],
+		"artifacts/deploy/cert-manager": kustomize(t, withCertManager(t))["Role robot-operator/robot-operator-webhook"],
+	} {
+		if role == nil {
+			t.Fatalf("%s: no Role robot-operator-webhook", name)
+		}
+		if rules := indent(t, role.Object["rules"]); strings.Contains(rules, `"update"`) || strings.Contains(rules, `"create"`) || !strings.Contains(rules, `"robot-operator-webhook-cert"`) {
+			t.Errorf("%s: with cert-manager the operator may write Secrets:\n%s", name, rules)
+		}
+	}
 	for key := range helmTemplate(t) {
 		if strings.HasPrefix(key, "Certificate ") || strings.HasPrefix(key, "Issuer ") {
 			t.Errorf("%s is rendered with the default values", key)
 		}
 	}
+}
+
+// withCertManager returns an overlay of artifacts/deploy with its
+// cert-manager component, as its comment says to use it.
+func withCertManager(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	// kustomize takes only relative paths to other kustomizations.
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := fmt.Sprintf("resources:\n- %s/artifacts/deploy\ncomponents:\n- %s/artifacts/deploy/cert-manager\n", rel, rel)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestHelmLint: helm lint --strict passes with the default values and with

@@ -924,6 +924,11 @@ const (
 	// the Robot sets on its PodDisruptionBudget, and the operator puts it
 	// back, waiting longer each time.
 	ReasonDisruptionBudgetContested = "DisruptionBudgetContested"
+	// ReasonDisruptionBudgetNotAllowed: the Robot asks for a
+	// PodDisruptionBudget (spec.disruptionBudget), and the operator was
+	// told to keep none (its -disruption-budgets=off flag). Everything else
+	// the Robot asks for is kept; the budget the operator made is deleted.
+	ReasonDisruptionBudgetNotAllowed = "DisruptionBudgetNotAllowed"
 	// ReasonGatewayAPIMissing: the Robot asks for an HTTPRoute (spec.http)
 	// and the cluster has no Gateway API (its HTTPRoute CRD). Everything
 	// else the Robot asks for is kept; the route is made as soon as the
