@@ -32,21 +32,20 @@ type Policy struct {
 // Flags registers the policy's flags on fs. The returned function reads
 // their values into p once fs is parsed, and says what is wrong with them.
 func (p *Policy) Flags(fs *flag.FlagSet) func() error {
-	exposure := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs)}
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
-	completeDisruptionBudgets := p.disruptionBudgetFlags(fs)
+	switches := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs), p.disruptionBudgetFlags(fs)}
 	return func() error {
-		for _, complete := range exposure {
-			if err := complete(); err != nil {
-				return err
-			}
-		}
 		types, err := parseServiceTypes(*serviceTypes)
 		if err != nil {
 			return err
 		}
 		p.ServiceTypes = types
-		return completeDisruptionBudgets()
+		for _, complete := range switches {
+			if err := complete(); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 
