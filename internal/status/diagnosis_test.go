@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -441,4 +442,38 @@ func TestSingleExitIsNoCrashLoop(t *testing.T) {
 			t.Errorf("Ready went from %s (%s) to %s (%s); want the crash loop kept", was.Reason, was.Message, is.Reason, is.Message)
 		}
 	})
+}
+
+// TestDiagnosedStatusIsStable: a Robot whose diagnosed reason does not
+// change gets the same status at every sync, however much later: the
+// conditions keep the lastTransitionTime they have stored, so an unchanged
+// Robot writes no status. Reconciling and Stalled follow Ready through
+// Compute's reason first (RolloutInProgress), then the diagnosed one; the
+// first must not leave its mark on their transition times.
+func TestDiagnosedStatusIsStable(t *testing.T) {
+	for name, state := range map[string]func(*corev1.Pod){
+		"unschedulable": func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = nil
+			p.Status.Conditions[0] = corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}
+		},
+		"image cannot be pulled": func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[0].State = robottest.Waiting("ImagePullBackOff", "Back-off pulling image")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 1)
+			deployment := unavailable(t, robot)
+			pod := robottest.Pod(robot, "test-a", corev1.ContainerState{})
+			state(pod)
+			replicaSets, pods := firstReplicaSet(t, deployment), summaries(t, pod)
+			first, _ := Diagnosed(robot, deployment, nil, replicaSets, pods, nil, metav1.NewTime(robottest.FixtureNow))
+			robot.Status = first
+			later := metav1.NewTime(robottest.FixtureNow.Add(time.Hour))
+			second, _ := Diagnosed(robot, deployment, nil, replicaSets, pods, nil, later)
+			if !equality.Semantic.DeepEqual(first, second) {
+				t.Errorf("an hour later, the same Robot's status changed:\nfirst:  %+v\nsecond: %+v", first.Conditions, second.Conditions)
+			}
+		})
+	}
 }
