@@ -242,6 +242,21 @@ func TestUnschedulable(t *testing.T) {
 	since := time.Now()
 	expectCause(t, ns, "web", robotv1beta1.ReasonUnschedulable, since, "cannot be scheduled", "0/")
 
+	// Stuck, and nothing changes: the status is the same at every sync,
+	// and so it is written no more. Another writer's label on the
+	// Deployment queues a sync, and nothing else.
+	stuck := getRobot(t, ns, "web")
+	for i := range 3 {
+		touch := fmt.Sprintf(`{"metadata":{"labels":{"e2e.robot.dev/touch":"%d"}}}`, i)
+		if _, err := env.kube.AppsV1().Deployments(ns).Patch(t.Context(), "web", types.MergePatchType, []byte(touch), metav1.PatchOptions{FieldManager: "e2e-touch"}); err != nil {
+			t.Fatalf("labelling Deployment %s/web: %v", ns, err)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if later := getRobot(t, ns, "web"); later.ResourceVersion != stuck.ResourceVersion {
+		t.Errorf("the stuck Robot's status was written again, with nothing changed: conditions %+v, then %+v", stuck.Status.Conditions, later.Status.Conditions)
+	}
+
 	// A node gets the label: the pod is scheduled. One of the cluster's
 	// own nodes: a test may add a node of its own, tainted for its pods.
 	nodes, err := env.kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{LabelSelector: "kwok.x-k8s.io/kwokctl-scale=node"})
