@@ -54,7 +54,7 @@ type podCause struct {
 func Diagnosed(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
 	replicaSets []*podsummary.ReplicaSet, pods []*podsummary.Pod, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
 	status, recheck := diagnoseStatus(robot, deployment, service, replicaSets, pods, syncErr, now)
-	setProgress(&status, robot.Generation, now)
+	setProgress(&status, robot.Status.Conditions, robot.Generation, now)
 	return status, recheck
 }
 

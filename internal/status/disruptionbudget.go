@@ -33,7 +33,7 @@ func WithDisruptionBudget(robot *robotv1beta1.Robot, status *robotv1beta1.RobotS
 	}
 	ready.Message += suffix
 	// Only the messages change: the conditions keep their transition times.
-	setProgress(status, robot.Generation, now)
+	setProgress(status, robot.Status.Conditions, robot.Generation, now)
 }
 
 // budgetBlocks returns, when budget lets no pod of the Robot be evicted

@@ -31,7 +31,13 @@ var stalledReasons = map[string]bool{
 // checks): a Robot is Reconciling on its way to Ready, Stalled when it will
 // not get there without a change, and neither once it is Ready. Each takes
 // Ready's reason and message, so a tool that shows only them says why.
-func setProgress(status *robotv1beta1.RobotStatus, generation int64, now metav1.Time) {
+//
+// Ready may pass through several reasons in one sync (Compute's, then the
+// diagnosis', the route's), each followed by setProgress: so a condition's
+// lastTransitionTime is the one stored (stored, the Robot's conditions as
+// read) whenever its status there is the same, whatever the steps between,
+// and an unchanged Robot writes no status.
+func setProgress(status *robotv1beta1.RobotStatus, stored []metav1.Condition, generation int64, now metav1.Time) {
 	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 	if ready == nil {
 		return
@@ -51,6 +57,9 @@ func setProgress(status *robotv1beta1.RobotStatus, generation int64, now metav1.
 		c.Reason, c.Message = ready.Reason, ready.Message
 		c.ObservedGeneration = generation
 		c.LastTransitionTime = now
+		if previous := meta.FindStatusCondition(stored, c.Type); previous != nil && previous.Status == c.Status {
+			c.LastTransitionTime = previous.LastTransitionTime
+		}
 		meta.SetStatusCondition(&status.Conditions, c)
 	}
 }

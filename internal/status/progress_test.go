@@ -36,7 +36,7 @@ func TestProgressFollowsReady(t *testing.T) {
 			status := robotv1beta1.RobotStatus{Conditions: []metav1.Condition{{
 				Type: robotv1beta1.ConditionReady, Status: tt.ready, Reason: tt.reason, Message: "why: " + tt.reason,
 			}}}
-			setProgress(&status, 3, metav1.NewTime(robottest.FixtureNow))
+			setProgress(&status, nil, 3, metav1.NewTime(robottest.FixtureNow))
 			for _, want := range []struct {
 				conditionType string
 				status        metav1.ConditionStatus
@@ -57,10 +57,10 @@ func TestProgressFollowsReady(t *testing.T) {
 // that fails) makes the Robot Stalled, not Reconciling.
 func TestProgressOfADiagnosedRobot(t *testing.T) {
 	status := robotv1beta1.RobotStatus{Conditions: []metav1.Condition{{Type: robotv1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: robotv1beta1.ReasonRolloutInProgress}}}
-	setProgress(&status, 1, metav1.NewTime(robottest.FixtureNow))
+	setProgress(&status, nil, 1, metav1.NewTime(robottest.FixtureNow))
 	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 	ready.Reason = robotv1beta1.ReasonImagePullFailed
-	setProgress(&status, 1, metav1.NewTime(robottest.FixtureNow.Add(1)))
+	setProgress(&status, nil, 1, metav1.NewTime(robottest.FixtureNow.Add(1)))
 	if c := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionStalled); c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(robottest.FixtureNow.Add(1)) {
 		t.Errorf("Stalled %+v, want True since the cause was found", c)
 	}

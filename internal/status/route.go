@@ -46,15 +46,9 @@ func WithRoute(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus, rout
 		transition = previous.LastTransitionTime
 	}
 	ready.Status, ready.Reason, ready.Message, ready.LastTransitionTime = metav1.ConditionFalse, reason, message, transition
-	setProgress(status, robot.Generation, now)
-	// Reconciling and Stalled follow Ready: they too keep the
-	// lastTransitionTime they have stored when their status is the same.
-	for i := range status.Conditions {
-		condition := &status.Conditions[i]
-		if previous := meta.FindStatusCondition(robot.Status.Conditions, condition.Type); previous != nil && previous.Status == condition.Status {
-			condition.LastTransitionTime = previous.LastTransitionTime
-		}
-	}
+	// Reconciling and Stalled follow Ready, and keep the lastTransitionTime
+	// they have stored when their status is the same.
+	setProgress(status, robot.Status.Conditions, robot.Generation, now)
 }
 
 // routeNotAccepted returns why route is not accepted by every Gateway it

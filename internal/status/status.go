@@ -68,7 +68,7 @@ func Compute(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *
 		}
 		meta.SetStatusCondition(&status.Conditions, condition)
 	}
-	setProgress(&status, robot.Generation, now)
+	setProgress(&status, robot.Status.Conditions, robot.Generation, now)
 	return status
 }
 
