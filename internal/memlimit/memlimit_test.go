@@ -102,7 +102,7 @@ func TestApply(t *testing.T) {
 		{"no cgroup files", nil, noEnv,
 			Result{Skipped: "the container has no memory limit"}, 0},
 		{"just under the warning", map[string]string{v2File: "100663295\n"}, noEnv,
-			Result{ContainerLimit: WarnBelow - 1, GoLimit: (WarnBelow - 1) / 2, Warning: tooSmallWarning}, (WarnBelow - 1) / 2},
+			Result{ContainerLimit: WarnBelow - 1, GoLimit: WarnBelow - 1 - Reserve, Warning: tooSmallWarning}, WarnBelow - 1 - Reserve},
 		{"at the warning", map[string]string{v2File: "100663296\n"}, noEnv,
 			Result{ContainerLimit: WarnBelow, GoLimit: 64 << 20}, 64 << 20},
 		{"64 MiB", map[string]string{v2File: "67108864\n"}, noEnv,
