@@ -3765,6 +3765,41 @@ func TestPauseNeedsTrue(t *testing.T) {
 // Warning Event, and no retry: not with backoff, not at its next event,
 // only at its next generation.
 func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
+	// What the API server answers when etcd refuses the write.
+	testStatusRefusedOnce(t, apierrors.NewInternalError(errors.New("etcdserver: request is too large")), "StatusTooLarge", "request is too large")
+}
+
+// TestStatusCostLimitIsReportedNotRetried: a Robot whose spec is more than
+// the CRD's CEL rules can check within the API server's cost budget (a list
+// far longer than its maxItems, stored around the schema) has every status
+// write refused with a 422, after seconds of the API server's CPU. It gets
+// one Warning Event, and no retry until its next generation, like a status
+// too large for etcd.
+func TestStatusCostLimitIsReportedNotRetried(t *testing.T) {
+	robotKind := robotv1beta1.SchemeGroupVersion.WithKind("Robot").GroupKind()
+	for _, tt := range []struct {
+		name   string
+		detail string
+	}{
+		// The API server's two answers (apiextensions-apiserver's
+		// schema/cel/validation.go): a rule stopped by the per-call
+		// limit, and the request's budget spent before a rule runs.
+		{"actual cost", "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit " +
+			"for rule: a sidecar's port cannot have the name of another port"},
+		{"cost budget", "validation failed due to running out of cost budget, no further validation rules will be run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			refusal := apierrors.NewInvalid(robotKind, "test", field.ErrorList{field.Invalid(field.NewPath("spec"), "object", tt.detail)})
+			testStatusRefusedOnce(t, refusal, "StatusValidationTooCostly", "cost")
+		})
+	}
+}
+
+// testStatusRefusedOnce checks that a status write the API server refuses
+// with refusal gets one Warning Event of reason, whose message holds text,
+// and is not sent again before the Robot's next generation.
+func testStatusRefusedOnce(t *testing.T, refusal error, reason, text string) {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
 	robot := robottest.NewRobot("test", 1)
@@ -3776,8 +3811,7 @@ func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
 			return false, nil, nil
 		}
 		statusWrites.Add(1)
-		// What the API server answers when etcd refuses the write.
-		return true, nil, apierrors.NewInternalError(errors.New("etcdserver: request is too large"))
+		return true, nil, refusal
 	})
 	key := cache.MetaObjectToName(robot)
 	queue := recordQueue(c)
@@ -3800,8 +3834,8 @@ func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
 			t.Errorf("%s: Warning events %q, want %d", what, events, wantEvents)
 		}
 		for _, event := range events {
-			if !strings.HasPrefix(event, corev1.EventTypeWarning+" StatusTooLarge ") || !strings.Contains(event, "request is too large") {
-				t.Errorf("%s: event %q, want a Warning StatusTooLarge that says why", what, event)
+			if !strings.HasPrefix(event, corev1.EventTypeWarning+" "+reason+" ") || !strings.Contains(event, text) {
+				t.Errorf("%s: event %q, want a Warning %s that says why (%q)", what, event, reason, text)
 			}
 		}
 	}
