@@ -476,13 +476,12 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 		return nil
 	}
 	written, err := c.writer.ApplyStatus(ctx, robot, &robotStatus)
-	var tooLarge *outcome.StatusTooLargeError
-	if errors.As(err, &tooLarge) && outcome.Classify(err).Retry == outcome.RetryOnChange {
+	if reason, message, refused := outcome.StatusRefused(err); refused {
 		// Retrying cannot help: only a smaller spec, a new generation,
 		// can. A person must know, and no condition can tell them.
 		c.statusRefused.Record(robot, err)
-		klog.FromContext(ctx).Error(err, "Writing the Robot's status failed; not retrying until its spec changes")
-		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, outcome.ReasonStatusTooLarge, tooLarge.Error())
+		klog.FromContext(ctx).Error(err, "Writing the Robot's status failed; not retrying until its spec changes", "reason", reason)
+		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, reason, message)
 		return nil
 	}
 	if err != nil || written == nil {

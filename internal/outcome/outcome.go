@@ -65,6 +65,7 @@ func Classify(err error) Failure {
 		contested *ContestedError
 		paused    *PausedError
 		tooLarge  *StatusTooLargeError
+		tooCostly *StatusValidationTooCostlyError
 	)
 	switch {
 	case errors.Is(err, ErrGatewayAPIMissing):
@@ -75,6 +76,10 @@ func Classify(err error) Failure {
 		// The Robot does not fit in etcd with its status: only a change
 		// of its spec, a new generation, can make it fit.
 		return Failure{Reason: ReasonStatusTooLarge, Retry: RetryOnChange}
+	case errors.As(err, &tooCostly):
+		// The same spec costs the same to check: only a new generation
+		// can be checked within the budget.
+		return Failure{Reason: ReasonStatusValidationTooCostly, Retry: RetryOnChange}
 	case errors.As(err, &paused):
 		// The person who paused the Robot unpauses it; that change
 		// queues it.
@@ -373,10 +378,40 @@ func (e *StatusTooLargeError) Error() string {
 
 func (e *StatusTooLargeError) Unwrap() error { return e.Err }
 
+// ReasonStatusValidationTooCostly is the reason of the Warning Event on a
+// Robot whose status the API server refuses because checking the Robot
+// against the CRD's CEL rules costs more than its budget. No condition
+// carries it: the status that would hold it is what cannot be written.
+const ReasonStatusValidationTooCostly = "StatusValidationTooCostly"
+
+// StatusValidationTooCostlyError is a status write the API server refused
+// (422) because the CRD's CEL rules ran out of their cost budget on the
+// Robot. A status write sends the status alone, but the API server checks
+// the whole Robot, spec included: a spec far beyond what the schema admits
+// (a list longer than its maxItems, stored around the schema) fails every
+// write, each after seconds of the API server's CPU. Retrying does not help;
+// a smaller spec does.
+type StatusValidationTooCostlyError struct{ Err error }
+
+func (e *StatusValidationTooCostlyError) Error() string {
+	return fmt.Sprintf("the API server cannot check the Robot against its CRD's rules within their cost budget (%v): "+
+		"its spec holds far more than the CRD allows (a list longer than its maxItems, say); shrink it to what the CRD allows; "+
+		"the operator writes its status again at its next spec change", e.Err)
+}
+
+func (e *StatusValidationTooCostlyError) Unwrap() error { return e.Err }
+
+// costExceeded holds what the API server says when a CRD's CEL rules ran out
+// of cost on an object (apiextensions-apiserver's schema/cel): a rule cut
+// off by the per-call limit, and the request's budget spent before a rule
+// could run.
+var costExceeded = []string{"cost limit exceeded", "call cost exceeds limit", "running out of cost budget"}
+
 // StatusWriteError returns err, the error of a Robot's status write, as a
-// StatusTooLargeError when it says that the Robot is too large to store.
-// The API server answers that with a 413, or, when etcd refuses the
-// request, with a 500 that quotes etcd.
+// StatusTooLargeError when it says that the Robot is too large to store,
+// and as a StatusValidationTooCostlyError when the CRD's rules ran out of
+// cost on it. The API server answers the first with a 413, or, when etcd
+// refuses the request, with a 500 that quotes etcd; the second with a 422.
 func StatusWriteError(err error) error {
 	if err == nil {
 		return nil
@@ -385,7 +420,31 @@ func StatusWriteError(err error) error {
 		strings.Contains(err.Error(), "trying to send message larger than max") {
 		return &StatusTooLargeError{Err: err}
 	}
+	if apierrors.IsInvalid(err) {
+		for _, text := range costExceeded {
+			if strings.Contains(err.Error(), text) {
+				return &StatusValidationTooCostlyError{Err: err}
+			}
+		}
+	}
 	return err
+}
+
+// StatusRefused returns the reason and the message of the Warning Event for
+// err, when err is a status write the API server refuses for as long as the
+// Robot's spec stays as it is: too large to store, or too costly to check.
+func StatusRefused(err error) (reason, message string, refused bool) {
+	var (
+		tooLarge  *StatusTooLargeError
+		tooCostly *StatusValidationTooCostlyError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		return ReasonStatusTooLarge, tooLarge.Error(), true
+	case errors.As(err, &tooCostly):
+		return ReasonStatusValidationTooCostly, tooCostly.Error(), true
+	}
+	return "", "", false
 }
 
 // ErrRobotGone is a Robot the cache holds but the API server no longer does.
