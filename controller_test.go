@@ -4037,3 +4037,74 @@ func TestLoadBalancerClassChange(t *testing.T) {
 		})
 	}
 }
+
+// newerRobot is robot as a newer release's CRD let a client write it: its
+// managedFields name a spec field this binary's types do not have, which the
+// decoding dropped.
+func newerRobot(robot *robotv1beta1.Robot) *robotv1beta1.Robot {
+	robot.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: "robot.dev/v1beta1", FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:image":{},"f:replicas":{},"f:debugPort":{}}}`)}}}
+	return robot
+}
+
+// TestNewerFieldsAreNotWritten: a Robot that holds fields this release
+// cannot read (a newer release's, after a rollback) gets no write to its
+// Deployment, which was built from the whole spec, even when it drifted:
+// the apply would remove what this release cannot see. Its status says why
+// (Synced=False, NewerAPI, naming the field), with one Warning Event, and
+// nothing is retried until the Robot changes.
+func TestNewerFieldsAreNotWritten(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	newer := &transform.NewerFields{}
+	obj, err := newer.Transform(newerRobot(robottest.NewRobot("test", 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	robot := obj.(*robotv1beta1.Robot)
+	deployment := liveDeployment(t, robot)
+	deployment.Spec.Replicas = ptr.To[int32](5) // drift the operator would revert
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.options = func(opts *Options) { opts.NewerFields = newer }
+
+	refusal := &outcome.NewerFieldsError{Fields: newer.Of(robot.UID)}
+	f.expectApplyStatus(robot, status.Compute(robot, deployment, nil, refusal, metav1.NewTime(robottest.FixtureNow)))
+	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
+		t.Errorf("requeue after %v, want none", requeueAfter)
+	}
+	written := f.onlyStatusWrite()
+	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
+	if synced == nil || synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonNewerAPI || !strings.Contains(synced.Message, "spec.debugPort") {
+		t.Errorf("Synced %+v, want False %s naming spec.debugPort", synced, robotv1beta1.ReasonNewerAPI)
+	}
+	events := f.events()
+	if len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonNewerAPI+" ") || !strings.Contains(events[0], "spec.debugPort") {
+		t.Errorf("events %q, want one Warning %s naming spec.debugPort", events, robotv1beta1.ReasonNewerAPI)
+	}
+}
+
+// TestNewerFieldsGoneSyncsAgain: once the Robot no longer holds fields this
+// release cannot read, it is synced as any other.
+func TestNewerFieldsGoneSyncsAgain(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	newer := &transform.NewerFields{}
+	if _, err := newer.Transform(newerRobot(robottest.NewRobot("test", 2))); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := newer.Transform(robottest.NewRobot("test", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	robot := obj.(*robotv1beta1.Robot)
+	f.addRobot(robot)
+	f.options = func(opts *Options) { opts.NewerFields = newer }
+
+	f.expectCreateDeployment(robot)
+	created := liveDeployment(t, robot)
+	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
+	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
+}
