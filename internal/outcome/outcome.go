@@ -66,6 +66,7 @@ func Classify(err error) Failure {
 		paused    *PausedError
 		tooLarge  *StatusTooLargeError
 		tooCostly *StatusValidationTooCostlyError
+		newer     *NewerFieldsError
 	)
 	switch {
 	case errors.Is(err, ErrGatewayAPIMissing):
@@ -80,6 +81,11 @@ func Classify(err error) Failure {
 		// The same spec costs the same to check: only a new generation
 		// can be checked within the budget.
 		return Failure{Reason: ReasonStatusValidationTooCostly, Retry: RetryOnChange}
+	case errors.As(err, &newer):
+		// A change of the Robot that drops the fields, or a release that
+		// knows them, can help; the first queues it, the second restarts
+		// the operator.
+		return Failure{Reason: robotv1beta1.ReasonNewerAPI, Retry: RetryOnChange}
 	case errors.As(err, &paused):
 		// The person who paused the Robot unpauses it; that change
 		// queues it.
@@ -129,7 +135,8 @@ func WarnsOnEntry(reason string) bool {
 	case robotv1beta1.ReasonInvalidSpec, robotv1beta1.ReasonDeploymentNameTaken, robotv1beta1.ReasonServiceNameTaken, robotv1beta1.ReasonServiceTypeNotAllowed,
 		robotv1beta1.ReasonLoadBalancerClassImmutable, robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested,
 		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested,
-		robotv1beta1.ReasonGatewayAPIMissing, robotv1beta1.ReasonRouteNameTaken, robotv1beta1.ReasonRouteContested:
+		robotv1beta1.ReasonGatewayAPIMissing, robotv1beta1.ReasonRouteNameTaken, robotv1beta1.ReasonRouteContested,
+		robotv1beta1.ReasonNewerAPI:
 		return true
 	}
 	return false
@@ -358,6 +365,23 @@ type PausedError struct {
 func (e *PausedError) Error() string {
 	return fmt.Sprintf("reconciliation is paused by the robot.dev/paused annotation: the operator writes nothing to Deployment %q "+
 		"or its Service until the annotation is removed or set to another value than \"true\"", e.Deployment)
+}
+
+// NewerFieldsError is a Robot that holds spec fields this release's Go types
+// do not know: a newer release's CRD let a client write them, and this
+// release was rolled back to. Decoding drops them, so a Deployment built from
+// what is left, applied, would remove from the Robot's pods what the newer
+// release gave them (the apply has the same field manager). The operator
+// writes nothing to what the Robot owns.
+type NewerFieldsError struct {
+	// Fields are the fields, each with who set it through which version.
+	Fields []string
+}
+
+func (e *NewerFieldsError) Error() string {
+	return fmt.Sprintf("the Robot holds fields this release of the operator does not know, written through a newer release's CRD: %s; "+
+		"the operator leaves its Deployment and everything else it owns as they are: run the release that knows them, "+
+		"or remove them from the Robot", strings.Join(e.Fields, ", "))
 }
 
 // ReasonStatusTooLarge is the reason of the Warning Event on a Robot whose

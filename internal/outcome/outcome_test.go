@@ -36,6 +36,7 @@ func TestClassify(t *testing.T) {
 		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1beta1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&FieldConflictError{Name: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1beta1.ReasonFieldConflict, RetryWithBackoff, true},
 		{&PausedError{Deployment: "x"}, robotv1beta1.ReasonPaused, RetryOnChange, false},
+		{&NewerFieldsError{Fields: []string{"spec.x"}}, robotv1beta1.ReasonNewerAPI, RetryOnChange, true},
 		{fmt.Errorf("applying status: %w", StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: request is too large")))), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewRequestEntityTooLargeError("limit is 3145728")), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: leader changed"))), robotv1beta1.ReasonSyncFailed, RetryWithBackoff, false},
