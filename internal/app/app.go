@@ -144,6 +144,9 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 	if err := checkCluster(cfg); err != nil {
 		return err
 	}
+	if err := checkStorageVersion(ctx, cfg, opts.Version); err != nil {
+		return err
+	}
 	c, err := newClients(ctx, cfg)
 	if err != nil {
 		return err
