@@ -47,3 +47,24 @@ func TestNewerFieldsRemembersBeforeStripping(t *testing.T) {
 		t.Errorf("Len = %d after Forget, want 0", newer.Len())
 	}
 }
+
+// TestNewerFieldsTransformIsIdempotent: a streamed list (WatchList) runs
+// the informer's transform twice on each object, the second time on what
+// the first returned, without managedFields: the verdict of the first
+// stays.
+func TestNewerFieldsTransformIsIdempotent(t *testing.T) {
+	robot := &robotv1beta1.Robot{ObjectMeta: metav1.ObjectMeta{Name: "r", UID: "uid-1", ResourceVersion: "1",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
+			APIVersion: "robot.dev/v1beta1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:debugPort":{}}}`)}}}}}
+	var newer NewerFields
+	once, err := newer.Transform(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newer.Transform(once); err != nil {
+		t.Fatal(err)
+	}
+	if got := newer.Of("uid-1"); len(got) != 1 {
+		t.Errorf("after the transform ran twice, Of = %q, want spec.debugPort", got)
+	}
+}
