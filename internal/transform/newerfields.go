@@ -24,7 +24,11 @@ type NewerFields struct{ m sync.Map }
 // conversion.NewerFields says of the Robot, then drops its managedFields and
 // shares its strings as StripManagedFields does.
 func (n *NewerFields) Transform(obj interface{}) (interface{}, error) {
-	if accessor, err := meta.Accessor(obj); err == nil {
+	// An object without managedFields was transformed already: a streamed
+	// list (WatchList) transforms each object twice, the second time what
+	// the first returned. The API server always lists at least the last
+	// writer, so a Robot as it comes from it has some.
+	if accessor, err := meta.Accessor(obj); err == nil && len(accessor.GetManagedFields()) > 0 {
 		if newer := conversion.NewerFields(accessor.GetManagedFields()); len(newer) > 0 {
 			n.m.Store(accessor.GetUID(), newer)
 		} else {
