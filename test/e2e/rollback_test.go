@@ -246,17 +246,6 @@ func TestNewerFieldsAreLeftAlone(t *testing.T) {
 func TestRefusesACRDStoringANewerVersion(t *testing.T) {
 	exclusive(t, "makes the CRD store a version this release does not serve")
 	pauseSharedOperator(t)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		// No Robot was written meanwhile, so none is stored as v1.
-		if _, stderr, err := kubectl(ctx, "", "patch", "crd", "robots.robot.dev", "--subresource=status", "--type=merge",
-			"-p", `{"status":{"storedVersions":["v1beta1"]}}`); err != nil {
-			t.Errorf("dropping v1 from the CRD's storedVersions: %v\n%s", err, stderr)
-		}
-		if err := installCRD(ctx); err != nil {
-			t.Errorf("installing this tree's CRD again: %v", err)
-		}
-	})
 	var crd map[string]any
 	if err := json.Unmarshal([]byte(mustKubectl(t, "get", "crd", "robots.robot.dev", "-o", "json")), &crd); err != nil {
 		t.Fatal(err)
@@ -277,7 +266,32 @@ func TestRefusesACRDStoringANewerVersion(t *testing.T) {
 	newer["name"], newer["storage"] = "v1", true
 	newer["schema"] = map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
 	spec["versions"] = append(versions, newer)
+	// Replaced whatever it is now; and kubectl keeps the object it sends
+	// as its last-applied annotation, which the CRD's next apply compares
+	// with.
+	delete(crd["metadata"].(map[string]any), "resourceVersion")
 	replaced, _ := json.Marshal(crd)
+	t.Cleanup(func() {
+		// No Robot was written meanwhile, so none is stored as v1. The CRD
+		// must store v1beta1 again before storedVersions may drop v1, and
+		// storedVersions must drop it before v1 may go.
+		ctx := context.Background()
+		for _, v := range versions {
+			v.(map[string]any)["storage"] = v.(map[string]any)["name"] == "v1beta1"
+		}
+		newer["storage"] = false
+		back, _ := json.Marshal(crd)
+		if _, stderr, err := kubectl(ctx, string(back), "replace", "-f", "-"); err != nil {
+			t.Errorf("making the CRD store v1beta1 again: %v\n%s", err, stderr)
+		}
+		if _, stderr, err := kubectl(ctx, "", "patch", "crd", "robots.robot.dev", "--subresource=status", "--type=merge",
+			"-p", `{"status":{"storedVersions":["v1beta1"]}}`); err != nil {
+			t.Errorf("dropping v1 from the CRD's storedVersions: %v\n%s", err, stderr)
+		}
+		if err := installCRD(ctx); err != nil {
+			t.Errorf("installing this tree's CRD again: %v", err)
+		}
+	})
 	if _, stderr, err := kubectl(t.Context(), string(replaced), "replace", "-f", "-"); err != nil {
 		t.Fatalf("making the CRD store v1: %v\n%s", err, stderr)
 	}
