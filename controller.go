@@ -18,6 +18,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/status"
+	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -110,6 +111,10 @@ type Options struct {
 	// not backed off: the Robot is queued again the moment the API server
 	// answers.
 	Outage *outage.Gate
+	// NewerFields, when set, is the Robot informer's transform, which says
+	// which Robots hold fields this release does not know: the Controller
+	// writes nothing to what those own.
+	NewerFields *transform.NewerFields
 }
 
 // Controller keeps each Robot's Deployment as the Robot asks and reports the
@@ -143,6 +148,9 @@ type Controller struct {
 	// server could not store because the Robot is too large: the status is
 	// not written again for that generation.
 	statusRefused owned.Refusals
+	// newerFields says which Robots hold fields this release does not
+	// know; nil: none do.
+	newerFields *transform.NewerFields
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
 	inflight        sync.Map
@@ -198,6 +206,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		writer:          writer.New(opts.RobotClient, recorder, mayWrite),
 		shutdownTimeout: opts.ShutdownTimeout,
 		syncTimeout:     cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
+		newerFields:     opts.NewerFields,
 	}
 	if opts.Outage != nil {
 		// Queued with its back-off forgotten: the outage was not the
@@ -407,6 +416,16 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		// changes, so a paused Robot costs no request per sync.
 		objects = c.owned.Own(robot)
 		syncErr = &outcome.PausedError{Deployment: workload.DeploymentName(robot)}
+	} else if fields := c.newerFields.Of(robot.UID); len(fields) > 0 {
+		// A newer release's CRD let a client write fields this release
+		// cannot read, and decoding dropped them: an apply of what is left
+		// would remove them from what the Robot owns. Nothing is written
+		// to it; the status, which is this release's alone, says why.
+		objects = c.owned.Own(robot)
+		syncErr = &outcome.NewerFieldsError{Fields: fields}
+		if synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionSynced); synced == nil || synced.Reason != robotv1beta1.ReasonNewerAPI {
+			logger.Info("Not writing what the Robot owns: it holds fields this release does not know", "fields", fields)
+		}
 	} else {
 		if value, ignored := workload.PauseIgnored(robot); ignored {
 			logger.V(2).Info("Ignoring the pause annotation: only \"true\" pauses", "annotation", workload.AnnotationPaused, "value", value)
@@ -477,13 +496,12 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 		return nil
 	}
 	written, err := c.writer.ApplyStatus(ctx, robot, &robotStatus)
-	var tooLarge *outcome.StatusTooLargeError
-	if errors.As(err, &tooLarge) && outcome.Classify(err).Retry == outcome.RetryOnChange {
+	if reason, message, refused := outcome.StatusRefused(err); refused {
 		// Retrying cannot help: only a smaller spec, a new generation,
 		// can. A person must know, and no condition can tell them.
 		c.statusRefused.Record(robot, err)
-		klog.FromContext(ctx).Error(err, "Writing the Robot's status failed; not retrying until its spec changes")
-		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, outcome.ReasonStatusTooLarge, tooLarge.Error())
+		klog.FromContext(ctx).Error(err, "Writing the Robot's status failed; not retrying until its spec changes", "reason", reason)
+		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, reason, message)
 		return nil
 	}
 	if err != nil || written == nil {
@@ -545,6 +563,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 		c.writer.ForgetRobot(robot.UID)
 		c.owned.ForgetRobot(robot.UID)
 		c.statusRefused.Forget(robot.UID)
+		c.newerFields.Forget(robot.UID)
 	}
 }
 
@@ -594,6 +613,7 @@ func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 		c.metrics.Syncs, c.metrics.SyncDuration, c.metrics.TimeToSynced, c.metrics.TimeToReady, c.metrics.Leader,
 		&metrics.RobotsCollector{Lister: c.robotsLister},
 		&metrics.TrackedCollector{Sizes: c.trackedObjects},
+		metrics.NewNewerFieldsGauge(c.newerFields.Len),
 	} {
 		if err := registry.Register(collector); err != nil {
 			return err

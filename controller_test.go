@@ -3766,6 +3766,41 @@ func TestPauseNeedsTrue(t *testing.T) {
 // Warning Event, and no retry: not with backoff, not at its next event,
 // only at its next generation.
 func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
+	// What the API server answers when etcd refuses the write.
+	testStatusRefusedOnce(t, apierrors.NewInternalError(errors.New("etcdserver: request is too large")), "StatusTooLarge", "request is too large")
+}
+
+// TestStatusCostLimitIsReportedNotRetried: a Robot whose spec is more than
+// the CRD's CEL rules can check within the API server's cost budget (a list
+// far longer than its maxItems, stored around the schema) has every status
+// write refused with a 422, after seconds of the API server's CPU. It gets
+// one Warning Event, and no retry until its next generation, like a status
+// too large for etcd.
+func TestStatusCostLimitIsReportedNotRetried(t *testing.T) {
+	robotKind := robotv1beta1.SchemeGroupVersion.WithKind("Robot").GroupKind()
+	for _, tt := range []struct {
+		name   string
+		detail string
+	}{
+		// The API server's two answers (apiextensions-apiserver's
+		// schema/cel/validation.go): a rule stopped by the per-call
+		// limit, and the request's budget spent before a rule runs.
+		{"actual cost", "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit " +
+			"for rule: a sidecar's port cannot have the name of another port"},
+		{"cost budget", "validation failed due to running out of cost budget, no further validation rules will be run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			refusal := apierrors.NewInvalid(robotKind, "test", field.ErrorList{field.Invalid(field.NewPath("spec"), "object", tt.detail)})
+			testStatusRefusedOnce(t, refusal, "StatusValidationTooCostly", "cost")
+		})
+	}
+}
+
+// testStatusRefusedOnce checks that a status write the API server refuses
+// with refusal gets one Warning Event of reason, whose message holds text,
+// and is not sent again before the Robot's next generation.
+func testStatusRefusedOnce(t *testing.T, refusal error, reason, text string) {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
 	robot := robottest.NewRobot("test", 1)
@@ -3777,8 +3812,7 @@ func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
 			return false, nil, nil
 		}
 		statusWrites.Add(1)
-		// What the API server answers when etcd refuses the write.
-		return true, nil, apierrors.NewInternalError(errors.New("etcdserver: request is too large"))
+		return true, nil, refusal
 	})
 	key := cache.MetaObjectToName(robot)
 	queue := recordQueue(c)
@@ -3801,8 +3835,8 @@ func TestStatusTooLargeIsReportedNotRetried(t *testing.T) {
 			t.Errorf("%s: Warning events %q, want %d", what, events, wantEvents)
 		}
 		for _, event := range events {
-			if !strings.HasPrefix(event, corev1.EventTypeWarning+" StatusTooLarge ") || !strings.Contains(event, "request is too large") {
-				t.Errorf("%s: event %q, want a Warning StatusTooLarge that says why", what, event)
+			if !strings.HasPrefix(event, corev1.EventTypeWarning+" "+reason+" ") || !strings.Contains(event, text) {
+				t.Errorf("%s: event %q, want a Warning %s that says why (%q)", what, event, reason, text)
 			}
 		}
 	}
@@ -4129,4 +4163,80 @@ func TestLoadBalancerClassChange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newerRobot is robot as a newer release's CRD let a client write it: its
+// managedFields name a spec field this binary's types do not have, which the
+// decoding dropped.
+func newerRobot(robot *robotv1beta1.Robot) *robotv1beta1.Robot {
+	robot.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: "robot.dev/v1beta1", FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:image":{},"f:replicas":{},"f:debugPort":{}}}`)}}}
+	return robot
+}
+
+// TestNewerFieldsAreNotWritten: a Robot that holds fields this release
+// cannot read (a newer release's, after a rollback) gets no write to its
+// Deployment, which was built from the whole spec, even when it drifted:
+// the apply would remove what this release cannot see. Its status says why
+// (Synced=False, NewerAPI, naming the field), with one Warning Event, and
+// nothing is retried until the Robot changes.
+func TestNewerFieldsAreNotWritten(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	newer := &transform.NewerFields{}
+	obj, err := newer.Transform(newerRobot(robottest.NewRobot("test", 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	robot := obj.(*robotv1beta1.Robot)
+	deployment := liveDeployment(t, robot)
+	deployment.Spec.Replicas = ptr.To[int32](5) // drift the operator would revert
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	f.options = func(opts *Options) { opts.NewerFields = newer }
+
+	refusal := &outcome.NewerFieldsError{Fields: newer.Of(robot.UID)}
+	f.expectApplyStatus(robot, status.Compute(robot, deployment, nil, refusal, metav1.NewTime(robottest.FixtureNow)))
+	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
+		t.Errorf("requeue after %v, want none", requeueAfter)
+	}
+	written := f.onlyStatusWrite()
+	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
+	if synced == nil || synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonNewerAPI || !strings.Contains(synced.Message, "spec.debugPort") {
+		t.Errorf("Synced %+v, want False %s naming spec.debugPort", synced, robotv1beta1.ReasonNewerAPI)
+	}
+	events := f.events()
+	if len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonNewerAPI+" ") || !strings.Contains(events[0], "spec.debugPort") {
+		t.Errorf("events %q, want one Warning %s naming spec.debugPort", events, robotv1beta1.ReasonNewerAPI)
+	}
+}
+
+// TestNewerFieldsGoneSyncsAgain: once the Robot no longer holds fields this
+// release cannot read, it is synced as any other.
+func TestNewerFieldsGoneSyncsAgain(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	newer := &transform.NewerFields{}
+	if _, err := newer.Transform(newerRobot(robottest.NewRobot("test", 2))); err != nil {
+		t.Fatal(err)
+	}
+	// The writer stopped setting the field: managedFields no longer list
+	// it.
+	known := robottest.NewRobot("test", 2)
+	known.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: "robot.dev/v1beta1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:image":{},"f:replicas":{}}}`)}}}
+	obj, err := newer.Transform(known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	robot := obj.(*robotv1beta1.Robot)
+	f.addRobot(robot)
+	f.options = func(opts *Options) { opts.NewerFields = newer }
+
+	f.expectCreateDeployment(robot)
+	created := liveDeployment(t, robot)
+	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
+	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
+	f.run(ctx, cache.MetaObjectToName(robot))
 }

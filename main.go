@@ -218,6 +218,7 @@ func newController(opts *options) app.NewController {
 			ShutdownTimeout:    opts.shutdownTimeout,
 			MayWrite:           wiring.MayWrite,
 			Outage:             wiring.Outage,
+			NewerFields:        wiring.NewerFields,
 			Policy:             opts.policy,
 		})
 		if err != nil {

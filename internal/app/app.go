@@ -19,6 +19,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/leader"
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
+	"github.com/robot-operator/robot-operator/internal/transform"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -112,6 +113,9 @@ type Wiring struct {
 	MayWrite func() error
 	// Outage is the gate the clients' requests go through.
 	Outage *outage.Gate
+	// NewerFields says which Robots hold fields this release does not
+	// know, from the Robot informer's transform.
+	NewerFields *transform.NewerFields
 }
 
 // NewController builds the Controller from what Run wired. It must start
@@ -140,6 +144,9 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 	if err := checkCluster(cfg); err != nil {
 		return err
 	}
+	if err := checkStorageVersion(ctx, cfg, opts.Version); err != nil {
+		return err
+	}
 	c, err := newClients(ctx, cfg)
 	if err != nil {
 		return err
@@ -160,6 +167,7 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 		ReplicaSetInformer: inf.pods.Apps().V1().ReplicaSets().Informer(),
 		MayWrite:           fence.Check,
 		Outage:             c.gate,
+		NewerFields:        inf.newerFields,
 	})
 	if err != nil {
 		return err

@@ -25,6 +25,9 @@ type informers struct {
 	// is found (watchGatewayAPI), which routesFound then says.
 	gateway     gatewayinformers.SharedInformerFactory
 	routesFound *owned.Discovery
+	// newerFields is the Robot informer's transform, which remembers the
+	// Robots holding fields this release does not know.
+	newerFields *transform.NewerFields
 }
 
 // newInformers builds the informer factories; they start nothing yet.
@@ -32,6 +35,7 @@ func newInformers(opts Options, c *clients) *informers {
 	managed := func(o *metav1.ListOptions) {
 		o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 	}
+	newerFields := &transform.NewerFields{}
 	return &informers{
 		// Only the Deployments, Services and PodDisruptionBudgets the
 		// operator manages are cached, so memory follows the Robots, not
@@ -56,10 +60,12 @@ func newInformers(opts Options, c *clients) *informers {
 			gatewayinformers.WithTweakListOptions(managed),
 			gatewayinformers.WithTransform(transform.Workloads)),
 		routesFound: &owned.Discovery{},
-		// A Robot's managedFields are never read, and dropped.
+		// A Robot's managedFields are dropped, once they were read for
+		// the fields this release does not know.
 		robots: robotinformers.NewSharedInformerFactoryWithOptions(c.robots, opts.ResyncPeriod,
 			robotinformers.WithNamespace(opts.Namespace),
-			robotinformers.WithTransform(transform.StripManagedFields)),
+			robotinformers.WithTransform(newerFields.Transform)),
+		newerFields: newerFields,
 	}
 }
 

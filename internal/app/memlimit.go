@@ -17,6 +17,9 @@ func setMemoryLimit(logger klog.Logger, opts Options) {
 		return
 	}
 	result, err := memlimit.Apply(cmp.Or(opts.CgroupRoot, memlimit.DefaultRoot), os.Getenv)
+	if result.Warning != "" {
+		logger.Error(nil, "The container's memory limit is too small", "containerLimit", result.ContainerLimit, "warning", result.Warning)
+	}
 	switch {
 	case err != nil:
 		logger.Error(err, "Not setting the Go memory limit")

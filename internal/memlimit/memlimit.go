@@ -30,6 +30,22 @@ const (
 	Reserve  = 32 << 20
 )
 
+// MinContainerLimit is the smallest container limit the runtime is held
+// under. Below it the operator cannot run at all (its binary's pages alone
+// take about 30 MiB), and the runtime held at what is left, a few bytes for
+// a memory.max of 1, would collect without end: no limit is set, and the
+// kernel's OOM kill, which a person sees, ends the process instead.
+const MinContainerLimit = 32 << 20
+
+// WarnBelow is the container limit under which Apply warns: the operator
+// runs, but its collector runs far more often than it should, and a burst
+// of Robots may have it OOM-killed.
+const WarnBelow = 96 << 20
+
+// tooSmallWarning is Result.Warning for a limit under WarnBelow.
+const tooSmallWarning = "the container's memory limit is under 96 MiB: the collector runs often, and the operator may be OOM-killed; " +
+	"give it at least 128 MiB (the manifests ask for 256 MiB)"
+
 // DefaultRoot is where the cgroup file system is mounted in a container.
 // A container runtime mounts the container's own cgroup there (under cgroup
 // v2 through a private cgroup namespace, the default of containerd and
@@ -72,8 +88,12 @@ func Limit(v2, v1 string) (uint64, bool) {
 
 // GoLimit is the Go runtime's memory limit for a container limit: what is
 // left of it once the larger of a tenth and Reserve is set aside, but never
-// less than half of it, where the runtime would collect without end.
+// less than half of it, where the runtime would collect without end. It is 0,
+// no limit, for a container limit under MinContainerLimit.
 func GoLimit(containerLimit uint64) int64 {
+	if containerLimit < MinContainerLimit {
+		return 0
+	}
 	limit := min(math.Floor(float64(containerLimit)*Fraction), float64(containerLimit)-Reserve)
 	return int64(max(limit, math.Floor(float64(containerLimit)/2)))
 }
@@ -86,6 +106,9 @@ type Result struct {
 	GoLimit int64
 	// Skipped says why no limit was set, "" when one was.
 	Skipped string
+	// Warning, when set, is what a person should be told about the
+	// container's limit: it is too small.
+	Warning string
 }
 
 // Apply sets the Go runtime's memory limit to GoLimit of the limit the
@@ -108,9 +131,17 @@ func Apply(root string, getenv func(string) string) (Result, error) {
 	if !ok {
 		return Result{Skipped: "the container has no memory limit"}, nil
 	}
-	goLimit := GoLimit(limit)
-	debug.SetMemoryLimit(goLimit)
-	return Result{ContainerLimit: limit, GoLimit: goLimit}, nil
+	result := Result{ContainerLimit: limit}
+	if limit < WarnBelow {
+		result.Warning = tooSmallWarning
+	}
+	result.GoLimit = GoLimit(limit)
+	if result.GoLimit == 0 {
+		result.Skipped = "the container's memory limit is under 32 MiB, too small to hold the runtime under"
+		return result, nil
+	}
+	debug.SetMemoryLimit(result.GoLimit)
+	return result, nil
 }
 
 // readLimitFile returns the content of the file at path, "" when it does

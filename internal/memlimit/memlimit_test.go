@@ -48,7 +48,13 @@ func TestGoLimit(t *testing.T) {
 		{1 << 30, 966367641},   // a tenth set aside: 0.9 × 1073741824 = 966367641.6
 		{64 << 20, 32 << 20},   // 32 MiB set aside: half
 		{40 << 20, 20 << 20},   // never less than half
-		{10, 5},
+		{MinContainerLimit, MinContainerLimit / 2},
+		// Under the floor no limit is set: the runtime held at a few
+		// bytes would collect without end.
+		{MinContainerLimit - 1, 0},
+		{4096, 0},
+		{10, 0},
+		{1, 0},
 	} {
 		if got := GoLimit(tc.limit); got != tc.want {
 			t.Errorf("GoLimit(%d) = %d, want %d", tc.limit, got, tc.want)
@@ -95,6 +101,18 @@ func TestApply(t *testing.T) {
 			Result{Skipped: "the container has no memory limit"}, 0},
 		{"no cgroup files", nil, noEnv,
 			Result{Skipped: "the container has no memory limit"}, 0},
+		{"just under the warning", map[string]string{v2File: "100663295\n"}, noEnv,
+			Result{ContainerLimit: WarnBelow - 1, GoLimit: WarnBelow - 1 - Reserve, Warning: tooSmallWarning}, WarnBelow - 1 - Reserve},
+		{"at the warning", map[string]string{v2File: "100663296\n"}, noEnv,
+			Result{ContainerLimit: WarnBelow, GoLimit: 64 << 20}, 64 << 20},
+		{"64 MiB", map[string]string{v2File: "67108864\n"}, noEnv,
+			Result{ContainerLimit: 64 << 20, GoLimit: 32 << 20, Warning: tooSmallWarning}, 32 << 20},
+		{"under the floor", map[string]string{v2File: "33554431\n"}, noEnv,
+			Result{ContainerLimit: MinContainerLimit - 1, Skipped: "the container's memory limit is under 32 MiB, too small to hold the runtime under",
+				Warning: tooSmallWarning}, 0},
+		{"one byte", map[string]string{v2File: "1\n"}, noEnv,
+			Result{ContainerLimit: 1, Skipped: "the container's memory limit is under 32 MiB, too small to hold the runtime under",
+				Warning: tooSmallWarning}, 0},
 		{"GOMEMLIMIT set", map[string]string{v2File: "268435456\n"},
 			func(name string) string {
 				if name == "GOMEMLIMIT" {

@@ -99,6 +99,17 @@ func (rc *RobotsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// NewNewerFieldsGauge returns the gauge of the Robots that hold fields this
+// release does not know, which count says at each scrape: after a rollback,
+// the Robots the operator leaves alone.
+func NewNewerFieldsGauge(count func() int) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: metricsNamespace,
+		Name:      "robots_with_newer_fields",
+		Help:      "Robots holding spec fields this release of the operator does not know (written through a newer release's CRD); the operator writes nothing to what they own.",
+	}, func() float64 { return float64(count()) })
+}
+
 const TrackedHelp = "Entries of the operator's in-memory maps kept per Robot or per owned object, by map: each stays about the number of Robots that exist, whatever the number that ever existed."
 
 var trackedDesc = prometheus.NewDesc(metricsNamespace+"_tracked_objects", TrackedHelp, []string{"map"}, nil)

@@ -65,6 +65,8 @@ func Classify(err error) Failure {
 		contested *ContestedError
 		paused    *PausedError
 		tooLarge  *StatusTooLargeError
+		tooCostly *StatusValidationTooCostlyError
+		newer     *NewerFieldsError
 	)
 	switch {
 	case errors.Is(err, ErrGatewayAPIMissing):
@@ -75,6 +77,15 @@ func Classify(err error) Failure {
 		// The Robot does not fit in etcd with its status: only a change
 		// of its spec, a new generation, can make it fit.
 		return Failure{Reason: ReasonStatusTooLarge, Retry: RetryOnChange}
+	case errors.As(err, &tooCostly):
+		// The same spec costs the same to check: only a new generation
+		// can be checked within the budget.
+		return Failure{Reason: ReasonStatusValidationTooCostly, Retry: RetryOnChange}
+	case errors.As(err, &newer):
+		// A change of the Robot that drops the fields, or a release that
+		// knows them, can help; the first queues it, the second restarts
+		// the operator.
+		return Failure{Reason: robotv1beta1.ReasonNewerAPI, Retry: RetryOnChange}
 	case errors.As(err, &paused):
 		// The person who paused the Robot unpauses it; that change
 		// queues it.
@@ -125,7 +136,7 @@ func WarnsOnEntry(reason string) bool {
 		robotv1beta1.ReasonLoadBalancerClassImmutable, robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested,
 		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested, robotv1beta1.ReasonDisruptionBudgetNotAllowed,
 		robotv1beta1.ReasonGatewayAPIMissing, robotv1beta1.ReasonRouteNameTaken, robotv1beta1.ReasonRouteContested,
-		robotv1beta1.ReasonRouteNotAllowed, robotv1beta1.ReasonServiceMetadataNotAllowed, robotv1beta1.ReasonLoadBalancerClassNotAllowed, robotv1beta1.ReasonGracePeriodNotAllowed:
+		robotv1beta1.ReasonRouteNotAllowed, robotv1beta1.ReasonServiceMetadataNotAllowed, robotv1beta1.ReasonLoadBalancerClassNotAllowed, robotv1beta1.ReasonGracePeriodNotAllowed, robotv1beta1.ReasonNewerAPI:
 		return true
 	}
 	return false
@@ -356,6 +367,23 @@ func (e *PausedError) Error() string {
 		"or its Service until the annotation is removed or set to another value than \"true\"", e.Deployment)
 }
 
+// NewerFieldsError is a Robot that holds spec fields this release's Go types
+// do not know: a newer release's CRD let a client write them, and this
+// release was rolled back to. Decoding drops them, so a Deployment built from
+// what is left, applied, would remove from the Robot's pods what the newer
+// release gave them (the apply has the same field manager). The operator
+// writes nothing to what the Robot owns.
+type NewerFieldsError struct {
+	// Fields are the fields, each with who set it through which version.
+	Fields []string
+}
+
+func (e *NewerFieldsError) Error() string {
+	return fmt.Sprintf("the Robot holds fields this release of the operator does not know, written through a newer release's CRD: %s; "+
+		"the operator leaves its Deployment and everything else it owns as they are: run the release that knows them, "+
+		"or remove them from the Robot", strings.Join(e.Fields, ", "))
+}
+
 // ReasonStatusTooLarge is the reason of the Warning Event on a Robot whose
 // status the API server cannot store. No condition carries it: the status
 // that would hold it is what cannot be written.
@@ -374,10 +402,40 @@ func (e *StatusTooLargeError) Error() string {
 
 func (e *StatusTooLargeError) Unwrap() error { return e.Err }
 
+// ReasonStatusValidationTooCostly is the reason of the Warning Event on a
+// Robot whose status the API server refuses because checking the Robot
+// against the CRD's CEL rules costs more than its budget. No condition
+// carries it: the status that would hold it is what cannot be written.
+const ReasonStatusValidationTooCostly = "StatusValidationTooCostly"
+
+// StatusValidationTooCostlyError is a status write the API server refused
+// (422) because the CRD's CEL rules ran out of their cost budget on the
+// Robot. A status write sends the status alone, but the API server checks
+// the whole Robot, spec included: a spec far beyond what the schema admits
+// (a list longer than its maxItems, stored around the schema) fails every
+// write, each after seconds of the API server's CPU. Retrying does not help;
+// a smaller spec does.
+type StatusValidationTooCostlyError struct{ Err error }
+
+func (e *StatusValidationTooCostlyError) Error() string {
+	return fmt.Sprintf("the API server cannot check the Robot against its CRD's rules within their cost budget (%v): "+
+		"its spec holds far more than the CRD allows (a list longer than its maxItems, say); shrink it to what the CRD allows; "+
+		"the operator writes its status again at its next spec change", e.Err)
+}
+
+func (e *StatusValidationTooCostlyError) Unwrap() error { return e.Err }
+
+// costExceeded holds what the API server says when a CRD's CEL rules ran out
+// of cost on an object (apiextensions-apiserver's schema/cel): a rule cut
+// off by the per-call limit, and the request's budget spent before a rule
+// could run.
+var costExceeded = []string{"cost limit exceeded", "call cost exceeds limit", "running out of cost budget"}
+
 // StatusWriteError returns err, the error of a Robot's status write, as a
-// StatusTooLargeError when it says that the Robot is too large to store.
-// The API server answers that with a 413, or, when etcd refuses the
-// request, with a 500 that quotes etcd.
+// StatusTooLargeError when it says that the Robot is too large to store,
+// and as a StatusValidationTooCostlyError when the CRD's rules ran out of
+// cost on it. The API server answers the first with a 413, or, when etcd
+// refuses the request, with a 500 that quotes etcd; the second with a 422.
 func StatusWriteError(err error) error {
 	if err == nil {
 		return nil
@@ -386,7 +444,31 @@ func StatusWriteError(err error) error {
 		strings.Contains(err.Error(), "trying to send message larger than max") {
 		return &StatusTooLargeError{Err: err}
 	}
+	if apierrors.IsInvalid(err) {
+		for _, text := range costExceeded {
+			if strings.Contains(err.Error(), text) {
+				return &StatusValidationTooCostlyError{Err: err}
+			}
+		}
+	}
 	return err
+}
+
+// StatusRefused returns the reason and the message of the Warning Event for
+// err, when err is a status write the API server refuses for as long as the
+// Robot's spec stays as it is: too large to store, or too costly to check.
+func StatusRefused(err error) (reason, message string, refused bool) {
+	var (
+		tooLarge  *StatusTooLargeError
+		tooCostly *StatusValidationTooCostlyError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		return ReasonStatusTooLarge, tooLarge.Error(), true
+	case errors.As(err, &tooCostly):
+		return ReasonStatusValidationTooCostly, tooCostly.Error(), true
+	}
+	return "", "", false
 }
 
 // ErrRobotGone is a Robot the cache holds but the API server no longer does.

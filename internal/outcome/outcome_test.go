@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
@@ -39,14 +40,48 @@ func TestClassify(t *testing.T) {
 		{&EarlierRobotError{Name: "x", Kind: "Service"}, robotv1beta1.ReasonWaitingForGarbageCollection, RecheckLater, false},
 		{&FieldConflictError{Name: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1beta1.ReasonFieldConflict, RetryWithBackoff, true},
 		{&PausedError{Deployment: "x"}, robotv1beta1.ReasonPaused, RetryOnChange, false},
+		{&NewerFieldsError{Fields: []string{"spec.x"}}, robotv1beta1.ReasonNewerAPI, RetryOnChange, true},
 		{fmt.Errorf("applying status: %w", StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: request is too large")))), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewRequestEntityTooLargeError("limit is 3145728")), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: leader changed"))), robotv1beta1.ReasonSyncFailed, RetryWithBackoff, false},
+		{StatusWriteError(costRefusal("'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: x")),
+			ReasonStatusValidationTooCostly, RetryOnChange, false},
+		{fmt.Errorf("applying status: %w", StatusWriteError(costRefusal("validation failed due to running out of cost budget, no further validation rules will be run"))),
+			ReasonStatusValidationTooCostly, RetryOnChange, false},
+		// A rule that fails within its budget is no cost refusal; nor is a
+		// message that quotes the words outside a 422.
+		{StatusWriteError(costRefusal("a sidecar's port cannot have the name of another port")), robotv1beta1.ReasonSyncFailed, RetryWithBackoff, false},
+		{StatusWriteError(apierrors.NewInternalError(errors.New("cost limit exceeded"))), robotv1beta1.ReasonSyncFailed, RetryWithBackoff, false},
 	}
 	for _, tt := range tests {
 		f := Classify(tt.err)
 		if f.Reason != tt.reason || f.Retry != tt.retry || WarnsOnEntry(f.Reason) != tt.warns {
 			t.Errorf("%T: reason %s, retry %d, warns %v; want %s, %d, %v", tt.err, f.Reason, f.Retry, WarnsOnEntry(f.Reason), tt.reason, tt.retry, tt.warns)
+		}
+	}
+}
+
+// costRefusal is the API server's 422 for a Robot whose CRD rules said
+// detail about its spec.
+func costRefusal(detail string) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: "robot.dev", Kind: "Robot"}, "r", field.ErrorList{field.Invalid(field.NewPath("spec"), "object", detail)})
+}
+
+// TestStatusRefused: the status writes refused until the spec changes give
+// their own Event reason and message; others none.
+func TestStatusRefused(t *testing.T) {
+	for _, tt := range []struct {
+		err    error
+		reason string
+	}{
+		{StatusWriteError(apierrors.NewRequestEntityTooLargeError("limit is 3145728")), ReasonStatusTooLarge},
+		{fmt.Errorf("applying: %w", StatusWriteError(costRefusal("validation failed due to running out of cost budget"))), ReasonStatusValidationTooCostly},
+		{StatusWriteError(costRefusal("must be at most 4")), ""},
+		{nil, ""},
+	} {
+		reason, message, refused := StatusRefused(tt.err)
+		if reason != tt.reason || refused != (tt.reason != "") || refused && !strings.Contains(message, "spec change") {
+			t.Errorf("StatusRefused(%v) = %q, %q, %v; want %q, a message that says when it is written again", tt.err, reason, message, refused, tt.reason)
 		}
 	}
 }

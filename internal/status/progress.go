@@ -24,6 +24,9 @@ var stalledReasons = map[string]bool{
 	robotv1beta1.ReasonInvalidSpec:              true,
 	robotv1beta1.ReasonDeploymentNameTaken:      true,
 	robotv1beta1.ReasonRouteNotAllowed:          true,
+	// Only a release that knows the Robot's fields, or a Robot without
+	// them, ends it.
+	robotv1beta1.ReasonNewerAPI: true,
 }
 
 // setProgress sets Reconciling and Stalled from the Ready condition, the

@@ -29,6 +29,7 @@ func TestProgressFollowsReady(t *testing.T) {
 		{metav1.ConditionFalse, robotv1beta1.ReasonProgressDeadlineExceeded, metav1.ConditionFalse, metav1.ConditionTrue},
 		{metav1.ConditionFalse, robotv1beta1.ReasonInvalidSpec, metav1.ConditionFalse, metav1.ConditionTrue},
 		{metav1.ConditionFalse, robotv1beta1.ReasonDeploymentNameTaken, metav1.ConditionFalse, metav1.ConditionTrue},
+		{metav1.ConditionFalse, robotv1beta1.ReasonNewerAPI, metav1.ConditionFalse, metav1.ConditionTrue},
 		{metav1.ConditionUnknown, "SomethingNew", metav1.ConditionTrue, metav1.ConditionFalse},
 	}
 	for _, tt := range tests {

@@ -37,10 +37,17 @@ const upgradeTimeout = 90 * time.Second
 // built from git history into a temporary directory.
 func buildPreviousRelease(t *testing.T) (crd string, bin string) {
 	t.Helper()
+	return buildRelease(t, previousRelease)
+}
+
+// buildRelease returns the CRD and the operator of the release at commit,
+// built from git history into a temporary directory.
+func buildRelease(t *testing.T, commit string) (crd string, bin string) {
+	t.Helper()
 	dir := t.TempDir()
-	archive := exec.CommandContext(t.Context(), "sh", "-c", fmt.Sprintf("git -C %q archive %s | tar -x -C %q", env.root, previousRelease, dir))
+	archive := exec.CommandContext(t.Context(), "sh", "-c", fmt.Sprintf("git -C %q archive %s | tar -x -C %q", env.root, commit, dir))
 	if out, err := archive.CombinedOutput(); err != nil {
-		t.Fatalf("extracting the previous release %s from git history (a clone with its history is needed): %v\n%s", previousRelease, err, out)
+		t.Fatalf("extracting the release %s from git history (a clone with its history is needed): %v\n%s", commit, err, out)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "artifacts", "crd", "robot.dev_robots.yaml"))
 	if err != nil {
@@ -54,7 +61,7 @@ func buildPreviousRelease(t *testing.T) (crd string, bin string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the previous release's operator: %v\n%s", err, out)
 	}
-	t.Logf("built the operator of %s in %v", previousRelease[:12], time.Since(start).Round(time.Second))
+	t.Logf("built the operator of %s in %v", commit[:min(12, len(commit))], time.Since(start).Round(time.Second))
 	return string(data), bin
 }
 

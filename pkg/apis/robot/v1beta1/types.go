@@ -973,6 +973,12 @@ const (
 	// Service until it is removed. The status still reports the
 	// Deployment as it is.
 	ReasonPaused = "Paused"
+	// ReasonNewerAPI: the Robot holds spec fields this operator's release
+	// does not know, written through a newer release's CRD (this release
+	// was rolled back to). The operator writes nothing to what the Robot
+	// owns, since its apply would remove those fields, until the Robot no
+	// longer holds them or a release that knows them runs.
+	ReasonNewerAPI = "NewerAPI"
 	// ReasonDeploymentNotObserved: the Deployment controller has not yet
 	// observed the Deployment's latest spec, so its conditions are not
 	// trusted.
