@@ -150,3 +150,30 @@ func TestWebhookSlowBodiesHoldNoSlot(t *testing.T) {
 		t.Errorf("a slow body was cut off after %v, want within %v (the server's ReadTimeout is %v)", longest.Round(time.Millisecond), cutOff, DefaultLimits.ReadTimeout)
 	}
 }
+
+// TestReviewGateBounds: the webhook holds at most MaxOpenReviews requests,
+// and at most MaxOpenReviewsPerHost from one address, so the bodies it
+// holds are bounded whoever sends them; a place freed is taken again.
+func TestReviewGateBounds(t *testing.T) {
+	gate := newReviewGate(MaxOpenReviews, MaxOpenReviewsPerHost)
+	for i := range MaxOpenReviewsPerHost {
+		if !gate.enter("10.0.0.1") {
+			t.Fatalf("request %d from one host refused, want up to %d admitted", i+1, MaxOpenReviewsPerHost)
+		}
+	}
+	if gate.enter("10.0.0.1") {
+		t.Errorf("request %d from one host admitted, want at most %d", MaxOpenReviewsPerHost+1, MaxOpenReviewsPerHost)
+	}
+	for i := range MaxOpenReviews - MaxOpenReviewsPerHost {
+		if !gate.enter(fmt.Sprintf("10.0.1.%d", i)) {
+			t.Fatalf("a request from another host refused with %d open, want up to %d", MaxOpenReviewsPerHost+i, MaxOpenReviews)
+		}
+	}
+	if gate.enter("10.0.2.1") {
+		t.Errorf("a request admitted with %d open, want at most %d", MaxOpenReviews, MaxOpenReviews)
+	}
+	gate.leave("10.0.0.1")
+	if !gate.enter("10.0.2.1") {
+		t.Errorf("a request refused once a place was freed")
+	}
+}
