@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
 
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	robotinformers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 )
 
@@ -32,6 +33,15 @@ func newInformers(opts Options, c *clients) *informers {
 	managed := func(o *metav1.ListOptions) {
 		o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 	}
+	// A Robot's managedFields are never read, and dropped.
+	robotFactory := robotinformers.NewSharedInformerFactoryWithOptions(c.robots, opts.ResyncPeriod,
+		robotinformers.WithNamespace(opts.Namespace),
+		robotinformers.WithTransform(transform.StripManagedFields))
+	robotLister := robotFactory.Robot().V1beta1().Robots().Lister()
+	robots := func(namespace, name string) (*robotv1beta1.Robot, bool) {
+		robot, err := robotLister.Robots(namespace).Get(name)
+		return robot, err == nil
+	}
 	return &informers{
 		// Only the Deployments, Services and PodDisruptionBudgets the
 		// operator manages are cached, so memory follows the Robots, not
@@ -41,7 +51,7 @@ func newInformers(opts Options, c *clients) *informers {
 		kube: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, opts.ResyncPeriod,
 			kubeinformers.WithNamespace(opts.Namespace),
 			kubeinformers.WithTweakListOptions(managed),
-			kubeinformers.WithTransform(transform.Workloads)),
+			kubeinformers.WithTransform(transform.Workloads(robots))),
 		// The pods and ReplicaSets of those Deployments, by the same label
 		// (a ReplicaSet has its pod template's labels), summarized to what
 		// says why the pods of each Deployment's current ReplicaSet do not
@@ -54,12 +64,9 @@ func newInformers(opts Options, c *clients) *informers {
 		gateway: gatewayinformers.NewSharedInformerFactoryWithOptions(c.gateway, opts.ResyncPeriod,
 			gatewayinformers.WithNamespace(opts.Namespace),
 			gatewayinformers.WithTweakListOptions(managed),
-			gatewayinformers.WithTransform(transform.Workloads)),
+			gatewayinformers.WithTransform(transform.Workloads(robots))),
 		routesFound: &owned.Discovery{},
-		// A Robot's managedFields are never read, and dropped.
-		robots: robotinformers.NewSharedInformerFactoryWithOptions(c.robots, opts.ResyncPeriod,
-			robotinformers.WithNamespace(opts.Namespace),
-			robotinformers.WithTransform(transform.StripManagedFields)),
+		robots:      robotFactory,
 	}
 }
 

@@ -11,14 +11,26 @@ import (
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
-// Workloads is the Deployment and Service informers' transform. The
-// informers select by the label app.kubernetes.io/managed-by, which anyone
-// who may create a Deployment can set, so what they cache is not the
-// operator's to size. An object a Robot controls is cached whole, its
-// managedFields trimmed (TrimManagedFields). Any other is cached as a stub
-// (stubMeta): the controller only ever asks of it whether a Robot controls
-// it, and names its controller when the name is taken.
-func Workloads(obj interface{}) (interface{}, error) {
+// RobotLookup returns the Robot of that namespace and name from the Robot
+// cache, and false when the cache has none.
+type RobotLookup func(namespace, name string) (*robotv1beta1.Robot, bool)
+
+// Workloads returns the transform of the informers of the objects a Robot
+// owns (Deployments, Services, PodDisruptionBudgets, HTTPRoutes), which
+// looks Robots up with robots. The informers select by the label
+// app.kubernetes.io/managed-by, which anyone who may create a Deployment
+// can set, so what they cache is not the operator's to size. An object a
+// Robot controls is cached whole, its managedFields trimmed
+// (TrimManagedFields). Any other is cached as a stub (stubMeta): the
+// controller only ever asks of it whether a Robot controls it, and names
+// its controller when the name is taken.
+func Workloads(robots RobotLookup) func(obj interface{}) (interface{}, error) {
+	return func(obj interface{}) (interface{}, error) {
+		return workloads(obj)
+	}
+}
+
+func workloads(obj interface{}) (interface{}, error) {
 	switch object := obj.(type) {
 	case *appsv1.Deployment:
 		if !robotControlled(object) {
