@@ -81,11 +81,31 @@ func (i *informers) owned(c *clients) owned.Sources {
 	}
 }
 
-// start starts the informers the Controller asked for, until stop closes.
+// start starts the informers the Controller asked for, until stop closes:
+// the Robots' and the pods' at once, and the Deployments', Services' and
+// budgets' once the Robot cache has synced, since their transform asks it
+// whose each object is (transform.Workloads). It does not wait: the Robot
+// cache may need the conversion webhook, whose certificate comes from an
+// upkeep that starts after.
 func (i *informers) start(stop <-chan struct{}) {
-	i.kube.Start(stop)
-	i.pods.Start(stop)
 	i.robots.Start(stop)
+	i.pods.Start(stop)
+	go func() {
+		if i.waitForRobots(stop) {
+			i.kube.Start(stop)
+		}
+	}()
+}
+
+// waitForRobots waits until the Robot cache has synced, and says whether
+// it has (false: stop closed first).
+func (i *informers) waitForRobots(stop <-chan struct{}) bool {
+	for _, synced := range i.robots.WaitForCacheSync(stop) {
+		if !synced {
+			return false
+		}
+	}
+	return true
 }
 
 // shutdown waits for the informers to stop, once their stop channel has
