@@ -586,3 +586,51 @@ func TestMetricsAuthFloodFromManyClients(t *testing.T) {
 		})
 	}
 }
+
+// TestMetricsAuthGrantedAddressFloodTakesNoRenewals: a reader's pods, their
+// addresses once granted, that flood made-up tokens beside other flooding
+// pods do not spend the renewals' allowance, so another scraper's renewal,
+// its minute up, still gets its review.
+func TestMetricsAuthGrantedAddressFloodTakesNoRenewals(t *testing.T) {
+	r := &reviewer{users: map[string]string{"a-token-5": "a", "a-token-6": "a", "a-token-7": "a", "b-token": "b"}, readers: map[string]bool{"a": true, "b": true}}
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), r.client())
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	auth.now = func() time.Time { return now }
+	handler := auth.wrap(metricsOK)
+	from := func(addr, token string) int {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.RemoteAddr = addr
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, pod := range []int{5, 6, 7} {
+		if from(fmt.Sprintf("10.0.0.%d:1", pod), fmt.Sprintf("a-token-%d", pod)) != http.StatusOK {
+			t.Fatal("a reader's first scrape was refused")
+		}
+	}
+	if from("10.0.0.9:1", "b-token") != http.StatusOK {
+		t.Fatal("the other reader's first scrape was refused")
+	}
+	now = now.Add(time.Second)
+	const step = 5 * time.Millisecond
+	renewedAt := metricsAllowedTTL + 5*time.Second
+	for elapsed := time.Duration(0); elapsed < renewedAt+time.Second; elapsed += step {
+		for pod := range 23 {
+			addr := fmt.Sprintf("10.0.1.%d:1", pod)
+			if pod >= 20 {
+				addr = fmt.Sprintf("10.0.0.%d:1", pod-15) // the reader's, granted
+			}
+			if code := from(addr, fmt.Sprintf("made-up-%d-%d", elapsed, pod)); code != http.StatusUnauthorized && code != http.StatusTooManyRequests {
+				t.Fatalf("a made-up token: %d, want 401 or 429", code)
+			}
+		}
+		if elapsed == renewedAt {
+			if code := from("10.0.0.9:1", "b-token"); code != http.StatusOK {
+				t.Errorf("the other reader's renewal, during the flood: %d, want 200", code)
+			}
+		}
+		now = now.Add(step)
+	}
+}
