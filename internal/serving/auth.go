@@ -58,14 +58,15 @@ import (
 //
 // Pods enough (six, at 1 a second each) still empty the shared bucket
 // together. A review it refuses then has two ways left, neither of which
-// a flooding pod can take. A client that was granted a token within
+// a flooding pod can take, and both only for a client whose own bucket
+// was full (it sent no review for metricsClientReviewBurst seconds, as a
+// scraper sends one a scrape): a flooding pod spends its own bucket as
+// fast as it refills, so it is never full, even at an address once
+// granted. Such a client that was granted a token within
 // metricsGrantedHostTTL (a scraper whose projected token was rotated)
-// draws on the renewals' bucket: a made-up token is never granted. Any
-// other client whose own bucket was full (it sent no review for
-// metricsClientReviewBurst seconds, as a scraper after a restart of the
-// operator) draws on the newcomers' bucket (metricsNewcomerRate,
-// metricsNewcomerBurst): a flooding pod spends its own bucket as fast as
-// it refills, so it is never full. Identical
+// draws on the renewals' bucket; any other (a scraper after a restart of
+// the operator) on the newcomers' bucket (metricsNewcomerRate,
+// metricsNewcomerBurst). Identical
 // requests under review at the same time (same token) share one review. A review sends at most two requests (a TokenReview, then a
 // SubjectAccessReview), so the API server sees at most twice both rates
 // from the metrics endpoint, through a client of its own
@@ -306,11 +307,14 @@ func (a *metricsAuth) mayReview(key authCacheKey, remoteAddr string, now time.Ti
 	if a.limiter.AllowN(now, 1) {
 		return true
 	}
+	if !quiet {
+		return false
+	}
 	if granted, ok := a.granted[host]; ok && now.Sub(granted) < metricsGrantedHostTTL {
 		// A scraper's rotated token: a renewal of the client's grant.
 		return a.renewals.AllowN(now, 1)
 	}
-	return quiet && a.newcomers.AllowN(now, 1)
+	return a.newcomers.AllowN(now, 1)
 }
 
 // rememberGranted notes that the client at remoteAddr was granted a token
