@@ -1,6 +1,7 @@
 package app
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -33,9 +34,10 @@ func TestInformersWaitForTheRobots(t *testing.T) {
 
 	robots := robotfake.NewClientset(robot)
 	listing := make(chan struct{})
+	var listed sync.Once
 	release := make(chan struct{})
 	robots.PrependReactor("list", "robots", func(k8stesting.Action) (bool, runtime.Object, error) {
-		close(listing)
+		listed.Do(func() { close(listing) })
 		<-release
 		return false, nil, nil
 	})
