@@ -147,7 +147,7 @@ FLOOD_CLUSTER    := robot-operator-flood
 FLOOD_KUBECONFIG := $(CURDIR)/_output/flood-kubeconfig
 
 .PHONY: flood
-flood: $(if $(OPERATOR_BIN),,build) ## Flood the operator's webhook and metrics ports (huge and many reviews, slow and idle connections, huge paths and made-up tokens, labelled foreign Deployments) on a local cluster of its own; fails if its peak RSS passes 200 MiB (the shipped limit is 512Mi).
+flood: $(if $(OPERATOR_BIN),,build) ## Flood the operator's webhook and metrics ports (huge and many reviews, slow and idle connections, huge paths and made-up tokens, labelled foreign and forged Deployments, slow bodies while v1alpha1 is read) on a local cluster of its own; fails if its peak RSS passes 200 MiB (the shipped limit is 512Mi) or a v1alpha1 read fails.
 	CLUSTER_NAME=$(FLOOD_CLUSTER) KUBECONFIG_OUT=$(FLOOD_KUBECONFIG) hack/cluster.sh up
 	eval "$$(hack/tools.sh env)" && go run ./test/flood -kubeconfig $(FLOOD_KUBECONFIG) -kubectl "$$KUBECTL" -bin $(or $(OPERATOR_BIN),$(CURDIR)/$(BIN))
 	CLUSTER_NAME=$(FLOOD_CLUSTER) KUBECONFIG_OUT=$(FLOOD_KUBECONFIG) hack/cluster.sh down

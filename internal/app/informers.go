@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
 
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	robotinformers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
 )
 
@@ -35,7 +36,17 @@ func newInformers(opts Options, c *clients) *informers {
 	managed := func(o *metav1.ListOptions) {
 		o.LabelSelector = labels.SelectorFromSet(labels.Set{workload.LabelManagedBy: workload.LabelManagedByValue}).String()
 	}
+	// A Robot's managedFields are dropped, once they were read for the
+	// fields this release does not know.
 	newerFields := &transform.NewerFields{}
+	robotFactory := robotinformers.NewSharedInformerFactoryWithOptions(c.robots, opts.ResyncPeriod,
+		robotinformers.WithNamespace(opts.Namespace),
+		robotinformers.WithTransform(newerFields.Transform))
+	robotLister := robotFactory.Robot().V1beta1().Robots().Lister()
+	robots := func(namespace, name string) (*robotv1beta1.Robot, bool) {
+		robot, err := robotLister.Robots(namespace).Get(name)
+		return robot, err == nil
+	}
 	return &informers{
 		// Only the Deployments, Services and PodDisruptionBudgets the
 		// operator manages are cached, so memory follows the Robots, not
@@ -45,7 +56,7 @@ func newInformers(opts Options, c *clients) *informers {
 		kube: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, opts.ResyncPeriod,
 			kubeinformers.WithNamespace(opts.Namespace),
 			kubeinformers.WithTweakListOptions(managed),
-			kubeinformers.WithTransform(transform.Workloads)),
+			kubeinformers.WithTransform(transform.Workloads(robots))),
 		// The pods and ReplicaSets of those Deployments, by the same label
 		// (a ReplicaSet has its pod template's labels), summarized to what
 		// says why the pods of each Deployment's current ReplicaSet do not
@@ -58,13 +69,9 @@ func newInformers(opts Options, c *clients) *informers {
 		gateway: gatewayinformers.NewSharedInformerFactoryWithOptions(c.gateway, opts.ResyncPeriod,
 			gatewayinformers.WithNamespace(opts.Namespace),
 			gatewayinformers.WithTweakListOptions(managed),
-			gatewayinformers.WithTransform(transform.Workloads)),
+			gatewayinformers.WithTransform(transform.Workloads(robots))),
 		routesFound: &owned.Discovery{},
-		// A Robot's managedFields are dropped, once they were read for
-		// the fields this release does not know.
-		robots: robotinformers.NewSharedInformerFactoryWithOptions(c.robots, opts.ResyncPeriod,
-			robotinformers.WithNamespace(opts.Namespace),
-			robotinformers.WithTransform(newerFields.Transform)),
+		robots:      robotFactory,
 		newerFields: newerFields,
 	}
 }
@@ -80,11 +87,31 @@ func (i *informers) owned(c *clients) owned.Sources {
 	}
 }
 
-// start starts the informers the Controller asked for, until stop closes.
+// start starts the informers the Controller asked for, until stop closes:
+// the Robots' and the pods' at once, and the Deployments', Services' and
+// budgets' once the Robot cache has synced, since their transform asks it
+// whose each object is (transform.Workloads). It does not wait: the Robot
+// cache may need the conversion webhook, whose certificate comes from an
+// upkeep that starts after.
 func (i *informers) start(stop <-chan struct{}) {
-	i.kube.Start(stop)
-	i.pods.Start(stop)
 	i.robots.Start(stop)
+	i.pods.Start(stop)
+	go func() {
+		if i.waitForRobots(stop) {
+			i.kube.Start(stop)
+		}
+	}()
+}
+
+// waitForRobots waits until the Robot cache has synced, and says whether
+// it has (false: stop closed first).
+func (i *informers) waitForRobots(stop <-chan struct{}) bool {
+	for _, synced := range i.robots.WaitForCacheSync(stop) {
+		if !synced {
+			return false
+		}
+	}
+	return true
 }
 
 // shutdown waits for the informers to stop, once their stop channel has

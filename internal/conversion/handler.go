@@ -28,16 +28,16 @@ import (
 // Path is where the webhook is served.
 const Path = "/convert"
 
-// maxReviewBytes bounds a ConversionReview's body, which is read whole
+// MaxReviewBytes bounds a ConversionReview's body, which is read whole
 // before it is decoded. The API server converts what it reads from storage
 // one object at a time, so a review holds one Robot. A Robot is at most
 // what etcd stores in one request (1.5 MiB by default) and never over the
 // API server's own 3 MiB limit on a request body, so 4 MiB leaves room for
 // the review around the largest Robot any cluster can hold. Anyone who can
-// reach the port can send a body: the bound, times the reviews served at
-// once (serving.MaxConcurrentReviews), is what they can make the operator
-// hold.
-const maxReviewBytes = 4 << 20
+// reach the port can send a body: the bound, times the requests the
+// webhook holds at once (serving.MaxOpenReviews), is what they can make
+// the operator hold.
+const MaxReviewBytes = 4 << 20
 
 // Result is what one review came to, for Observer.
 type Result string
@@ -71,7 +71,7 @@ const maxLoggedIgnores = 4096
 type Handler struct {
 	observe  Observer
 	ignored  IgnoreObserver
-	maxBytes int64 // maxReviewBytes; tests make it smaller
+	maxBytes int64 // MaxReviewBytes; tests make it smaller
 
 	// An ignored annotation is logged once per Robot UID and
 	// resourceVersion, and at most ignoreLogs allows: the API server
@@ -93,7 +93,7 @@ func NewHandler(observe Observer, ignored IgnoreObserver) (*Handler, error) {
 	return &Handler{
 		observe:    observe,
 		ignored:    ignored,
-		maxBytes:   maxReviewBytes,
+		maxBytes:   MaxReviewBytes,
 		logged:     map[string]bool{},
 		ignoreLogs: rate.NewLimiter(rate.Every(time.Second), 10),
 	}, nil

@@ -33,7 +33,7 @@ func TestReviewSizeLimit(t *testing.T) {
 		// The API server refuses request bodies over 3 MiB, so no Robot
 		// is larger.
 		{name: "a 3 MiB Robot", size: 3 << 20, want: http.StatusOK},
-		{name: "just past the cap", size: maxReviewBytes + 1, want: http.StatusRequestEntityTooLarge},
+		{name: "just past the cap", size: MaxReviewBytes + 1, want: http.StatusRequestEntityTooLarge},
 		{name: "5 MiB", size: 5 << 20, want: http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -136,6 +137,15 @@ func (p *Path[T, A]) Sync(ctx context.Context, robot *robotv1beta1.Robot) (T, er
 	current, found, err := p.cached(robot.Namespace, name)
 	if err != nil {
 		return none, err
+	}
+	if found && transform.IsStub(current) && metav1.IsControlledBy(current, robot) {
+		// The informer took the Robot's own object before the Robot cache
+		// had the Robot, so it kept a stub; the next change of the object
+		// brings it whole. Meanwhile it is read from the API server.
+		current, found, err = p.read(ctx, robot.Namespace, name)
+		if err != nil {
+			return none, err
+		}
 	}
 	if found && p.released(robot, current) {
 		klog.FromContext(ctx).V(4).Info("Leaving the object as it is: taken out of the operator's hands", "kind", p.kind.Write.Name, "name", name)
@@ -297,7 +307,7 @@ func (p *Path[T, A]) noteRefusal(robot *robotv1beta1.Robot, err error) error {
 func (p *Path[T, A]) Own(robot *robotv1beta1.Robot) T {
 	var none T
 	current, found, err := p.cached(robot.Namespace, p.kind.ObjectName(robot))
-	if err != nil || !found || !metav1.IsControlledBy(current, robot) {
+	if err != nil || !found || !metav1.IsControlledBy(current, robot) || transform.IsStub(current) {
 		return none
 	}
 	if !p.wants(robot) && !p.released(robot, current) {
@@ -330,6 +340,19 @@ func (p *Path[T, A]) cached(namespace, name string) (T, bool, error) {
 		return object, false, err
 	}
 	return p.objects.Freshest(object), true, nil
+}
+
+// read returns the object named name from the API server; false when there
+// is none.
+func (p *Path[T, A]) read(ctx context.Context, namespace, name string) (T, bool, error) {
+	object, err := p.objects.Get(ctx, namespace, name)
+	if apierrors.IsNotFound(err) {
+		return object, false, nil
+	}
+	if err != nil {
+		return object, false, err
+	}
+	return object, true, nil
 }
 
 // ForgetRobot drops what the Path remembers of the Robot uid, deleted.

@@ -353,3 +353,43 @@ func TestRoutesWaitForTheGatewayAPI(t *testing.T) {
 		t.Errorf("requests %v, want one create", verbs)
 	}
 }
+
+// TestStubOfTheRobotsOwnObjectIsReread: when the informer took the Robot's
+// own object before the Robot cache had the Robot (a stub, as
+// transform.Workloads keeps of an object whose Robot it cannot find), the
+// path reads the object from the API server instead: the Robot is synced
+// from the whole object, with no write when it is converged, and the
+// status is never given the stub.
+func TestStubOfTheRobotsOwnObjectIsReread(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeClusterIP)
+	f := newPathFixture(t, robot)
+	services, _ := f.services(t)
+	created, err := services.Sync(ctx, robot)
+	if err != nil {
+		t.Fatalf("creating the Service: %v", err)
+	}
+	f.writes()
+
+	// The operator restarts: a new path, whose cache holds a stub of the
+	// Service.
+	restarted, serviceCache := f.services(t)
+	stub := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: created.Name, Namespace: created.Namespace, UID: created.UID,
+		ResourceVersion: created.ResourceVersion, OwnerReferences: created.OwnerReferences}}
+	if err := serviceCache.Add(stub); err != nil {
+		t.Fatal(err)
+	}
+	if own := restarted.Own(robot); own != nil {
+		t.Errorf("Own gave the status a stub: %v", own)
+	}
+	synced, err := restarted.Sync(ctx, robot)
+	if err != nil {
+		t.Fatalf("sync with a stub of the Robot's Service in the cache: %v", err)
+	}
+	if got := f.writes(); len(got) != 0 {
+		t.Errorf("sync with a stub of the Robot's converged Service in the cache: writes %v, want none", got)
+	}
+	if synced == nil || len(synced.Spec.Ports) == 0 || synced.Labels == nil {
+		t.Errorf("sync with a stub in the cache returned %v, want the whole Service", synced)
+	}
+}

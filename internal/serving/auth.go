@@ -54,7 +54,19 @@ import (
 // Renewing a grant that has expired draws on a bucket of its own
 // (metricsRenewalRate, metricsRenewalBurst), since only a token that was
 // granted can: a flood of made-up tokens, which empties the first bucket,
-// does not shut the scrapers out when their minute is up. Identical
+// does not shut the scrapers out when their minute is up.
+//
+// Pods enough (six, at 1 a second each) still empty the shared bucket
+// together. A review it refuses then has two ways left, neither of which
+// a flooding pod can take, and both only for a client whose own bucket
+// was full (it sent no review for metricsClientReviewBurst seconds, as a
+// scraper sends one a scrape): a flooding pod spends its own bucket as
+// fast as it refills, so it is never full, even at an address once
+// granted. Such a client that was granted a token within
+// metricsGrantedHostTTL (a scraper whose projected token was rotated)
+// draws on the renewals' bucket; any other (a scraper after a restart of
+// the operator) on the newcomers' bucket (metricsNewcomerRate,
+// metricsNewcomerBurst). Identical
 // requests under review at the same time (same token) share one review. A review sends at most two requests (a TokenReview, then a
 // SubjectAccessReview), so the API server sees at most twice both rates
 // from the metrics endpoint, through a client of its own
@@ -68,6 +80,9 @@ const (
 	metricsReviewBurst     = 10
 	metricsRenewalRate     = 1
 	metricsRenewalBurst    = 5
+	metricsNewcomerRate    = 1
+	metricsNewcomerBurst   = 3
+	metricsGrantedHostTTL  = 24 * time.Hour
 	metricsRetryAfter      = "1" // seconds: the bucket refills in 1/metricsReviewRate
 
 	metricsClientReviewRate  = 1
@@ -81,8 +96,8 @@ const (
 // every request the review limit lets through, so that none waits on the
 // client.
 const (
-	MetricsReviewQPS   = 2 * (metricsReviewRate + metricsRenewalRate)
-	MetricsReviewBurst = 2 * (metricsReviewBurst + metricsRenewalBurst)
+	MetricsReviewQPS   = 2 * (metricsReviewRate + metricsRenewalRate + metricsNewcomerRate)
+	MetricsReviewBurst = 2 * (metricsReviewBurst + metricsRenewalBurst + metricsNewcomerBurst)
 )
 
 // errReviewLimited says a request was not reviewed: the limit was reached.
@@ -126,14 +141,16 @@ type metricsAuth struct {
 	client kubernetes.Interface
 	now    func() time.Time
 
-	limiter  *rate.Limiter      // reviews, timed by now
-	renewals *rate.Limiter      // reviews of a grant that expired, timed by now
-	flights  singleflight.Group // reviews under way, by authCacheKey.String
+	limiter   *rate.Limiter      // reviews, timed by now
+	renewals  *rate.Limiter      // reviews of a grant that expired, timed by now
+	newcomers *rate.Limiter      // reviews limiter refused, of a client that is not flooding, timed by now
+	flights   singleflight.Group // reviews under way, by authCacheKey.String
 
 	mu      sync.Mutex
 	allowed map[authCacheKey]authDecision
 	denied  map[authCacheKey]authDecision
 	clients map[string]*rate.Limiter // reviews of tokens not granted, by source IP, timed by now
+	granted map[string]time.Time     // when each source IP was last granted a token
 }
 
 // authCacheKey is a hash of the token, never the token itself.
@@ -146,14 +163,16 @@ func (k authCacheKey) String() string {
 
 func newMetricsAuth(logger klog.Logger, client kubernetes.Interface) *metricsAuth {
 	return &metricsAuth{
-		logger:   logger,
-		client:   client,
-		now:      time.Now,
-		limiter:  rate.NewLimiter(metricsReviewRate, metricsReviewBurst),
-		renewals: rate.NewLimiter(metricsRenewalRate, metricsRenewalBurst),
-		allowed:  map[authCacheKey]authDecision{},
-		denied:   map[authCacheKey]authDecision{},
-		clients:  map[string]*rate.Limiter{},
+		logger:    logger,
+		client:    client,
+		now:       time.Now,
+		limiter:   rate.NewLimiter(metricsReviewRate, metricsReviewBurst),
+		renewals:  rate.NewLimiter(metricsRenewalRate, metricsRenewalBurst),
+		newcomers: rate.NewLimiter(metricsNewcomerRate, metricsNewcomerBurst),
+		allowed:   map[authCacheKey]authDecision{},
+		denied:    map[authCacheKey]authDecision{},
+		clients:   map[string]*rate.Limiter{},
+		granted:   map[string]time.Time{},
 	}
 }
 
@@ -244,6 +263,9 @@ func (a *metricsAuth) decide(r *http.Request, token string) (authDecision, error
 		}
 		decision.expires = now.Add(ttl)
 		a.remember(key, decision, now)
+		if decision.code == http.StatusOK {
+			a.rememberGranted(r.RemoteAddr, now)
+		}
 		return decision, nil
 	})
 	if err != nil {
@@ -268,26 +290,74 @@ func (a *metricsAuth) cached(key authCacheKey) (authDecision, bool) {
 
 // mayReview says whether a review of key, from remoteAddr, is within the
 // limits: a grant's renewal draws on the renewals' bucket, any other review
-// on its client's and then on the shared one.
+// on its client's first, then on the shared one, and when that is empty,
+// for a client that is not flooding, on the newcomers' bucket.
 func (a *metricsAuth) mayReview(key authCacheKey, remoteAddr string, now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, ok := a.allowed[key]; ok {
 		return a.renewals.AllowN(now, 1)
 	}
-	return a.clientLimiter(remoteAddr, now).AllowN(now, 1) && a.limiter.AllowN(now, 1)
+	host := clientHost(remoteAddr)
+	own := a.clientLimiter(host, now)
+	quiet := own.TokensAt(now) >= metricsClientReviewBurst
+	if !own.AllowN(now, 1) {
+		return false
+	}
+	if a.limiter.AllowN(now, 1) {
+		return true
+	}
+	if !quiet {
+		return false
+	}
+	if granted, ok := a.granted[host]; ok && now.Sub(granted) < metricsGrantedHostTTL {
+		// A scraper's rotated token: a renewal of the client's grant.
+		return a.renewals.AllowN(now, 1)
+	}
+	return a.newcomers.AllowN(now, 1)
 }
 
-// clientLimiter returns the bucket of the client at remoteAddr, made
-// now if it has none. When metricsClientLimit clients have one, those that
-// are full again (idle) go first, and if none is, one other: a client that
-// comes back then starts with a full bucket, and the shared bucket still
-// bounds the reviews.
-func (a *metricsAuth) clientLimiter(remoteAddr string, now time.Time) *rate.Limiter {
-	client, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		client = remoteAddr
+// rememberGranted notes that the client at remoteAddr was granted a token
+// now. Only readers are granted, so the map holds the scrapers' addresses:
+// when it is full, those granted longest ago go first.
+func (a *metricsAuth) rememberGranted(remoteAddr string, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	host := clientHost(remoteAddr)
+	if _, ok := a.granted[host]; !ok && len(a.granted) >= metricsClientLimit {
+		for h, at := range a.granted {
+			if now.Sub(at) >= metricsGrantedHostTTL {
+				delete(a.granted, h)
+			}
+		}
+		for len(a.granted) >= metricsClientLimit {
+			oldest := ""
+			for h, at := range a.granted {
+				if oldest == "" || at.Before(a.granted[oldest]) {
+					oldest = h
+				}
+			}
+			delete(a.granted, oldest)
+		}
 	}
+	a.granted[host] = now
+}
+
+// clientHost is the source IP address of remoteAddr.
+func clientHost(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		return remoteAddr
+	}
+	return host
+}
+
+// clientLimiter returns the bucket of client, made now if it has none.
+// When metricsClientLimit clients have one, those that are full again
+// (idle) go first, and if none is, one other: a client that comes back
+// then starts with a full bucket, and the shared bucket still bounds the
+// reviews.
+func (a *metricsAuth) clientLimiter(client string, now time.Time) *rate.Limiter {
 	if limiter, ok := a.clients[client]; ok {
 		return limiter
 	}

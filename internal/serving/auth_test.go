@@ -514,3 +514,123 @@ func TestMetricsAuthFloodFromOneClient(t *testing.T) {
 		t.Errorf("a scraper's new token from another pod during the flood: %d, want 200", code)
 	}
 }
+
+// TestMetricsAuthFloodFromManyClients: a flood of made-up tokens from
+// several pods, together over the shared limit on reviews, does not shut
+// out a scraper elsewhere: neither its first token, sent once the flood
+// is under way (after a restart of the operator, every token is new), nor
+// the new token it sends each time its projected token is rotated (here
+// every second, the worst case). The
+// clock is the test's: 5ms steps, every flooding pod sending at each once
+// it has joined, the pods joining at uneven intervals over the first
+// second (so their buckets refill at different times, and the scraper
+// comes at none of them).
+func TestMetricsAuthFloodFromManyClients(t *testing.T) {
+	for _, pods := range []int{3, 6, 20} {
+		t.Run(fmt.Sprintf("%d flooding pods", pods), func(t *testing.T) {
+			r := &reviewer{users: map[string]string{}, readers: map[string]bool{"prometheus": true}}
+			for second := range 60 {
+				r.users[fmt.Sprintf("scraper-token-%d", second)] = "prometheus"
+			}
+			client := r.client()
+			auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), client)
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			auth.now = func() time.Time { return now }
+			handler := auth.wrap(metricsOK)
+			from := func(addr, token string) int {
+				req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+				req.RemoteAddr = addr
+				req.Header.Set("Authorization", "Bearer "+token)
+				rec := httptest.NewRecorder()
+				handler.ServeHTTP(rec, req)
+				return rec.Code
+			}
+
+			const step = 5 * time.Millisecond
+			refused := 0
+			sent := 0
+			for second := range 60 {
+				for i := range int(time.Second / step) {
+					if i == 117 && second >= 3 {
+						// The scraper, mid-second, with the token it was
+						// just given.
+						sent++
+						switch code := from("10.0.9.200:40000", fmt.Sprintf("scraper-token-%d", second)); code {
+						case http.StatusOK:
+						case http.StatusTooManyRequests:
+							refused++
+						default:
+							t.Fatalf("the scraper's token %d: %d, want 200", second, code)
+						}
+					}
+					for pod := range pods {
+						if second == 0 && i < pod*200/pods+pod%3 {
+							continue // not joined yet
+						}
+						code := from(fmt.Sprintf("10.0.1.%d:40000", pod), fmt.Sprintf("made-up-%d-%d-%d", second, i, pod))
+						if code != http.StatusUnauthorized && code != http.StatusTooManyRequests {
+							t.Fatalf("a made-up token: %d, want 401 or 429", code)
+						}
+					}
+					now = now.Add(step)
+				}
+			}
+			if refused > 0 {
+				t.Errorf("%d flooding pods: the scraper's new token got 429 %d times of %d, want never", pods, refused, sent)
+			}
+			// The flood still costs the API server no more than the limits.
+			limit := wantReviewBurst + 60*(wantReviewRate+1) + 5 + 60
+			if tr, _ := reviews(client); tr > limit {
+				t.Errorf("%d flooding pods for 60s: %d TokenReviews, want at most %d", pods, tr, limit)
+			}
+		})
+	}
+}
+
+// TestMetricsAuthGrantedAddressFloodTakesNoRenewals: a reader's pods, their
+// addresses once granted, that flood made-up tokens beside other flooding
+// pods do not spend the renewals' allowance, so another scraper's renewal,
+// its minute up, still gets its review.
+func TestMetricsAuthGrantedAddressFloodTakesNoRenewals(t *testing.T) {
+	r := &reviewer{users: map[string]string{"a-token-5": "a", "a-token-6": "a", "a-token-7": "a", "b-token": "b"}, readers: map[string]bool{"a": true, "b": true}}
+	auth := newMetricsAuth(ktesting.NewLogger(t, ktesting.DefaultConfig), r.client())
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	auth.now = func() time.Time { return now }
+	handler := auth.wrap(metricsOK)
+	from := func(addr, token string) int {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.RemoteAddr = addr
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, pod := range []int{5, 6, 7} {
+		if from(fmt.Sprintf("10.0.0.%d:1", pod), fmt.Sprintf("a-token-%d", pod)) != http.StatusOK {
+			t.Fatal("a reader's first scrape was refused")
+		}
+	}
+	if from("10.0.0.9:1", "b-token") != http.StatusOK {
+		t.Fatal("the other reader's first scrape was refused")
+	}
+	now = now.Add(time.Second)
+	const step = 5 * time.Millisecond
+	renewedAt := metricsAllowedTTL + 5*time.Second
+	for elapsed := time.Duration(0); elapsed < renewedAt+time.Second; elapsed += step {
+		for pod := range 23 {
+			addr := fmt.Sprintf("10.0.1.%d:1", pod)
+			if pod >= 20 {
+				addr = fmt.Sprintf("10.0.0.%d:1", pod-15) // the reader's, granted
+			}
+			if code := from(addr, fmt.Sprintf("made-up-%d-%d", elapsed, pod)); code != http.StatusUnauthorized && code != http.StatusTooManyRequests {
+				t.Fatalf("a made-up token: %d, want 401 or 429", code)
+			}
+		}
+		if elapsed == renewedAt {
+			if code := from("10.0.0.9:1", "b-token"); code != http.StatusOK {
+				t.Errorf("the other reader's renewal, during the flood: %d, want 200", code)
+			}
+		}
+		now = now.Add(step)
+	}
+}

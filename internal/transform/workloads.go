@@ -8,47 +8,74 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/robot-operator/robot-operator/internal/workload"
+
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
-// Workloads is the Deployment and Service informers' transform. The
-// informers select by the label app.kubernetes.io/managed-by, which anyone
-// who may create a Deployment can set, so what they cache is not the
-// operator's to size. An object a Robot controls is cached whole, its
-// managedFields trimmed (TrimManagedFields). Any other is cached as a stub
-// (stubMeta): the controller only ever asks of it whether a Robot controls
-// it, and names its controller when the name is taken.
-func Workloads(obj interface{}) (interface{}, error) {
-	switch object := obj.(type) {
-	case *appsv1.Deployment:
-		if !robotControlled(object) {
-			return &appsv1.Deployment{ObjectMeta: stubMeta(object)}, nil
+// RobotLookup returns the Robot of that namespace and name from the Robot
+// cache, and false when the cache has none.
+type RobotLookup func(namespace, name string) (*robotv1beta1.Robot, bool)
+
+// Workloads returns the transform of the informers of the objects a Robot
+// owns (Deployments, Services, PodDisruptionBudgets, HTTPRoutes), which
+// looks Robots up with robots. The informers select by the label
+// app.kubernetes.io/managed-by, which anyone who may create a Deployment
+// can set, and anyone may write a controller reference naming any Robot's
+// UID, which the garbage collector leaves while that Robot exists: so what
+// they cache is not the operator's to size. An object is cached whole, its
+// managedFields trimmed (TrimManagedFields), only when the Robot its
+// controller reference names is in the Robot cache with that UID and gives
+// its objects the object's name: one object per Robot and kind. Any other
+// is cached as a stub (stubMeta): the controller only ever asks of it
+// whether a Robot controls it, and names its controller when the name is
+// taken. The Robot cache must have synced before these informers start,
+// or a Robot's own objects are stubs too; the controller re-reads a stub
+// that its Robot controls (IsStub).
+func Workloads(robots RobotLookup) func(obj interface{}) (interface{}, error) {
+	return func(obj interface{}) (interface{}, error) {
+		switch object := obj.(type) {
+		case *appsv1.Deployment:
+			if !robotsOwn(object, robots) {
+				return &appsv1.Deployment{ObjectMeta: stubMeta(object)}, nil
+			}
+		case *corev1.Service:
+			if !robotsOwn(object, robots) {
+				return &corev1.Service{ObjectMeta: stubMeta(object)}, nil
+			}
+		case *policyv1.PodDisruptionBudget:
+			if !robotsOwn(object, robots) {
+				return &policyv1.PodDisruptionBudget{ObjectMeta: stubMeta(object)}, nil
+			}
+		case *gatewayv1.HTTPRoute:
+			if !robotsOwn(object, robots) {
+				return &gatewayv1.HTTPRoute{ObjectMeta: stubMeta(object)}, nil
+			}
 		}
-	case *corev1.Service:
-		if !robotControlled(object) {
-			return &corev1.Service{ObjectMeta: stubMeta(object)}, nil
-		}
-	case *policyv1.PodDisruptionBudget:
-		if !robotControlled(object) {
-			return &policyv1.PodDisruptionBudget{ObjectMeta: stubMeta(object)}, nil
-		}
-	case *gatewayv1.HTTPRoute:
-		if !robotControlled(object) {
-			return &gatewayv1.HTTPRoute{ObjectMeta: stubMeta(object)}, nil
-		}
+		return TrimManagedFields(obj)
 	}
-	return TrimManagedFields(obj)
 }
 
-// robotControlled reports whether object's controller reference names a
-// Robot (of any version of robot.dev; the controller compares the UID).
-func robotControlled(object metav1.Object) bool {
+// robotsOwn reports whether object's controller reference names a Robot
+// (of any version of robot.dev) that robots holds with that UID, and
+// whether object has the name that Robot gives its objects.
+func robotsOwn(object metav1.Object, robots RobotLookup) bool {
 	ref := metav1.GetControllerOfNoCopy(object)
 	if ref == nil || ref.Kind != "Robot" {
 		return false
 	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == robotv1beta1.SchemeGroupVersion.Group
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != robotv1beta1.SchemeGroupVersion.Group {
+		return false
+	}
+	robot, ok := robots(object.GetNamespace(), ref.Name)
+	return ok && robot.UID == ref.UID && object.GetName() == workload.DeploymentName(robot)
+}
+
+// IsStub reports whether object, from a cache that Workloads fills, is a
+// stub. Every object those informers cache carries the managed-by label
+// they select by, and a stub keeps no label.
+func IsStub(object metav1.Object) bool {
+	return object.GetLabels() == nil
 }
 
 // stubMeta is what the cache keeps of an object no Robot controls: its

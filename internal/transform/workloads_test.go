@@ -6,15 +6,27 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
 
 	"github.com/robot-operator/robot-operator/internal/workload"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // big is a megabyte of anything.
 var big = strings.Repeat("x", 1<<20)
+
+// webRobot is a Robot cache holding one Robot, tenant/web, whose UID is
+// owner-uid and whose objects are named web.
+func webRobot(namespace, name string) (*robotv1beta1.Robot, bool) {
+	if namespace != "tenant" || name != "web" {
+		return nil, false
+	}
+	return &robotv1beta1.Robot{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "web", UID: "owner-uid"}}, true
+}
 
 func controller(apiVersion, kind, name string) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: "owner-uid", Controller: ptr.To(true)}
@@ -80,7 +92,7 @@ func TestWorkloadsKeepsOnlyRobotsObjects(t *testing.T) {
 			if !tc.whole {
 				want = &appsv1.Deployment{ObjectMeta: stubMeta(tc.stubRefs...)}
 			}
-			got, err := Workloads(in)
+			got, err := Workloads(webRobot)(in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +106,82 @@ func TestWorkloadsKeepsOnlyRobotsObjects(t *testing.T) {
 			if !tc.whole {
 				want = &corev1.Service{ObjectMeta: stubMeta(tc.stubRefs...)}
 			}
-			got, err := Workloads(in)
+			got, err := Workloads(webRobot)(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := diff.Diff(want, got); diff != "" {
+				t.Errorf("cached (-want +got), first 2000 bytes:\n%.2000s", diff)
+			}
+		})
+	}
+}
+
+// TestWorkloadsKeepsOnlyCachedRobotsObjects: an object is cached whole only
+// when its controller reference names a Robot the Robot cache holds, by
+// UID, and the object has the name that Robot gives its objects. Anyone
+// who may create a Deployment may write any controller reference on it,
+// and the garbage collector leaves it while the Robot it names exists, so
+// forged ones (a Robot's real UID on objects of other names, a made-up
+// UID, a Robot not cached) are kept as stubs.
+func TestWorkloadsKeepsOnlyCachedRobotsObjects(t *testing.T) {
+	withUID := func(ref metav1.OwnerReference, uid string) metav1.OwnerReference {
+		ref.UID = types.UID(uid)
+		return ref
+	}
+	robot := controller("robot.dev/v1beta1", "Robot", "web")
+	named := func(name string, robots RobotLookup) RobotLookup {
+		return func(namespace, robotName string) (*robotv1beta1.Robot, bool) {
+			r, ok := robots(namespace, robotName)
+			if !ok {
+				return nil, false
+			}
+			r = r.DeepCopy()
+			r.Spec.DeploymentName = name
+			return r, true
+		}
+	}
+	notCached := func(string, string) (*robotv1beta1.Robot, bool) { return nil, false }
+	for _, tc := range []struct {
+		name   string
+		robots RobotLookup
+		object string // the object's name
+		owner  metav1.OwnerReference
+		whole  bool
+	}{
+		{name: "the Robot's own object", robots: webRobot, object: "web", owner: robot, whole: true},
+		{name: "the Robot's own object, its deploymentName set", robots: named("api", webRobot), object: "api", owner: robot, whole: true},
+		{name: "the Robot's UID on an object of another name", robots: webRobot, object: "forged-1", owner: robot},
+		{name: "the Robot's UID on the Robot's name, with deploymentName set", robots: named("api", webRobot), object: "web", owner: robot},
+		{name: "a made-up UID", robots: webRobot, object: "web", owner: withUID(robot, "made-up")},
+		{name: "a Robot the cache does not hold", robots: notCached, object: "web", owner: robot},
+		{name: "a Robot of another name", robots: webRobot, object: "web", owner: controller("robot.dev/v1beta1", "Robot", "other")},
+	} {
+		stub := metav1.ObjectMeta{Name: tc.object, Namespace: "tenant", UID: "uid-1", ResourceVersion: "42", OwnerReferences: []metav1.OwnerReference{tc.owner}}
+		t.Run(tc.name+", Deployment", func(t *testing.T) {
+			in := bigDeployment(tc.owner)
+			in.Name = tc.object
+			want := bigDeployment(tc.owner)
+			want.Name = tc.object
+			if !tc.whole {
+				want = &appsv1.Deployment{ObjectMeta: stub}
+			}
+			got, err := Workloads(tc.robots)(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := diff.Diff(want, got); diff != "" {
+				t.Errorf("cached (-want +got), first 2000 bytes:\n%.2000s", diff)
+			}
+		})
+		t.Run(tc.name+", PodDisruptionBudget", func(t *testing.T) {
+			in := &policyv1.PodDisruptionBudget{ObjectMeta: labelledMeta(tc.owner)}
+			in.Name = tc.object
+			want := in.DeepCopy()
+			if !tc.whole {
+				want = &policyv1.PodDisruptionBudget{ObjectMeta: stub}
+			}
+			got, err := Workloads(tc.robots)(in)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,9 @@ package chart
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -84,5 +87,63 @@ func TestChartNetworkPolicyValues(t *testing.T) {
 		if strings.HasPrefix(key, "NetworkPolicy ") {
 			t.Errorf("%s is rendered although networkPolicy.enabled=false", key)
 		}
+	}
+}
+
+// TestChartWebhookCIDRs: networkPolicy.webhookCIDRs narrows the webhook
+// port to the API server's addresses, one ipBlock each, beside any peers of
+// networkPolicy.webhookFrom; the metrics rule is left as it was.
+func TestChartWebhookCIDRs(t *testing.T) {
+	rules := networkPolicyRules(t, helmTemplate(t,
+		"networkPolicy.webhookCIDRs={10.0.0.0/24,192.0.2.10/32}",
+		"networkPolicy.webhookFrom[0].ipBlock.cidr=172.16.0.0/12"))
+	webhook := indent(t, rules["webhook"])
+	for _, cidr := range []string{"10.0.0.0/24", "192.0.2.10/32", "172.16.0.0/12"} {
+		if !strings.Contains(webhook, fmt.Sprintf(`"cidr": %q`, cidr)) {
+			t.Errorf("webhook port: from %s, want an ipBlock of %s", webhook, cidr)
+		}
+	}
+	if len(rules["webhook"]) != 3 {
+		t.Errorf("webhook port: %d peers, want 3", len(rules["webhook"]))
+	}
+	if metrics := indent(t, rules["metrics"]); !strings.Contains(metrics, "metrics-scraper") {
+		t.Errorf("metrics port: from %s, want the scrapers' namespaces still", metrics)
+	}
+}
+
+// TestKustomizeWebhookCIDRs: the patch that artifacts/deploy/networkpolicy.yaml
+// shows, in an overlay of artifacts/deploy, narrows the webhook port and
+// leaves the metrics rule as it was.
+func TestKustomizeWebhookCIDRs(t *testing.T) {
+	shipped, err := os.ReadFile(filepath.Join(root, "artifacts/deploy/networkpolicy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The example: the comment lines from "patches:" to the line that sets
+	// the value, without their "#   " prefix.
+	example := regexp.MustCompile(`(?s)\n#(\s+)(patches:.*?value: [^\n]*)\n`).FindSubmatch(shipped)
+	if example == nil {
+		t.Fatal("artifacts/deploy/networkpolicy.yaml shows no patch that narrows the webhook port")
+	}
+	patch := strings.ReplaceAll(string(example[2]), "\n#"+string(example[1]), "\n")
+	overlay := t.TempDir()
+	deploy, err := filepath.Abs(filepath.Join(root, "artifacts/deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := filepath.Rel(overlay, deploy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "resources:\n- " + base + "\n" + patch + "\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rules := networkPolicyRules(t, kustomize(t, overlay))
+	if webhook := indent(t, rules["webhook"]); !strings.Contains(webhook, `"cidr": "10.0.0.0/24"`) {
+		t.Errorf("webhook port with the documented patch:\n%s\nfrom %s, want the ipBlock 10.0.0.0/24", kustomization, webhook)
+	}
+	if metrics := indent(t, rules["metrics"]); !strings.Contains(metrics, "metrics-scraper") {
+		t.Errorf("metrics port with the documented patch: from %s, want the scrapers' namespaces still", metrics)
 	}
 }

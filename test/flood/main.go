@@ -15,8 +15,9 @@
 // It fails when a flood takes the peak RSS past -max-rss-mib (200 MiB).
 //
 // It installs the CRD, readies the webhook as hack/local-webhook.sh does,
-// and creates the namespace robot-flood-foreign, which it deletes at the
-// end. Linux only (it reads /proc).
+// and creates the namespaces robot-flood-foreign and robot-flood-convert,
+// which it deletes at the end. Linux only (it reads /proc, and sends the
+// slow bodies from 127.0.0.2).
 package main
 
 import (
@@ -45,6 +46,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
+	robotclientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 )
 
 // The operator's ports, all on loopback.
@@ -59,6 +63,8 @@ const (
 const memoryLimitMiB = 256
 
 const foreignNamespace = "robot-flood-foreign"
+
+const slowBodyNamespace = "robot-flood-convert"
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the local cluster")
@@ -142,11 +148,11 @@ func run(kubeconfig, bin, kubectl, logPath, only string, maxRSS int64) error {
 	}
 	time.Sleep(5 * time.Second) // the caches fill, the start-up allocations settle
 
-	client, err := kubeClient(kubeconfig)
+	client, robots, err := kubeClients(kubeconfig)
 	if err != nil {
 		return err
 	}
-	var over []string
+	var over, failed []string
 	fmt.Printf("%-44s %10s %12s %12s %12s %8s  %s\n", "flood", "RSS MiB", "peak RSS", "peak heap", "live heap", "max fds", "answers")
 	for _, f := range []struct {
 		name string
@@ -155,7 +161,8 @@ func run(kubeconfig, bin, kubectl, logPath, only string, maxRSS int64) error {
 		{"(a) 60 MiB + 64 x 4 MiB conversion reviews", floodReviews},
 		{"(b) 200 slowloris + 200 idle connections", func() (string, error) { return floodConnections(pid) }},
 		{"(c) metrics: 1 MiB paths, bogus tokens", floodMetrics},
-		{"(d) 40 foreign labelled 1 MB Deployments", func() (string, error) { return floodForeign(client) }},
+		{"(d) 40 labelled 1 MB Deployments, 40 forged", func() (string, error) { return floodForeign(client, robots) }},
+		{"(e) 40 slow bodies, v1alpha1 GETs timed", func() (string, error) { return floodSlowBodies(client, robots) }},
 	} {
 		if only != "" && !strings.Contains(f.name, only) {
 			continue
@@ -172,6 +179,7 @@ func run(kubeconfig, bin, kubectl, logPath, only string, maxRSS int64) error {
 		status := procStatus(pid)
 		if err != nil {
 			answers += " error: " + err.Error()
+			failed = append(failed, fmt.Sprintf("%s: %v", f.name, err))
 		}
 		fmt.Printf("%-44s %10s %12s %12s %12s %8d  %s\n", f.name,
 			mib(before), mib(status["VmHWM"]), mib(peakHeap), mib(live), maxFDs, answers)
@@ -185,6 +193,9 @@ func run(kubeconfig, bin, kubectl, logPath, only string, maxRSS int64) error {
 	fmt.Printf("shipped memory limit: %d MiB\n", memoryLimitMiB)
 	if len(over) > 0 {
 		return fmt.Errorf("over %s MiB of RSS: %s", mib(maxRSS), strings.Join(over, "; "))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("failed: %s", strings.Join(failed, "; "))
 	}
 	return nil
 }
@@ -382,10 +393,12 @@ func floodMetrics() (string, error) {
 	return c.String(), nil
 }
 
-// floodForeign creates 40 Deployments labelled as the operator's, owned by
-// nothing, with replicas 0 and a 1 MB env value each, waits for the
-// informer to have them, and deletes them.
-func floodForeign(client kubernetes.Interface) (string, error) {
+// floodForeign creates a Robot and 80 Deployments labelled as the
+// operator's, with replicas 0 and a 1 MB env value each: 40 owned by
+// nothing, and 40 whose controller reference names the Robot by its real
+// UID (which the garbage collector leaves alone). It waits for the
+// informer to have them, then deletes them all.
+func floodForeign(client kubernetes.Interface, robots robotclientset.Interface) (string, error) {
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: foreignNamespace}}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
@@ -394,8 +407,13 @@ func floodForeign(client kubernetes.Interface) (string, error) {
 	defer func() {
 		_ = client.CoreV1().Namespaces().Delete(context.Background(), foreignNamespace, metav1.DeleteOptions{})
 	}()
+	robot, err := robots.RobotV1beta1().Robots(foreignNamespace).Create(ctx, floodRobot("during"), metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	forged := []metav1.OwnerReference{{APIVersion: robotv1beta1.SchemeGroupVersion.String(), Kind: "Robot", Name: robot.Name, UID: robot.UID, Controller: ptr.To(true)}}
 	value := strings.Repeat("x", 1000*1000)
-	for i := range 40 {
+	for i := range 80 {
 		labels := map[string]string{"app.kubernetes.io/managed-by": "robot-operator", "app": "foreign"}
 		d := &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("foreign-%d", i), Labels: labels},
@@ -408,13 +426,106 @@ func floodForeign(client kubernetes.Interface) (string, error) {
 				},
 			},
 		}
+		if i >= 40 {
+			d.Name = fmt.Sprintf("forged-%d", i-40)
+			d.OwnerReferences = forged
+		}
 		if _, err := client.AppsV1().Deployments(foreignNamespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return "", err
 		}
 	}
 	time.Sleep(10 * time.Second) // the watch delivers them to the cache
 	live, err := heapAlloc(true)
-	return fmt.Sprintf("40 created; live heap with them cached: %s MiB", mib(live)), err
+	return fmt.Sprintf("80 created (40 naming Robot %s/%s); live heap with them cached: %s MiB", foreignNamespace, robot.Name, mib(live)), err
+}
+
+// floodRobot is a Robot of one replica and no Service, named name.
+func floodRobot(name string) *robotv1beta1.Robot {
+	return &robotv1beta1.Robot{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: robotv1beta1.RobotSpec{
+			Image:    "example.invalid/robot:1",
+			Replicas: ptr.To[int32](1),
+			Service:  &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNone},
+		},
+	}
+}
+
+// The address the slow bodies come from: a host other than the API
+// server's, which reaches the webhook from 127.0.0.1.
+const strangerAddr = "127.0.0.2"
+
+// floodSlowBodies keeps 40 TLS connections to the webhook from
+// strangerAddr, each sending a review's headers with a Content-Length of 4
+// MB, then a byte every 2 s, and opening another when cut off; meanwhile it
+// reads a Robot stored as v1beta1 through robot.dev/v1alpha1 10 times, 2 s
+// apart, each read converted by the webhook. It fails when a read fails or
+// takes over 5 s.
+func floodSlowBodies(client kubernetes.Interface, robots robotclientset.Interface) (string, error) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: slowBodyNamespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	defer func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), slowBodyNamespace, metav1.DeleteOptions{})
+	}()
+	robot := floodRobot("good")
+	robot.Namespace = slowBodyNamespace
+	if _, err := robots.RobotV1beta1().Robots(slowBodyNamespace).Create(ctx, robot, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+
+	floodCtx, stop := context.WithCancel(ctx)
+	var holders sync.WaitGroup
+	var connections atomic.Int32
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(strangerAddr)}}
+	addr := fmt.Sprintf("127.0.0.1:%d", webhookPort)
+	for range 40 {
+		holders.Go(func() {
+			for floodCtx.Err() == nil {
+				conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
+				if err != nil {
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
+				connections.Add(1)
+				_, err = fmt.Fprintf(conn, "POST /convert HTTP/1.1\r\nHost: flood\r\nContent-Type: application/json\r\nContent-Length: 4000000\r\n\r\n{")
+				for err == nil && floodCtx.Err() == nil {
+					select {
+					case <-floodCtx.Done():
+					case <-time.After(2 * time.Second):
+						_, err = conn.Write([]byte(" "))
+					}
+				}
+				_ = conn.Close()
+			}
+		})
+	}
+	time.Sleep(3 * time.Second) // every connection has sent its headers
+
+	path := fmt.Sprintf("/apis/robot.dev/v1alpha1/namespaces/%s/robots/good", slowBodyNamespace)
+	var slowest time.Duration
+	var failures []string
+	for i := range 10 {
+		getCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		start := time.Now()
+		err := client.Discovery().RESTClient().Get().AbsPath(path).Do(getCtx).Error()
+		took := time.Since(start)
+		cancel()
+		slowest = max(slowest, took)
+		if err != nil || took > 5*time.Second {
+			failures = append(failures, fmt.Sprintf("GET %d: %v after %v", i+1, err, took.Round(time.Millisecond)))
+		}
+		time.Sleep(2 * time.Second)
+	}
+	stop()
+	holders.Wait()
+	report := fmt.Sprintf("%d slow connections; 10 v1alpha1 GETs, %d failed or over 5s, slowest %v", connections.Load(), len(failures), slowest.Round(time.Millisecond))
+	if len(failures) > 0 {
+		return report, fmt.Errorf("v1alpha1 GETs during the slow bodies: %s", strings.Join(failures, "; "))
+	}
+	return report, nil
 }
 
 // sampler samples the operator's heap and open fds until stopped.
@@ -510,13 +621,18 @@ func processAlive(pid int) bool {
 
 func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
 
-func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
+func kubeClients(kubeconfig string) (kubernetes.Interface, robotclientset.Interface, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
-	return kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	robots, err := robotclientset.NewForConfig(cfg)
+	return client, robots, err
 }
 
 func repoRoot() (string, error) {
