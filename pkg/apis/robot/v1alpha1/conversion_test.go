@@ -18,6 +18,7 @@ package v1alpha1_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -441,6 +442,38 @@ func TestBrokenConversionDataIsIgnored(t *testing.T) {
 		var beta v1beta1.Robot
 		convert(t, scheme, alpha, &beta)
 		want := v1beta1.RobotSpec{Image: "registry.example.com/web:1.0", Ports: []v1beta1.RobotPort{{Name: v1alpha1.PortName, ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}
+		if !apiequality.Semantic.DeepEqual(want, beta.Spec) || beta.Annotations != nil {
+			t.Errorf("annotation %s: got spec %+v and annotations %v, want the plain port and no annotation", value, beta.Spec, beta.Annotations)
+		}
+	}
+}
+
+// TestCaseFoldedConversionDataIsRefused: Go's encoding/json matches a key
+// to a field whatever its case, the last match winning, while the webhook
+// restores from a map, which keeps each key as written. An annotation whose
+// keys are not the fields' names exactly, or that holds a key twice, is not
+// the conversion's JSON: both conversions ignore it, so neither can restore
+// something other than what was checked.
+func TestCaseFoldedConversionDataIsRefused(t *testing.T) {
+	scheme := newScheme(t)
+	for _, value := range []string{
+		`{"sidecars":[{"name":"a","image":"x"},{"name":"b","image":"x"},{"name":"c","image":"x"},{"name":"d","image":"x"},{"name":"e","image":"x"}],"SIDECARS":[{"name":"proxy","image":"x"}]}`,
+		`{"terminationGracePeriodSeconds":9000000000,"TerminationGracePeriodSeconds":30}`,
+		`{"Sidecars":[{"name":"proxy","image":"x"}]}`,
+		`{"sidecars":[{"name":"proxy","image":"x","Image":"y"}]}`,
+		`{"minReadySeconds":5,"minReadySeconds":6}`,
+		`{"service":{"annotations":{"a":"1","a":"2"}}}`,
+	} {
+		if _, err := v1alpha1.ReadConversionData(value); !errors.Is(err, v1alpha1.ErrNotConversionData) {
+			t.Errorf("ReadConversionData(%s): error %v, want ErrNotConversionData", value, err)
+		}
+		alpha := &v1alpha1.Robot{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Annotations: map[string]string{v1alpha1.ConversionDataAnnotation: value}},
+			Spec:       v1alpha1.RobotSpec{Image: "registry.example.com/web:1.0", Port: ptr.To[int32](8080), Service: &v1alpha1.RobotService{}},
+		}
+		var beta v1beta1.Robot
+		convert(t, scheme, alpha, &beta)
+		want := v1beta1.RobotSpec{Image: "registry.example.com/web:1.0", Ports: []v1beta1.RobotPort{{Name: v1alpha1.PortName, ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}, Service: &v1beta1.RobotService{}}
 		if !apiequality.Semantic.DeepEqual(want, beta.Spec) || beta.Annotations != nil {
 			t.Errorf("annotation %s: got spec %+v and annotations %v, want the plain port and no annotation", value, beta.Spec, beta.Annotations)
 		}
