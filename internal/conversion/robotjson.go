@@ -184,7 +184,9 @@ func (object robotObject) toV1beta1() *Ignored {
 	if data.MinReadySeconds != 0 {
 		spec[fieldMinReady] = json.Number(fmt.Sprint(data.MinReadySeconds))
 	}
-	// ReadConversionData checked them; the values are the annotation's.
+	// ReadConversionData checked them, matching every key to a field
+	// exactly and refusing a key given twice: so the map's values, as the
+	// annotation spells them, are those it checked.
 	kept, err := decodeRobot([]byte(value))
 	if err != nil {
 		return &Ignored{Reason: IgnoredNotJSON, Err: err}
