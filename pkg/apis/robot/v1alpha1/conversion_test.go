@@ -21,17 +21,20 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 
@@ -477,6 +480,41 @@ func TestCaseFoldedConversionDataIsRefused(t *testing.T) {
 		if !apiequality.Semantic.DeepEqual(want, beta.Spec) || beta.Annotations != nil {
 			t.Errorf("annotation %s: got spec %+v and annotations %v, want the plain port and no annotation", value, beta.Spec, beta.Annotations)
 		}
+	}
+}
+
+// TestTooLargeConversionDataIsLeftOut: the API server refuses annotations of
+// over 256 KiB in all, in a conversion's answer as in a write. A Robot whose
+// annotations and the fields v1alpha1 keeps would not fit is converted
+// without the annotation, by the typed conversion as by the webhook's.
+func TestTooLargeConversionDataIsLeftOut(t *testing.T) {
+	scheme := newScheme(t)
+	for _, size := range []int{262068, 200 << 10} {
+		robot := twoPortRobot()
+		robot.APIVersion, robot.Kind = v1beta1.SchemeGroupVersion.String(), "Robot"
+		robot.Annotations = map[string]string{"big": strings.Repeat("x", size)}
+		var typed v1alpha1.Robot
+		convert(t, scheme, robot.DeepCopy(), &typed)
+		if errs := apivalidation.ValidateAnnotations(typed.Annotations, field.NewPath("metadata", "annotations")); len(errs) > 0 {
+			t.Errorf("annotations of %d bytes: the API server would refuse the typed conversion's: %v", size, errs.ToAggregate())
+		}
+		_, kept := typed.Annotations[v1alpha1.ConversionDataAnnotation]
+		if want := size < 256<<10-1000; kept != want {
+			t.Errorf("annotations of %d bytes: conversion-data kept %v, want %v", size, kept, want)
+		}
+		raw, err := json.Marshal(robot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		converted, _, err := conversion.Convert(raw, v1alpha1.SchemeGroupVersion.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromJSON v1alpha1.Robot
+		if err := json.Unmarshal(converted, &fromJSON); err != nil {
+			t.Fatal(err)
+		}
+		agree(t, size, &typed, &fromJSON)
 	}
 }
 
