@@ -24,7 +24,9 @@ import (
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/conversion"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -234,6 +236,13 @@ func Convert_v1beta1_Robot_To_v1alpha1_Robot(in *v1beta1.Robot, out *Robot, s co
 		out.Annotations = map[string]string{}
 	}
 	out.Annotations[ConversionDataAnnotation] = string(raw)
+	// The API server refuses annotations of over 256 KiB in all, in a
+	// conversion's answer as in a write, and fails the whole LIST or
+	// WATCH that needed it. What does not fit is left out, as the webhook
+	// does: a write through v1alpha1 then drops those fields.
+	if errs := apivalidation.ValidateAnnotations(out.Annotations, field.NewPath("metadata", "annotations")); len(errs) > 0 {
+		out.Annotations = withoutAnnotation(in.Annotations, ConversionDataAnnotation)
+	}
 	return nil
 }
 

@@ -43,6 +43,21 @@ import (
 	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
+// validKeys returns m with keys the API server admits for labels and
+// annotations, and without the conversion's annotation.
+func validKeys(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	valid := map[string]string{}
+	i := 0
+	for _, value := range m {
+		valid[fmt.Sprintf("example.com/key-%d", i)] = value
+		i++
+	}
+	return valid
+}
+
 func newScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	scheme := runtime.NewScheme()
@@ -62,7 +77,9 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 		return []any{
 			func(meta *metav1.ObjectMeta, c randfill.Continue) {
 				c.FillNoCustom(meta)
-				delete(meta.Annotations, v1alpha1.ConversionDataAnnotation)
+				// Keys the API server admits: it refuses the others in a
+				// write, and in a conversion's answer.
+				meta.Labels, meta.Annotations = validKeys(meta.Labels), validKeys(meta.Annotations)
 			},
 			func(port *v1beta1.RobotPort, c randfill.Continue) {
 				c.FillNoCustom(port)
