@@ -235,8 +235,11 @@ func knownVersion(version string) bool {
 // Convert converts one Robot, given as JSON, to the version desired
 // (robot.dev/v1alpha1 or robot.dev/v1beta1), and says what it ignored of
 // the conversion's annotation. It fails only for an object that is not a
-// Robot of a known version, or that has fields the operator does not know:
-// a conversion would drop them (a CRD newer than the operator).
+// Robot of a known version, or that has fields the operator does not know
+// (a conversion would drop them: a CRD newer than the operator), or whose
+// converted labels or annotations the API server would refuse even without
+// the conversion's annotation (annotations stored before a rule existed):
+// such an answer would fail the request all the same, uncounted.
 func Convert(raw []byte, desired string) ([]byte, *Ignored, error) {
 	object, err := decodeRobot(raw)
 	if err != nil {

@@ -123,3 +123,19 @@ func TestLogsALeftOutAnnotationOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestFailsRatherThanAnswerWhatTheAPIServerRefuses: annotations the API
+// server would refuse once the conversion changes them (stored before a
+// rule existed) fail the conversion, counted and logged as a failure,
+// rather than an answer that the API server refuses with no word of it.
+func TestFailsRatherThanAnswerWhatTheAPIServerRefuses(t *testing.T) {
+	planted := `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"old","namespace":"team","annotations":{"bad key":"x","robot.dev/conversion-data":"{}"}},"spec":{"image":"x"}}`
+	_, _, err := Convert([]byte(planted), "robot.dev/v1alpha1")
+	if err == nil || !strings.Contains(err.Error(), "the API server would refuse its metadata") || !strings.Contains(err.Error(), "bad key") {
+		t.Errorf("error %v, want the API server's refusal of the annotation key", err)
+	}
+	unchanged := strings.Replace(planted, `,"robot.dev/conversion-data":"{}"`, ``, 1)
+	if _, _, err := Convert([]byte(unchanged), "robot.dev/v1alpha1"); err != nil {
+		t.Errorf("annotations the conversion leaves as they are: %v; the API server checks them only when they change", err)
+	}
+}
