@@ -140,14 +140,23 @@ func killWebhook(ctx context.Context, s *scenarioRun) error {
 // Robots the other checks count.
 const oversizedNamespace = "chaos-oversized"
 
+// sizePolicy is the ValidatingAdmissionPolicy binding of
+// artifacts/deploy/size-policy.yaml, which refuses the oversized Robot.
+const sizePolicy = "robot-operator-v1alpha1-size"
+
 // createOversized stores, in a namespace of its own, a Robot whose v1alpha1
 // form would carry more annotations than the API server accepts: its own of
 // 262,068 bytes, and a second port, which v1alpha1 keeps in
 // robot.dev/conversion-data. The webhook leaves the annotation out of it;
 // were its answer refused, every v1alpha1 LIST and WATCH of the cluster
 // would fail, the versioned writer's among them, while the replicas are
-// killed and started again.
+// killed and started again. The shipped size policy refuses to make such a
+// Robot: its binding goes first, as on a cluster where the Robot was made
+// before it (the scenario's cluster is its own).
 func createOversized(ctx context.Context, c *cluster) error {
+	if out, err := c.Kubectl(ctx, "delete", "validatingadmissionpolicybinding", sizePolicy, "--ignore-not-found"); err != nil {
+		return fmt.Errorf("unbinding the size policy: %w\n%s", err, out)
+	}
 	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: oversizedNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -158,10 +167,22 @@ func createOversized(ctx context.Context, c *cluster) error {
 			{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
 		}},
 	}
-	if _, err := c.Robots.RobotV1beta1().Robots(oversizedNamespace).Create(ctx, robot, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the oversized Robot: %w", err)
+	// The binding's removal reaches admission a moment later.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := c.Robots.RobotV1beta1().Robots(oversizedNamespace).Create(ctx, robot, metav1.CreateOptions{})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("creating the oversized Robot: %w", err)
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return nil
 }
 
 // checkOversizedListed: a LIST of every namespace through v1alpha1 works,
