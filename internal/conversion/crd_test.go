@@ -1,15 +1,28 @@
 package conversion
 
 import (
+	"context"
+	"encoding/json"
 	"maps"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	celvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -252,4 +265,82 @@ func sameShape(a, b *shape, path string, differences *[]string) {
 	if a.elem != nil && a.elem != b.elem {
 		sameShape(a.elem, b.elem, path+"[]", differences)
 	}
+}
+
+// crdRules checks a Robot of one version as the API server checks a write of
+// it: the CRD schema's structural validation and its CEL rules, and that it
+// holds no field the API server would prune.
+type crdRules struct {
+	schema     apiservervalidation.SchemaValidator
+	structural *structuralschema.Structural
+	cel        *celvalidation.Validator
+}
+
+// robotRulesOnce builds the rules of both versions once: compiling the CEL
+// rules takes a while, and a fuzz target checks many Robots.
+var robotRulesOnce = sync.OnceValues(func() (map[string]*crdRules, error) {
+	file, err := os.Open(crdPath)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := utilyaml.NewYAMLOrJSONDecoder(file, 4096).Decode(&crd); err != nil {
+		return nil, err
+	}
+	rules := map[string]*crdRules{}
+	for _, version := range crd.Spec.Versions {
+		var internal apiextensions.JSONSchemaProps
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(version.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
+			return nil, err
+		}
+		schema, _, err := apiservervalidation.NewSchemaValidator(&internal)
+		if err != nil {
+			return nil, err
+		}
+		structural, err := structuralschema.NewStructural(&internal)
+		if err != nil {
+			return nil, err
+		}
+		rules[version.Name] = &crdRules{schema: schema, structural: structural, cel: celvalidation.NewValidator(structural, true, celconfig.PerCallLimit)}
+	}
+	return rules, nil
+})
+
+// robotRules returns the rules of each version, by name.
+func robotRules(t testing.TB) map[string]*crdRules {
+	t.Helper()
+	rules, err := robotRulesOnce()
+	if err != nil {
+		t.Fatalf("reading the CRD's rules from %s: %v", crdPath, err)
+	}
+	return rules
+}
+
+// stored returns raw, a Robot of the rules' version as JSON, with the
+// schema's defaults set, as the API server stores it and reads it back.
+func (r *crdRules) stored(raw []byte) ([]byte, error) {
+	var object map[string]any
+	if err := utiljson.Unmarshal(raw, &object); err != nil {
+		return nil, err
+	}
+	structuraldefaulting.Default(object, r.structural)
+	return json.Marshal(object)
+}
+
+// check returns what the API server would refuse or prune in raw, a Robot
+// of the rules' version as JSON, once defaulted.
+func (r *crdRules) check(raw []byte) fieldpath.ErrorList {
+	var object map[string]any
+	if err := utiljson.Unmarshal(raw, &object); err != nil {
+		return fieldpath.ErrorList{fieldpath.InternalError(nil, err)}
+	}
+	structuraldefaulting.Default(object, r.structural)
+	refused := apiservervalidation.ValidateCustomResource(nil, object, r.schema)
+	celErrors, _ := r.cel.Validate(context.Background(), nil, r.structural, object, nil, celconfig.RuntimeCELCostBudget)
+	refused = append(refused, celErrors...)
+	for _, path := range structuralpruning.PruneWithOptions(runtime.DeepCopyJSON(object), r.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+		refused = append(refused, fieldpath.Forbidden(fieldpath.NewPath(path), "a field the API server prunes"))
+	}
+	return refused
 }

@@ -58,9 +58,9 @@ const (
 type Observer func(from, to string, result Result, took time.Duration)
 
 // IgnoreObserver is told of each robot.dev/conversion-data annotation that
-// a conversion to v1beta1 ignored, and why. The API server converts a
-// v1alpha1-stored Robot at every read, so the same annotation is told of
-// again at each.
+// a conversion to v1beta1 ignored, or that a conversion to v1alpha1 left
+// out, and why. The API server converts a Robot stored in the other version
+// at every read, so the same annotation is told of again at each.
 type IgnoreObserver func(reason IgnoreReason)
 
 // maxLoggedIgnores bounds the Robots (UID and resourceVersion) whose ignored
@@ -73,7 +73,7 @@ type Handler struct {
 	ignored  IgnoreObserver
 	maxBytes int64 // MaxReviewBytes; tests make it smaller
 
-	// An ignored annotation is logged once per Robot UID and
+	// An ignored or left out annotation is logged once per Robot UID and
 	// resourceVersion, and at most ignoreLogs allows: the API server
 	// retries a LIST or WATCH many times a second, and the metric counts
 	// every one.
@@ -190,8 +190,8 @@ func (h *Handler) convertAll(logger klog.Logger, objects []runtime.RawExtension,
 	return converted, nil
 }
 
-// ignore counts an annotation that a conversion ignored, and logs it once
-// per Robot UID and resourceVersion, within the log's rate.
+// ignore counts an annotation that a conversion ignored or left out, and
+// logs it once per Robot UID and resourceVersion, within the log's rate.
 func (h *Handler) ignore(logger klog.Logger, raw []byte, ignored *Ignored) {
 	h.ignored(ignored.Reason)
 	var object struct {
@@ -217,7 +217,11 @@ func (h *Handler) ignore(logger klog.Logger, raw []byte, ignored *Ignored) {
 	if seen || !h.ignoreLogs.Allow() {
 		return
 	}
-	logger.Info("Ignored the conversion-data annotation of a Robot: it restores nothing; set the fields through robot.dev/v1beta1",
+	message := "Ignored the conversion-data annotation of a Robot: it restores nothing; set the fields through robot.dev/v1beta1"
+	if ignored.Reason == IgnoredTooLarge {
+		message = "Left the conversion-data annotation out of a Robot read as robot.dev/v1alpha1: the API server would refuse its annotations with it; a write of this Robot through v1alpha1 drops the fields only v1beta1 has"
+	}
+	logger.Info(message,
 		"robot", klog.KRef(meta.Namespace, meta.Name), "uid", meta.UID, "resourceVersion", meta.ResourceVersion,
 		"annotation", robotv1alpha1.ConversionDataAnnotation, "reason", ignored.Reason, "err", ignored.Err)
 }
@@ -231,8 +235,11 @@ func knownVersion(version string) bool {
 // Convert converts one Robot, given as JSON, to the version desired
 // (robot.dev/v1alpha1 or robot.dev/v1beta1), and says what it ignored of
 // the conversion's annotation. It fails only for an object that is not a
-// Robot of a known version, or that has fields the operator does not know:
-// a conversion would drop them (a CRD newer than the operator).
+// Robot of a known version, or that has fields the operator does not know
+// (a conversion would drop them: a CRD newer than the operator), or whose
+// converted labels or annotations the API server would refuse even without
+// the conversion's annotation (annotations stored before a rule existed):
+// such an answer would fail the request all the same, uncounted.
 func Convert(raw []byte, desired string) ([]byte, *Ignored, error) {
 	object, err := decodeRobot(raw)
 	if err != nil {
@@ -254,6 +261,7 @@ func Convert(raw []byte, desired string) ([]byte, *Ignored, error) {
 	if version == desired {
 		return raw, nil, nil
 	}
+	original := labelsAndAnnotations(object)
 	var ignored *Ignored
 	switch desired {
 	case robotv1beta1.SchemeGroupVersion.String():
@@ -262,6 +270,18 @@ func Convert(raw []byte, desired string) ([]byte, *Ignored, error) {
 		if err := object.toV1alpha1(); err != nil {
 			return nil, nil, fmt.Errorf("converting %s to %s: %w", describe(raw), desired, err)
 		}
+		// Kept fields that do not fit beside the Robot's own annotations
+		// are left out: a write through v1alpha1 then drops them, where
+		// an answer the API server refuses would fail every LIST and
+		// WATCH of v1alpha1.
+		if refused := refusedMetadata(original, object); len(refused) > 0 {
+			if _, kept := takeAnnotation(object); kept {
+				ignored = &Ignored{Reason: IgnoredTooLarge, Err: refused.ToAggregate()}
+			}
+		}
+	}
+	if refused := refusedMetadata(original, object); len(refused) > 0 {
+		return nil, nil, fmt.Errorf("%s as %s: the API server would refuse its metadata: %w", describe(raw), desired, refused.ToAggregate())
 	}
 	body, err := json.Marshal(object)
 	if err != nil {

@@ -440,3 +440,52 @@ func TestKeepsContainersAsWritten(t *testing.T) {
 		t.Errorf("v1beta1 → v1alpha1 → v1beta1 changed the Robot:\nwant %v\ngot  %v", want, back)
 	}
 }
+
+// TestRestoresNothingFromCaseFoldedKeys: Go's encoding/json matches a key
+// to a field whatever its case, and the last match wins, while a map keeps
+// each key as written. An annotation with a key that is not a field's name
+// exactly, or with a key twice, is not the conversion's JSON: it restores
+// nothing, so that what is restored is always what was checked.
+func TestRestoresNothingFromCaseFoldedKeys(t *testing.T) {
+	var sidecars []string
+	for i := range 5 {
+		sidecars = append(sidecars, fmt.Sprintf(`{"name":"s%d","image":"proxy:1"}`, i))
+	}
+	five := `[` + strings.Join(sidecars, ",") + `]`
+	tests := map[string]string{
+		"five sidecars beside one":           `{"sidecars":` + five + `,"SIDECARS":[{"name":"proxy","image":"proxy:1"}]}`,
+		"a grace period of 104 days":         `{"terminationGracePeriodSeconds":9000000000,"TerminationGracePeriodSeconds":30}`,
+		"six init containers beside none":    `{"initContainers":[{"name":"robot","image":"x"},{"name":"a","image":"x"},{"name":"b","image":"x"},{"name":"c","image":"x"},{"name":"d","image":"x"},{"name":"e","image":"x"}],"INITCONTAINERS":[]}`,
+		"a folded key inside a sidecar":      `{"sidecars":[{"name":"proxy","image":"proxy:1","Image":"other:2"}]}`,
+		"a folded key in a preStop":          `{"terminationGracePeriodSeconds":30,"preStop":{"sleep":{"seconds":5,"Seconds":10}}}`,
+		"a key twice":                        `{"sidecars":` + five + `,"sidecars":[{"name":"proxy","image":"proxy:1"}]}`,
+		"a key twice inside a sidecar":       `{"sidecars":[{"name":"proxy","image":"proxy:1","image":"other:2"}]}`,
+		"a folded key alone":                 `{"Sidecars":[{"name":"proxy","image":"proxy:1"}]}`,
+		"a map key twice in a Service field": `{"service":{"labels":{"a":"1","a":"2"}}}`,
+	}
+	for name, value := range tests {
+		t.Run(name, func(t *testing.T) {
+			annotated := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":`+strconvQuote(value)+`}`, 1)
+			_, review, observed := post(t, "robot.dev/v1beta1", annotated)
+			if review.Response.Result.Status != "Success" || len(review.Response.ConvertedObjects) != 1 {
+				t.Fatalf("result %+v, want Success", review.Response.Result)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(review.Response.ConvertedObjects[0].Raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			spec, _ := got["spec"].(map[string]any)
+			for _, key := range append([]string{"strategy", "minReadySeconds"}, keptFields...) {
+				if value, ok := spec[key]; ok {
+					t.Errorf("%s = %v restored, want nothing", key, value)
+				}
+			}
+			if service, _ := spec["service"].(map[string]any); service["labels"] != nil {
+				t.Errorf("service labels %v restored, want nothing", service["labels"])
+			}
+			if want := (observation{result: "ignored " + Result(IgnoredNotJSON)}); !slices.Contains(observed, want) {
+				t.Errorf("observed %v, want the annotation ignored as not_conversion_data", observed)
+			}
+		})
+	}
+}

@@ -68,18 +68,25 @@ var placementFields = func() []string {
 }()
 
 // IgnoreReason says why the conversion ignored a robot.dev/conversion-data
-// annotation.
+// annotation, or left it out.
 type IgnoreReason string
 
-// The reasons an annotation is ignored.
+// The reasons an annotation is ignored or left out.
 const (
-	// IgnoredNotJSON: the annotation is not the JSON the conversion writes.
+	// IgnoredNotJSON: the annotation is not the JSON the conversion writes
+	// (keys matched to fields exactly, each once).
 	IgnoredNotJSON IgnoreReason = "not_conversion_data"
 	// IgnoredInvalid: it holds values robot.dev/v1beta1 refuses.
 	IgnoredInvalid IgnoreReason = "invalid"
+	// IgnoredTooLarge: converting to v1alpha1, the annotation was left
+	// out, because the API server would refuse the Robot's annotations
+	// with it (over 256 KiB in all). A write of that Robot through
+	// v1alpha1 drops what it would have kept.
+	IgnoredTooLarge IgnoreReason = "too_large"
 )
 
-// Ignored describes an annotation the conversion to v1beta1 ignored.
+// Ignored describes an annotation the conversion to v1beta1 ignored, or the
+// conversion to v1alpha1 left out.
 type Ignored struct {
 	Reason IgnoreReason
 	Err    error
@@ -184,7 +191,9 @@ func (object robotObject) toV1beta1() *Ignored {
 	if data.MinReadySeconds != 0 {
 		spec[fieldMinReady] = json.Number(fmt.Sprint(data.MinReadySeconds))
 	}
-	// ReadConversionData checked them; the values are the annotation's.
+	// ReadConversionData checked them, matching every key to a field
+	// exactly and refusing a key given twice: so the map's values, as the
+	// annotation spells them, are those it checked.
 	kept, err := decodeRobot([]byte(value))
 	if err != nil {
 		return &Ignored{Reason: IgnoredNotJSON, Err: err}

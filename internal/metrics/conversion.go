@@ -35,10 +35,10 @@ func NewConversionMetrics(registry prometheus.Registerer) (*ConversionMetrics, e
 		ignored: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace,
 			Name:      "conversion_annotations_ignored_total",
-			Help:      "Conversions to v1beta1 that ignored a Robot's robot.dev/conversion-data annotation, by reason: not_conversion_data (not the JSON the conversion writes) or invalid (values v1beta1 refuses). The API server converts a v1alpha1-stored Robot at every read, so one Robot counts again at each; the log names it once.",
+			Help:      "Conversions that ignored a Robot's robot.dev/conversion-data annotation or left it out, by reason: not_conversion_data (to v1beta1: not the JSON the conversion writes), invalid (to v1beta1: values v1beta1 refuses) or too_large (to v1alpha1: left out, as the Robot's annotations with it would be over the API server's 256 KiB; a write through v1alpha1 drops those fields). The API server converts a Robot at every read, so one Robot counts again at each; the log names it once.",
 		}, []string{"reason"}),
 	}
-	for _, reason := range []conversion.IgnoreReason{conversion.IgnoredNotJSON, conversion.IgnoredInvalid} {
+	for _, reason := range []conversion.IgnoreReason{conversion.IgnoredNotJSON, conversion.IgnoredInvalid, conversion.IgnoredTooLarge} {
 		m.ignored.WithLabelValues(string(reason))
 	}
 	// Every series exists from the start, at 0, so that an alert on the

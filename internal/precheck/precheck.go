@@ -1,7 +1,9 @@
 // Package precheck is the operator's pre-upgrade check, `robot-operator
 // check-conversion`: it reads every Robot as the API server stores it and
 // reports those that the conversion webhook would refuse, those whose
-// robot.dev/conversion-data annotation it would ignore, and those that the
+// robot.dev/conversion-data annotation it would ignore (keys case-folded or
+// repeated among the reasons) or leave out of their v1alpha1 form (the API
+// server would refuse their annotations with it), and those that the
 // operator will report as InvalidSpec: holding values it cannot read (a
 // quantity such as 1e1.5), or beyond the CRD's rules. It reads Robots and
 // writes nothing.
@@ -196,8 +198,9 @@ func Run(ctx context.Context, list ListPage) *Report {
 }
 
 // Check returns what is wrong with one Robot, given as the API server's
-// JSON: what the conversion to the other version refuses or ignores, and
-// the values the operator cannot read.
+// JSON: what the conversion to the other version refuses, ignores or leaves
+// out (the API server's own checks of a conversion's metadata included),
+// and the values the operator cannot read.
 func Check(raw []byte) []Problem {
 	var object struct {
 		APIVersion string `json:"apiVersion"`
@@ -221,8 +224,19 @@ func Check(raw []byte) []Problem {
 			problems = append(problems, problem("its %s annotation would be ignored (%s): %v; remove it, and after the upgrade set the fields it held through robot.dev/v1beta1", robotv1alpha1.ConversionDataAnnotation, ignored.Reason, ignored.Err))
 		}
 		beta = converted
-	} else if _, _, err := conversion.Convert(raw, robotv1alpha1.SchemeGroupVersion.String()); err != nil {
-		problems = append(problems, problem("would not convert to robot.dev/v1alpha1: %v", err))
+	} else {
+		// Convert checks the answer's labels and annotations as the API
+		// server checks a conversion's: an answer it would refuse is an
+		// error, and conversion-data that would not fit is left out.
+		_, ignored, err := conversion.Convert(raw, robotv1alpha1.SchemeGroupVersion.String())
+		switch {
+		case err != nil:
+			problems = append(problems, problem("would not convert to robot.dev/v1alpha1: %v", err))
+		case ignored != nil && ignored.Reason == conversion.IgnoredTooLarge:
+			problems = append(problems, problem("read as robot.dev/v1alpha1, its annotations with %s would be over what the API server accepts (%v): "+
+				"an earlier release's webhook fails every LIST and WATCH of robot.dev/v1alpha1 while it is stored, and this release leaves the annotation out, so that a write through v1alpha1 drops its ports but the first, strategy, minReadySeconds, init containers, sidecars, grace period, preStop hook and Service fields; "+
+				"make its annotations smaller", robotv1alpha1.ConversionDataAnnotation, ignored.Err))
+		}
 	}
 	robot, err := robotclient.DecodeRobot(beta)
 	if err != nil {

@@ -108,3 +108,38 @@ func TestNamesWhatTheOperatorWillRefuse(t *testing.T) {
 		t.Errorf("the report:\n%s", out.String())
 	}
 }
+
+// TestNamesTheRobotsOfEveryLISTsFailure: a Robot whose v1alpha1 form the API
+// server refuses (its annotations and the kept fields over 256 KiB) fails
+// every LIST of v1alpha1 under an earlier release's webhook; the check names
+// it from the v1beta1 LIST, with what a write through v1alpha1 loses. A
+// Robot whose annotation holds a key twice, or in another case than the
+// field's, is named too.
+func TestNamesTheRobotsOfEveryLISTsFailure(t *testing.T) {
+	big := `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"big","namespace":"tenant-b","uid":"8","annotations":{"big":"` + strings.Repeat("x", 262068) + `"}},` +
+		`"spec":{"image":"x","ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"metrics","containerPort":9090,"protocol":"TCP"}]}}`
+	folded := `{"apiVersion":"robot.dev/v1alpha1","kind":"Robot","metadata":{"name":"folded","namespace":"tenant-a","uid":"9","annotations":{"robot.dev/conversion-data":"{\"sidecars\":[{\"name\":\"a\",\"image\":\"x\"}],\"SIDECARS\":[]}"}},"spec":{"image":"x","port":8080}}`
+	twice := `{"apiVersion":"robot.dev/v1alpha1","kind":"Robot","metadata":{"name":"twice","namespace":"tenant-a","uid":"10","annotations":{"robot.dev/conversion-data":"{\"minReadySeconds\":5,\"minReadySeconds\":6}"}},"spec":{"image":"x","port":8080}}`
+	report := Run(t.Context(), func(_ context.Context, version, _ string) ([]byte, error) {
+		if version == "v1alpha1" {
+			return fmt.Appendf(nil, `{"metadata":{},"items":[%s,%s]}`, folded, twice), nil
+		}
+		return fmt.Appendf(nil, `{"metadata":{},"items":[%s]}`, big), nil
+	})
+	var out strings.Builder
+	report.Write(&out)
+	for _, want := range []string{
+		"tenant-b/big (read as robot.dev/v1beta1): read as robot.dev/v1alpha1, its annotations with robot.dev/conversion-data would be over what the API server accepts",
+		"metadata.annotations: Too long",
+		`tenant-a/folded (read as robot.dev/v1alpha1): its robot.dev/conversion-data annotation would be ignored (not_conversion_data)`, `unknown field "SIDECARS"`,
+		`tenant-a/twice (read as robot.dev/v1alpha1): its robot.dev/conversion-data annotation would be ignored (not_conversion_data)`, `duplicate field "minReadySeconds"`,
+		"3 problems",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report does not say %q:\n%.2000s", want, out.String())
+		}
+	}
+	if !report.Failed() {
+		t.Error("the check passed")
+	}
+}

@@ -13,12 +13,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 	"github.com/robot-operator/robot-operator/test/internal/task"
 )
@@ -75,6 +77,9 @@ func killWebhook(ctx context.Context, s *scenarioRun) error {
 		return err
 	}
 
+	if err := createOversized(ctx, s.c); err != nil {
+		return err
+	}
 	alpha := newVersionedWriter(s.c, s.w, s.want-s.want/2, s.env.cfg.seed)
 	s.w.n = s.want / 2
 	s.faultStart = time.Now()
@@ -125,8 +130,79 @@ func killWebhook(ctx context.Context, s *scenarioRun) error {
 	}, func([]auditEvent) check {
 		// Run at the end, once every Robot converged.
 		return checkReadableInBothVersions(ctx, s.c, names)
+	}, func([]auditEvent) check {
+		return checkOversizedListed(ctx, s.c)
 	})
 	return nil
+}
+
+// oversizedNamespace holds scenario 10's oversized Robot, apart from the
+// Robots the other checks count.
+const oversizedNamespace = "chaos-oversized"
+
+// sizePolicy is the ValidatingAdmissionPolicy binding of
+// artifacts/deploy/size-policy.yaml, which refuses the oversized Robot.
+const sizePolicy = "robot-operator-v1alpha1-size"
+
+// createOversized stores, in a namespace of its own, a Robot whose v1alpha1
+// form would carry more annotations than the API server accepts: its own of
+// 262,068 bytes, and a second port, which v1alpha1 keeps in
+// robot.dev/conversion-data. The webhook leaves the annotation out of it;
+// were its answer refused, every v1alpha1 LIST and WATCH of the cluster
+// would fail, the versioned writer's among them, while the replicas are
+// killed and started again. The shipped size policy refuses to make such a
+// Robot: its binding goes first, as on a cluster where the Robot was made
+// before it (the scenario's cluster is its own).
+func createOversized(ctx context.Context, c *cluster) error {
+	if out, err := c.Kubectl(ctx, "delete", "validatingadmissionpolicybinding", sizePolicy, "--ignore-not-found"); err != nil {
+		return fmt.Errorf("unbinding the size policy: %w\n%s", err, out)
+	}
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: oversizedNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	robot := &robotv1beta1.Robot{
+		ObjectMeta: metav1.ObjectMeta{Name: "oversized", Annotations: map[string]string{"example.com/note": strings.Repeat("x", 262068)}},
+		Spec: robotv1beta1.RobotSpec{Image: imageV1, Replicas: ptr.To[int32](0), Ports: []robotv1beta1.RobotPort{
+			{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
+			{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+		}},
+	}
+	// The binding's removal reaches admission a moment later.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := c.Robots.RobotV1beta1().Robots(oversizedNamespace).Create(ctx, robot, metav1.CreateOptions{})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("creating the oversized Robot: %w", err)
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// checkOversizedListed: a LIST of every namespace through v1alpha1 works,
+// and holds the oversized Robot with its own annotation and without
+// robot.dev/conversion-data.
+func checkOversizedListed(ctx context.Context, c *cluster) check {
+	const name = "v1alpha1 LIST with an oversized Robot"
+	list, err := c.Robots.RobotV1alpha1().Robots("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return checkf(name, false, "listing every namespace through v1alpha1: %v", err)
+	}
+	for _, robot := range list.Items {
+		if robot.Namespace != oversizedNamespace {
+			continue
+		}
+		_, kept := robot.Annotations[robotv1alpha1.ConversionDataAnnotation]
+		ok := !kept && len(robot.Annotations["example.com/note"]) == 262068
+		return checkf(name, ok, "%d Robots listed; the oversized one with its own annotation %v, conversion-data %v", len(list.Items), len(robot.Annotations["example.com/note"]) == 262068, kept)
+	}
+	return checkf(name, false, "%d Robots listed, not the oversized one", len(list.Items))
 }
 
 // waitWebhook waits until a replica other than the process of identity not

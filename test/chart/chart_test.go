@@ -234,6 +234,7 @@ func TestChartCopiesAreCurrent(t *testing.T) {
 		"files/servicemonitor.yaml":  "artifacts/monitoring/servicemonitor.yaml",
 		"files/prometheusrule.yaml":  "artifacts/monitoring/prometheusrule.yaml",
 		"files/aggregate-roles.yaml": "artifacts/deploy/aggregate-roles.yaml",
+		"files/size-policy.yaml":     "artifacts/deploy/size-policy.yaml",
 	} {
 		a, err := os.ReadFile(filepath.Join(chart, copy))
 		if err != nil {
@@ -257,7 +258,7 @@ func TestChartValues(t *testing.T) {
 		"replicas=1", "leaderElection.enabled=false", "logFormat=text", "extraArgs={-workers=8,-v=2}",
 		"metrics.certSecret=robot-operator-metrics-tls", "nodeSelector.pool=system", "priorityClassName=system-cluster-critical",
 		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=768Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false",
-		"robotDisruptionBudgets=off")
+		"robotDisruptionBudgets=off", "sizePolicy=false")
 	d := objs["Deployment "+namespace+"/robot-operator"]
 	if d == nil {
 		t.Fatal("no Deployment rendered")
@@ -289,7 +290,7 @@ func TestChartValues(t *testing.T) {
 		}
 	}
 	for key := range objs {
-		if strings.HasPrefix(key, "PodDisruptionBudget ") || strings.Contains(key, "leader-election") || strings.Contains(key, "robot-operator-robots-") {
+		if strings.HasPrefix(key, "PodDisruptionBudget ") || strings.Contains(key, "leader-election") || strings.Contains(key, "robot-operator-robots-") || strings.Contains(key, "robot-operator-v1alpha1-size") {
 			t.Errorf("%s is rendered although it is turned off", key)
 		}
 	}

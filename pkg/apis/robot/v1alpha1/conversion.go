@@ -22,10 +22,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/conversion"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
@@ -91,14 +93,18 @@ var (
 // conversion makes of it unchecked. The error wraps ErrNotConversionData or
 // ErrConversionDataInvalid.
 func ReadConversionData(value string) (*ConversionData, error) {
-	decoder := json.NewDecoder(strings.NewReader(value))
-	decoder.DisallowUnknownFields()
+	// Keys are matched to fields exactly, and each may appear once, as the
+	// API server reads a Robot. encoding/json would match a key whatever
+	// its case, the last match winning, while the webhook restores the
+	// kept fields from a map that keeps every key as written: with
+	// {"sidecars":[A],"SIDECARS":[B]}, B would be checked and A restored.
 	var data ConversionData
-	if err := decoder.Decode(&data); err != nil {
+	strict, err := sigsjson.UnmarshalStrict([]byte(value), &data, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotConversionData, err)
 	}
-	if decoder.More() {
-		return nil, fmt.Errorf("%w: more than one JSON value", ErrNotConversionData)
+	if len(strict) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrNotConversionData, errors.Join(strict...))
 	}
 	for _, err := range []error{
 		v1beta1.ValidatePorts(data.Ports),
@@ -230,6 +236,13 @@ func Convert_v1beta1_Robot_To_v1alpha1_Robot(in *v1beta1.Robot, out *Robot, s co
 		out.Annotations = map[string]string{}
 	}
 	out.Annotations[ConversionDataAnnotation] = string(raw)
+	// The API server refuses annotations of over 256 KiB in all, in a
+	// conversion's answer as in a write, and fails the whole LIST or
+	// WATCH that needed it. What does not fit is left out, as the webhook
+	// does: a write through v1alpha1 then drops those fields.
+	if errs := apivalidation.ValidateAnnotations(out.Annotations, field.NewPath("metadata", "annotations")); len(errs) > 0 {
+		out.Annotations = withoutAnnotation(in.Annotations, ConversionDataAnnotation)
+	}
 	return nil
 }
 

@@ -18,19 +18,23 @@ package v1alpha1_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 
@@ -38,6 +42,21 @@ import (
 	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 	"github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
+
+// validKeys returns m with keys the API server admits for labels and
+// annotations, and without the conversion's annotation.
+func validKeys(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	valid := map[string]string{}
+	i := 0
+	for _, value := range m {
+		valid[fmt.Sprintf("example.com/key-%d", i)] = value
+		i++
+	}
+	return valid
+}
 
 func newScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
@@ -58,7 +77,9 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 		return []any{
 			func(meta *metav1.ObjectMeta, c randfill.Continue) {
 				c.FillNoCustom(meta)
-				delete(meta.Annotations, v1alpha1.ConversionDataAnnotation)
+				// Keys the API server admits: it refuses the others in a
+				// write, and in a conversion's answer.
+				meta.Labels, meta.Annotations = validKeys(meta.Labels), validKeys(meta.Annotations)
 			},
 			func(port *v1beta1.RobotPort, c randfill.Continue) {
 				c.FillNoCustom(port)
@@ -444,6 +465,73 @@ func TestBrokenConversionDataIsIgnored(t *testing.T) {
 		if !apiequality.Semantic.DeepEqual(want, beta.Spec) || beta.Annotations != nil {
 			t.Errorf("annotation %s: got spec %+v and annotations %v, want the plain port and no annotation", value, beta.Spec, beta.Annotations)
 		}
+	}
+}
+
+// TestCaseFoldedConversionDataIsRefused: Go's encoding/json matches a key
+// to a field whatever its case, the last match winning, while the webhook
+// restores from a map, which keeps each key as written. An annotation whose
+// keys are not the fields' names exactly, or that holds a key twice, is not
+// the conversion's JSON: both conversions ignore it, so neither can restore
+// something other than what was checked.
+func TestCaseFoldedConversionDataIsRefused(t *testing.T) {
+	scheme := newScheme(t)
+	for _, value := range []string{
+		`{"sidecars":[{"name":"a","image":"x"},{"name":"b","image":"x"},{"name":"c","image":"x"},{"name":"d","image":"x"},{"name":"e","image":"x"}],"SIDECARS":[{"name":"proxy","image":"x"}]}`,
+		`{"terminationGracePeriodSeconds":9000000000,"TerminationGracePeriodSeconds":30}`,
+		`{"Sidecars":[{"name":"proxy","image":"x"}]}`,
+		`{"sidecars":[{"name":"proxy","image":"x","Image":"y"}]}`,
+		`{"minReadySeconds":5,"minReadySeconds":6}`,
+		`{"service":{"annotations":{"a":"1","a":"2"}}}`,
+	} {
+		if _, err := v1alpha1.ReadConversionData(value); !errors.Is(err, v1alpha1.ErrNotConversionData) {
+			t.Errorf("ReadConversionData(%s): error %v, want ErrNotConversionData", value, err)
+		}
+		alpha := &v1alpha1.Robot{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", Annotations: map[string]string{v1alpha1.ConversionDataAnnotation: value}},
+			Spec:       v1alpha1.RobotSpec{Image: "registry.example.com/web:1.0", Port: ptr.To[int32](8080), Service: &v1alpha1.RobotService{}},
+		}
+		var beta v1beta1.Robot
+		convert(t, scheme, alpha, &beta)
+		want := v1beta1.RobotSpec{Image: "registry.example.com/web:1.0", Ports: []v1beta1.RobotPort{{Name: v1alpha1.PortName, ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}, Service: &v1beta1.RobotService{}}
+		if !apiequality.Semantic.DeepEqual(want, beta.Spec) || beta.Annotations != nil {
+			t.Errorf("annotation %s: got spec %+v and annotations %v, want the plain port and no annotation", value, beta.Spec, beta.Annotations)
+		}
+	}
+}
+
+// TestTooLargeConversionDataIsLeftOut: the API server refuses annotations of
+// over 256 KiB in all, in a conversion's answer as in a write. A Robot whose
+// annotations and the fields v1alpha1 keeps would not fit is converted
+// without the annotation, by the typed conversion as by the webhook's.
+func TestTooLargeConversionDataIsLeftOut(t *testing.T) {
+	scheme := newScheme(t)
+	for _, size := range []int{262068, 200 << 10} {
+		robot := twoPortRobot()
+		robot.APIVersion, robot.Kind = v1beta1.SchemeGroupVersion.String(), "Robot"
+		robot.Annotations = map[string]string{"big": strings.Repeat("x", size)}
+		var typed v1alpha1.Robot
+		convert(t, scheme, robot.DeepCopy(), &typed)
+		if errs := apivalidation.ValidateAnnotations(typed.Annotations, field.NewPath("metadata", "annotations")); len(errs) > 0 {
+			t.Errorf("annotations of %d bytes: the API server would refuse the typed conversion's: %v", size, errs.ToAggregate())
+		}
+		_, kept := typed.Annotations[v1alpha1.ConversionDataAnnotation]
+		if want := size < 256<<10-1000; kept != want {
+			t.Errorf("annotations of %d bytes: conversion-data kept %v, want %v", size, kept, want)
+		}
+		raw, err := json.Marshal(robot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		converted, _, err := conversion.Convert(raw, v1alpha1.SchemeGroupVersion.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromJSON v1alpha1.Robot
+		if err := json.Unmarshal(converted, &fromJSON); err != nil {
+			t.Fatal(err)
+		}
+		agree(t, size, &typed, &fromJSON)
 	}
 }
 
