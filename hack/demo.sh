@@ -5,6 +5,12 @@
 #
 # Usage: hack/demo.sh         run the demo (again: it restarts the operator)
 #        hack/demo.sh stop    stop the operator the demo started
+#        hack/demo.sh crd     only install (or update) the Robot CRD, its
+#                             conversion at the operator on this host
+#
+# Environment: CLUSTER_NAME and KUBECONFIG_OUT, as hack/cluster.sh reads them
+# (robot-operator, _output/kubeconfig); WEBHOOK_PORT, where the operator
+# serves the conversion webhook on 127.0.0.1 (9443).
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -12,7 +18,9 @@ cd "${ROOT}"
 OUT="${ROOT}/_output"
 PIDFILE="${OUT}/operator.pid"
 LOG="${OUT}/operator.log"
-export KUBECONFIG="${OUT}/kubeconfig"
+export KUBECONFIG_OUT="${KUBECONFIG_OUT:-${OUT}/kubeconfig}"
+export KUBECONFIG="${KUBECONFIG_OUT}"
+WEBHOOK_PORT=${WEBHOOK_PORT:-9443}
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -29,10 +37,34 @@ stop_operator() {
 	fi
 }
 
-if [[ "${1:-}" == "stop" ]]; then
+# install_crd installs the Robot CRD and points its conversion at the
+# operator on this host. It prints the operator's webhook flags.
+install_crd() {
+	step "Installing the Robot CRD" >&2
+	"${KUBECTL}" apply -f artifacts/crd/ >&2
+	# kubectl wait fails at once, instead of waiting, when it finds the new CRD
+	# before the API server has given it any condition: ask again for a minute.
+	for _ in $(seq 30); do
+		"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s >/dev/null 2>&1 && break
+		sleep 1
+	done
+	"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s >&2
+
+	step "Pointing the CRD's conversion at the operator on this host" >&2
+	KUBECTL="${KUBECTL}" KUBECONFIG="${KUBECONFIG}" hack/local-webhook.sh "${WEBHOOK_PORT}"
+}
+
+case "${1:-}" in
+stop)
 	stop_operator
 	exit 0
-fi
+	;;
+crd)
+	eval "$(hack/tools.sh env)"
+	install_crd >/dev/null
+	exit 0
+	;;
+esac
 
 step "Building the cluster tools (cached after the first run, which takes about 10 minutes)"
 hack/tools.sh cluster
@@ -41,18 +73,7 @@ eval "$(hack/tools.sh env)"
 step "Starting the local cluster"
 hack/cluster.sh up
 
-step "Installing the Robot CRD"
-"${KUBECTL}" apply -f artifacts/crd/
-# kubectl wait fails at once, instead of waiting, when it finds the new CRD
-# before the API server has given it any condition: ask again for a minute.
-for _ in $(seq 30); do
-	"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s >/dev/null 2>&1 && break
-	sleep 1
-done
-"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s
-
-step "Pointing the CRD's conversion at the operator on this host"
-flags=$(KUBECTL="${KUBECTL}" KUBECONFIG="${KUBECONFIG}" hack/local-webhook.sh 9443)
+flags=$(install_crd)
 read -r -a webhook_flags <<<"${flags}"
 
 step "Building and starting the operator (log: _output/operator.log)"
@@ -61,7 +82,7 @@ stop_operator
 mkdir -p "${OUT}"
 # One replica, so no leader election; probes and metrics on loopback only,
 # metrics over plain HTTP so that curl needs no token; the conversion
-# webhook on 127.0.0.1:9443, where the CRD now sends the API server.
+# webhook on 127.0.0.1:WEBHOOK_PORT, where the CRD now sends the API server.
 nohup bin/robot-operator -kubeconfig "${KUBECONFIG}" -v=2 -leader-elect=false \
 	-metrics-bind-address=127.0.0.1:8080 -metrics-secure=false -health-probe-bind-address=127.0.0.1:8081 \
 	"${webhook_flags[@]}" >"${LOG}" 2>&1 &
