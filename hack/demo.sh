@@ -37,20 +37,11 @@ stop_operator() {
 	fi
 }
 
-# install_crd installs the Robot CRD and points its conversion at the
-# operator on this host. It prints the operator's webhook flags.
+# install_crd installs (or updates) the Robot CRD, its conversion at the
+# operator on this host, in one apply: it can run again. It prints the
+# operator's webhook flags.
 install_crd() {
-	step "Installing the Robot CRD" >&2
-	"${KUBECTL}" apply -f artifacts/crd/ >&2
-	# kubectl wait fails at once, instead of waiting, when it finds the new CRD
-	# before the API server has given it any condition: ask again for a minute.
-	for _ in $(seq 30); do
-		"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s >/dev/null 2>&1 && break
-		sleep 1
-	done
-	"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s >&2
-
-	step "Pointing the CRD's conversion at the operator on this host" >&2
+	step "Installing the Robot CRD, its conversion at the operator on this host (127.0.0.1:${WEBHOOK_PORT})" >&2
 	KUBECTL="${KUBECTL}" KUBECONFIG="${KUBECONFIG}" hack/local-webhook.sh "${WEBHOOK_PORT}"
 }
 
