@@ -25,7 +25,9 @@ const routesCRD = "httproutes.gateway.networking.k8s.io"
 // when the CRD goes, it tells found it is gone (the informers stay, and
 // catch up if it comes back). A cluster that installs the Gateway API after
 // the operator started gets its routes with no restart, and one that never
-// does costs one watch of one CRD. It returns when ctx ends.
+// does costs one watch of one CRD. Its first answer, there or not, comes
+// once the CRD's cache has synced: until then found has not answered, and
+// no Robot syncs. It returns when ctx ends.
 func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, routes gatewayinformers.SharedInformerFactory, found *owned.Discovery) {
 	logger := klog.FromContext(ctx)
 	factory := apiextensionsinformers.NewSharedInformerFactoryWithOptions(crds, 0,
@@ -35,8 +37,7 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 	informer := factory.Apiextensions().V1().CustomResourceDefinitions().Informer()
 	changed := make(chan bool, 1)
 	seen := func(obj any) {
-		crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-		there := ok && servesV1(crd)
+		there := servesV1Object(obj)
 		select {
 		case <-changed:
 		default:
@@ -53,21 +54,24 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return
+	}
 	started := false
-	for {
-		var there bool
-		select {
-		case <-ctx.Done():
-			return
-		case there = <-changed:
-		}
-		if there == found.Available() {
-			continue
+	// answer tells found whether the Gateway API is there. It returns
+	// false when ctx ended first.
+	answer := func(there bool) bool {
+		if found.Answered() && there == found.Available() {
+			return true
 		}
 		if !there {
-			logger.Info("The Gateway API is gone: Robots that ask for an HTTPRoute say so")
+			if found.Answered() {
+				logger.Info("The Gateway API is gone: Robots that ask for an HTTPRoute say so")
+			} else {
+				logger.Info("The Gateway API is not installed: Robots that ask for an HTTPRoute say so until it is")
+			}
 			found.SetAvailable(false)
-			continue
+			return true
 		}
 		if !started {
 			logger.Info("The Gateway API is installed: watching HTTPRoutes")
@@ -77,11 +81,35 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 		for typ, synced := range routes.WaitForCacheSync(ctx.Done()) {
 			if !synced {
 				logger.Info("The HTTPRoute cache did not sync before shutdown", "type", typ)
-				return
+				return false
 			}
 		}
 		found.SetAvailable(true)
+		return true
 	}
+	// The first answer is the synced cache's: it holds the CRD if it is
+	// there, and what the handler says later is no older.
+	crd, _, _ := informer.GetStore().GetByKey(routesCRD)
+	if !answer(servesV1Object(crd)) {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case there := <-changed:
+			if !answer(there) {
+				return
+			}
+		}
+	}
+}
+
+// servesV1Object reports whether obj is a CRD that is established and
+// serves v1.
+func servesV1Object(obj any) bool {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	return ok && servesV1(crd)
 }
 
 // servesV1 reports whether crd is established and serves v1.
