@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
@@ -42,4 +43,34 @@ func TestDemoInstallsTheCRDAgain(t *testing.T) {
 		t.Errorf("the CRD's conversion after two runs: url %q, service %v; want url %s and no service", ptr.Deref(config.URL, ""), config.Service, webhookURL())
 	}
 	waitForConversion(t, ns)
+}
+
+// TestDemoAppliesTheExamplesAgain: make demo's steps that apply
+// artifacts/examples/ and replace hello through v1alpha1 succeed a second
+// time on the Robots the first made, and hello keeps both its ports.
+func TestDemoAppliesTheExamplesAgain(t *testing.T) {
+	parallel(t)
+	ns := newNamespace(t)
+	waitForConversion(t, ns)
+	// The examples name no namespace: the kubeconfig's context gives ns.
+	config, err := clientcmd.LoadFromFile(env.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config.Contexts[config.CurrentContext].Namespace = ns
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*config, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	for run := 1; run <= 2; run++ {
+		cmd := exec.CommandContext(t.Context(), filepath.Join(env.root, "hack", "demo.sh"), "examples")
+		cmd.Env = append(os.Environ(), "KUBECONFIG_OUT="+kubeconfig)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("run %d of hack/demo.sh examples: %v\n%s", run, err, out)
+		}
+	}
+	hello := getRobot(t, ns, "hello")
+	if len(hello.Spec.Ports) != 2 {
+		t.Errorf("hello's ports after two runs: %v, want http and echo", hello.Spec.Ports)
+	}
 }
