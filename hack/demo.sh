@@ -49,16 +49,28 @@ install_crd() {
 
 apply_examples() {
 	step "Applying artifacts/examples/"
+	# An earlier demo replaced hello with kubectl replace, which made the
+	# whole object, resourceVersion included, its last-applied configuration:
+	# kubectl apply would ask to remove the resourceVersion. Drop it; the
+	# apply writes it again.
+	if "${KUBECTL}" get robot hello -o jsonpath='{.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}' 2>/dev/null |
+		grep -q '"resourceVersion"'; then
+		"${KUBECTL}" annotate robot hello kubectl.kubernetes.io/last-applied-configuration- >/dev/null
+	fi
 	"${KUBECTL}" apply -f artifacts/examples/
 }
 
 replace_through_v1alpha1() {
 	step "hello, written as v1beta1 with two ports, replaced through v1alpha1, keeps both"
-	# The operator may write hello's status between the get and the
-	# replace: then get it again.
-	local attempt out
+	# A PUT of what the GET returned, as a client of v1alpha1 does: kubectl
+	# replace -f would also make the object its last-applied configuration,
+	# and break the next kubectl apply of the examples. The operator may
+	# write hello's status between the two: then get it again.
+	local namespace attempt out
+	namespace=$("${KUBECTL}" get robot hello -o jsonpath='{.metadata.namespace}')
 	for attempt in $(seq 5); do
-		if out=$("${KUBECTL}" get robots.v1alpha1.robot.dev hello -o json | "${KUBECTL}" replace -f - 2>&1 >/dev/null); then
+		if out=$("${KUBECTL}" get robots.v1alpha1.robot.dev hello -o json |
+			"${KUBECTL}" replace --raw "/apis/robot.dev/v1alpha1/namespaces/${namespace}/robots/hello" -f - 2>&1 >/dev/null); then
 			break
 		fi
 		[[ "${out}" == *Conflict* && ${attempt} -lt 5 ]] || { echo "${out}" >&2; exit 1; }
