@@ -7,8 +7,9 @@
 #        hack/demo.sh stop    stop the operator the demo started
 #        hack/demo.sh crd     only install (or update) the Robot CRD, its
 #                             conversion at the operator on this host
-#        hack/demo.sh examples  only apply artifacts/examples/ and replace
-#                             hello through v1alpha1 (the operator running)
+#        hack/demo.sh examples  only apply artifacts/examples/, accept site's
+#                             route and replace hello through v1alpha1 (the
+#                             operator running, the Gateway API installed)
 #
 # Environment: CLUSTER_NAME and KUBECONFIG_OUT, as hack/cluster.sh reads them
 # (robot-operator, _output/kubeconfig); WEBHOOK_PORT, where the operator
@@ -60,6 +61,30 @@ apply_examples() {
 	"${KUBECTL}" apply -f artifacts/examples/
 }
 
+accept_site_route() {
+	local reason generation now
+	step "site waits for its Gateway: no Gateway controller runs on this local cluster"
+	for _ in $(seq 120); do
+		reason=$("${KUBECTL}" get robot site -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}')
+		[[ "${reason}" == RouteNotAccepted ]] && break
+		sleep 1
+	done
+	"${KUBECTL}" get robot site -o jsonpath='Ready={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}{"\n"}'
+	[[ "${reason}" == RouteNotAccepted ]] || { echo "site does not wait for its Gateway; the operator's log is ${LOG}" >&2; exit 1; }
+
+	step "Playing the Gateway controller's part: the Gateway public accepts site's HTTPRoute"
+	generation=$("${KUBECTL}" get httproute site -o jsonpath='{.metadata.generation}')
+	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	"${KUBECTL}" patch httproute site --subresource=status --type=merge -p "{\"status\":{\"parents\":[{\"parentRef\":{\"name\":\"public\"},
+		\"controllerName\":\"demo.robot.dev/gateway-controller\",\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\",
+		\"reason\":\"Accepted\",\"message\":\"\",\"observedGeneration\":${generation},\"lastTransitionTime\":\"${now}\"}]}]}}" >/dev/null
+	if ! "${KUBECTL}" wait --for=condition=Ready robot/site --timeout=120s; then
+		"${KUBECTL}" describe robot site
+		echo "site did not become Ready; the operator's log is ${LOG}" >&2
+		exit 1
+	fi
+}
+
 replace_through_v1alpha1() {
 	step "hello, written as v1beta1 with two ports, replaced through v1alpha1, keeps both"
 	# A PUT of what the GET returned, as a client of v1alpha1 does: kubectl
@@ -95,6 +120,7 @@ crd)
 examples)
 	eval "$(hack/tools.sh env)"
 	apply_examples
+	accept_site_route
 	replace_through_v1alpha1
 	exit 0
 	;;
@@ -148,26 +174,7 @@ if ! "${KUBECTL}" wait --for=condition=Ready robot/hello robot/web --timeout=120
 	exit 1
 fi
 
-step "site waits for its Gateway: no Gateway controller runs on this local cluster"
-for _ in $(seq 120); do
-	reason=$("${KUBECTL}" get robot site -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}')
-	[[ "${reason}" == RouteNotAccepted ]] && break
-	sleep 1
-done
-"${KUBECTL}" get robot site -o jsonpath='Ready={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}{"\n"}'
-[[ "${reason}" == RouteNotAccepted ]] || { echo "site does not wait for its Gateway; the operator's log is ${LOG}" >&2; exit 1; }
-
-step "Playing the Gateway controller's part: the Gateway public accepts site's HTTPRoute"
-generation=$("${KUBECTL}" get httproute site -o jsonpath='{.metadata.generation}')
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-"${KUBECTL}" patch httproute site --subresource=status --type=merge -p "{\"status\":{\"parents\":[{\"parentRef\":{\"name\":\"public\"},
-	\"controllerName\":\"demo.robot.dev/gateway-controller\",\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\",
-	\"reason\":\"Accepted\",\"message\":\"\",\"observedGeneration\":${generation},\"lastTransitionTime\":\"${now}\"}]}]}}" >/dev/null
-if ! "${KUBECTL}" wait --for=condition=Ready robot/site --timeout=120s; then
-	"${KUBECTL}" describe robot site
-	echo "site did not become Ready; the operator's log is ${LOG}" >&2
-	exit 1
-fi
+accept_site_route
 
 step "kubectl get robots,deployments,services,poddisruptionbudgets,httproutes,pods"
 "${KUBECTL}" get robots,deployments,services,poddisruptionbudgets,httproutes,pods -o wide

@@ -46,10 +46,13 @@ func TestDemoInstallsTheCRDAgain(t *testing.T) {
 }
 
 // TestDemoAppliesTheExamplesAgain: make demo's steps that apply
-// artifacts/examples/ and replace hello through v1alpha1 succeed a second
-// time on the Robots the first made, and hello keeps both its ports.
+// artifacts/examples/, accept site's route as a Gateway controller would and
+// replace hello through v1alpha1 succeed a second time on the Robots the
+// first made: site is Ready, and hello keeps both its ports.
 func TestDemoAppliesTheExamplesAgain(t *testing.T) {
-	parallel(t)
+	exclusive(t, "it installs the Gateway API's HTTPRoute CRD, as make demo does")
+	t.Cleanup(func() { removeRoutesCRD(t) })
+	mustKubectl(t, "apply", "--server-side", "-f", routesCRDFile(t))
 	ns := newNamespace(t)
 	waitForConversion(t, ns)
 	// The examples name no namespace: the kubeconfig's context gives ns.
@@ -68,6 +71,9 @@ func TestDemoAppliesTheExamplesAgain(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("run %d of hack/demo.sh examples: %v\n%s", run, err, out)
 		}
+	}
+	if ready := readyCondition(getRobot(t, ns, "site")); ready == nil || ready.Status != metav1.ConditionTrue {
+		t.Errorf("site after two runs: %v, want Ready", ready)
 	}
 	hello := getRobot(t, ns, "hello")
 	if len(hello.Spec.Ports) != 2 {
