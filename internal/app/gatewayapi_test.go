@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -10,8 +11,12 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
@@ -20,7 +25,9 @@ import (
 // TestGatewayAPIFirstAnswer: whether the HTTPRoute CRD is there or not,
 // watchGatewayAPI answers once the CRD's cache has synced, with no event
 // needed: a cluster without the Gateway API gets a definite "not there",
-// and no Robot waits for an answer that would never come.
+// and no Robot waits for an answer that would never come. An operator that
+// may not read the CRD (its RBAC lacks the rule) answers "not there" too,
+// rather than never start its workers.
 func TestGatewayAPIFirstAnswer(t *testing.T) {
 	established := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: routesCRD},
@@ -28,6 +35,10 @@ func TestGatewayAPIFirstAnswer(t *testing.T) {
 		Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
 			{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}},
 	}
+	forbidden := apiextensionsfake.NewClientset(established)
+	forbidden.PrependReactor("list", "customresourcedefinitions", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, routesCRD, errors.New("no rule"))
+	})
 	for _, tc := range []struct {
 		name string
 		crds *apiextensionsfake.Clientset
@@ -35,6 +46,7 @@ func TestGatewayAPIFirstAnswer(t *testing.T) {
 	}{
 		{"not installed", apiextensionsfake.NewClientset(), false},
 		{"installed", apiextensionsfake.NewClientset(established), true},
+		{"not readable", forbidden, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
