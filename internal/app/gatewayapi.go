@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/robot-operator/robot-operator/internal/owned"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
@@ -52,9 +54,25 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 		logger.Error(err, "Watching for the Gateway API")
 		return
 	}
+	// An operator that may not read the CRD (its RBAC lacks the rule) would
+	// wait for the cache forever: it answers "not there", and the cache,
+	// still trying, says otherwise if it is ever allowed.
+	forbidden := make(chan error, 1)
+	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+		if apierrors.IsForbidden(err) {
+			select {
+			case forbidden <- err:
+			default:
+			}
+		}
+	}); err != nil {
+		logger.Error(err, "Watching for the Gateway API")
+		return
+	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+	if !waitForCRDCache(ctx, informer.HasSynced, forbidden, found) {
 		return
 	}
 	started := false
@@ -103,6 +121,28 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 			}
 		}
 	}
+}
+
+// waitForCRDCache waits until synced says the CRD's cache has synced, and
+// returns true then. Told that the CRD may not be read, it answers found
+// "not there" once, and waits on. It returns false when ctx ends first.
+func waitForCRDCache(ctx context.Context, synced cache.InformerSynced, forbidden <-chan error, found *owned.Discovery) bool {
+	logger := klog.FromContext(ctx)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !synced() {
+		select {
+		case <-ctx.Done():
+			return false
+		case err := <-forbidden:
+			if !found.Answered() {
+				logger.Error(err, "Cannot read the Gateway API's HTTPRoute CRD: Robots that ask for an HTTPRoute say the Gateway API is missing until the operator may", "crd", routesCRD)
+				found.SetAvailable(false)
+			}
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 // servesV1Object reports whether obj is a CRD that is established and
