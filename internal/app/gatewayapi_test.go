@@ -26,8 +26,8 @@ import (
 // watchGatewayAPI answers once the CRD's cache has synced, with no event
 // needed: a cluster without the Gateway API gets a definite "not there",
 // and no Robot waits for an answer that would never come. An operator that
-// may not read the CRD (its RBAC lacks the rule) answers "not there" too,
-// rather than never start its workers.
+// may not read the CRD, or the HTTPRoutes (its RBAC lacks the rule),
+// answers "not there" too, rather than never start its workers.
 func TestGatewayAPIFirstAnswer(t *testing.T) {
 	established := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: routesCRD},
@@ -39,19 +39,25 @@ func TestGatewayAPIFirstAnswer(t *testing.T) {
 	forbidden.PrependReactor("list", "customresourcedefinitions", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, routesCRD, errors.New("no rule"))
 	})
+	routesForbidden := gatewayfake.NewClientset()
+	routesForbidden.PrependReactor("list", "httproutes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "httproutes"}, "", errors.New("no rule"))
+	})
 	for _, tc := range []struct {
-		name string
-		crds *apiextensionsfake.Clientset
-		want bool
+		name    string
+		crds    *apiextensionsfake.Clientset
+		gateway *gatewayfake.Clientset
+		want    bool
 	}{
-		{"not installed", apiextensionsfake.NewClientset(), false},
-		{"installed", apiextensionsfake.NewClientset(established), true},
-		{"not readable", forbidden, false},
+		{"not installed", apiextensionsfake.NewClientset(), gatewayfake.NewClientset(), false},
+		{"installed", apiextensionsfake.NewClientset(established), gatewayfake.NewClientset(), true},
+		{"CRD not readable", forbidden, gatewayfake.NewClientset(), false},
+		{"routes not readable", apiextensionsfake.NewClientset(established), routesForbidden, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			ctx, cancel := context.WithCancel(ctx)
-			routes := gatewayinformers.NewSharedInformerFactory(gatewayfake.NewClientset(), 0)
+			routes := gatewayinformers.NewSharedInformerFactory(tc.gateway, 0)
 			routes.Gateway().V1().HTTPRoutes().Informer()
 			found := &owned.Discovery{}
 			var done sync.WaitGroup
