@@ -52,27 +52,28 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 		DeleteFunc: func(any) { seen(nil) },
 	}); err != nil {
 		logger.Error(err, "Watching for the Gateway API")
+		found.SetAvailable(false) // rather than hold the workers back forever
 		return
 	}
-	// An operator that may not read the CRD (its RBAC lacks the rule) would
-	// wait for the cache forever: it answers "not there", and the cache,
-	// still trying, says otherwise if it is ever allowed.
-	forbidden := make(chan error, 1)
-	if err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-		if apierrors.IsForbidden(err) {
-			select {
-			case forbidden <- err:
-			default:
-			}
+	// An operator that may not read the CRD or the HTTPRoutes (its RBAC
+	// lacks the rule) would wait for their cache forever: it answers "not
+	// there", and the cache, still trying, says otherwise if it is ever
+	// allowed.
+	routesInformer := routes.Gateway().V1().HTTPRoutes().Informer()
+	crdForbidden, routesForbidden := make(chan error, 1), make(chan error, 1)
+	for _, watched := range []struct {
+		informer  cache.SharedIndexInformer
+		forbidden chan error
+	}{{informer, crdForbidden}, {routesInformer, routesForbidden}} {
+		if err := watched.informer.SetWatchErrorHandlerWithContext(tellForbidden(watched.forbidden)); err != nil {
+			logger.Error(err, "Watching for the Gateway API")
+			found.SetAvailable(false) // rather than hold the workers back forever
+			return
 		}
-	}); err != nil {
-		logger.Error(err, "Watching for the Gateway API")
-		return
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	if !waitForCRDCache(ctx, informer.HasSynced, forbidden, found) {
+	if !waitForCache(ctx, informer.HasSynced, crdForbidden, found, "the Gateway API's HTTPRoute CRD") {
 		return
 	}
 	started := false
@@ -96,11 +97,9 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 			routes.Start(ctx.Done())
 			started = true
 		}
-		for typ, synced := range routes.WaitForCacheSync(ctx.Done()) {
-			if !synced {
-				logger.Info("The HTTPRoute cache did not sync before shutdown", "type", typ)
-				return false
-			}
+		if !waitForCache(ctx, routesInformer.HasSynced, routesForbidden, found, "HTTPRoutes") {
+			logger.Info("The HTTPRoute cache did not sync before shutdown")
+			return false
 		}
 		found.SetAvailable(true)
 		return true
@@ -123,10 +122,25 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 	}
 }
 
-// waitForCRDCache waits until synced says the CRD's cache has synced, and
-// returns true then. Told that the CRD may not be read, it answers found
-// "not there" once, and waits on. It returns false when ctx ends first.
-func waitForCRDCache(ctx context.Context, synced cache.InformerSynced, forbidden <-chan error, found *owned.Discovery) bool {
+// tellForbidden returns a watch error handler that logs as the default one
+// does, and sends a Forbidden error to forbidden, unless one waits there.
+func tellForbidden(forbidden chan<- error) cache.WatchErrorHandlerWithContext {
+	return func(ctx context.Context, r *cache.Reflector, err error) {
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+		if apierrors.IsForbidden(err) {
+			select {
+			case forbidden <- err:
+			default:
+			}
+		}
+	}
+}
+
+// waitForCache waits until synced says a cache has synced, and returns true
+// then. Told that what it holds may not be read, it answers found "not
+// there", unless found has answered, and waits on. It returns false when
+// ctx ends first.
+func waitForCache(ctx context.Context, synced cache.InformerSynced, forbidden <-chan error, found *owned.Discovery, what string) bool {
 	logger := klog.FromContext(ctx)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -136,7 +150,7 @@ func waitForCRDCache(ctx context.Context, synced cache.InformerSynced, forbidden
 			return false
 		case err := <-forbidden:
 			if !found.Answered() {
-				logger.Error(err, "Cannot read the Gateway API's HTTPRoute CRD: Robots that ask for an HTTPRoute say the Gateway API is missing until the operator may", "crd", routesCRD)
+				logger.Error(err, "Cannot read "+what+": Robots that ask for an HTTPRoute say the Gateway API is missing until the operator may")
 				found.SetAvailable(false)
 			}
 		case <-tick.C:
