@@ -5,6 +5,15 @@
 #
 # Usage: hack/demo.sh         run the demo (again: it restarts the operator)
 #        hack/demo.sh stop    stop the operator the demo started
+#        hack/demo.sh crd     only install (or update) the Robot CRD, its
+#                             conversion at the operator on this host
+#        hack/demo.sh examples  only apply artifacts/examples/, accept site's
+#                             route and replace hello through v1alpha1 (the
+#                             operator running, the Gateway API installed)
+#
+# Environment: CLUSTER_NAME and KUBECONFIG_OUT, as hack/cluster.sh reads them
+# (robot-operator, _output/kubeconfig); WEBHOOK_PORT, where the operator
+# serves the conversion webhook on 127.0.0.1 (9443).
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -12,7 +21,9 @@ cd "${ROOT}"
 OUT="${ROOT}/_output"
 PIDFILE="${OUT}/operator.pid"
 LOG="${OUT}/operator.log"
-export KUBECONFIG="${OUT}/kubeconfig"
+export KUBECONFIG_OUT="${KUBECONFIG_OUT:-${OUT}/kubeconfig}"
+export KUBECONFIG="${KUBECONFIG_OUT}"
+WEBHOOK_PORT=${WEBHOOK_PORT:-9443}
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -29,10 +40,98 @@ stop_operator() {
 	fi
 }
 
-if [[ "${1:-}" == "stop" ]]; then
+# install_crd installs (or updates) the Robot CRD, its conversion at the
+# operator on this host, in one apply: it can run again. It prints the
+# operator's webhook flags.
+install_crd() {
+	step "Installing the Robot CRD, its conversion at the operator on this host (127.0.0.1:${WEBHOOK_PORT})" >&2
+	KUBECTL="${KUBECTL}" KUBECONFIG="${KUBECONFIG}" hack/local-webhook.sh "${WEBHOOK_PORT}"
+}
+
+apply_examples() {
+	step "Applying artifacts/examples/"
+	# An earlier demo replaced hello with kubectl replace, which made the
+	# whole object, resourceVersion included, its last-applied configuration:
+	# kubectl apply would ask to remove the resourceVersion. Drop it; the
+	# apply writes it again.
+	if "${KUBECTL}" get robot hello -o jsonpath='{.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}' 2>/dev/null |
+		grep -q '"resourceVersion"'; then
+		"${KUBECTL}" annotate robot hello kubectl.kubernetes.io/last-applied-configuration- >/dev/null
+	fi
+	"${KUBECTL}" apply -f artifacts/examples/
+}
+
+accept_site_route() {
+	local ready reason generation now
+	step "site waits for its Gateway: no Gateway controller runs on this local cluster"
+	for _ in $(seq 120); do
+		ready=$("${KUBECTL}" get robot site -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')
+		reason=$("${KUBECTL}" get robot site -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}')
+		[[ "${reason}" == RouteNotAccepted || "${ready}" == True ]] && break
+		sleep 1
+	done
+	"${KUBECTL}" get robot site -o jsonpath='Ready={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}{"\n"}'
+	# An earlier run of the demo accepted site's route, and the route keeps
+	# what its Gateway said.
+	if [[ "${ready}" == True ]]; then
+		echo "site is Ready already: an earlier run accepted its HTTPRoute"
+		return
+	fi
+	[[ "${reason}" == RouteNotAccepted ]] || { echo "site does not wait for its Gateway; the operator's log is ${LOG}" >&2; exit 1; }
+
+	step "Playing the Gateway controller's part: the Gateway public accepts site's HTTPRoute"
+	generation=$("${KUBECTL}" get httproute site -o jsonpath='{.metadata.generation}')
+	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	"${KUBECTL}" patch httproute site --subresource=status --type=merge -p "{\"status\":{\"parents\":[{\"parentRef\":{\"name\":\"public\"},
+		\"controllerName\":\"demo.robot.dev/gateway-controller\",\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\",
+		\"reason\":\"Accepted\",\"message\":\"\",\"observedGeneration\":${generation},\"lastTransitionTime\":\"${now}\"}]}]}}" >/dev/null
+	if ! "${KUBECTL}" wait --for=condition=Ready robot/site --timeout=120s; then
+		"${KUBECTL}" describe robot site
+		echo "site did not become Ready; the operator's log is ${LOG}" >&2
+		exit 1
+	fi
+}
+
+replace_through_v1alpha1() {
+	step "hello, written as v1beta1 with two ports, replaced through v1alpha1, keeps both"
+	# A PUT of what the GET returned, as a client of v1alpha1 does: kubectl
+	# replace -f would also make the object its last-applied configuration,
+	# and break the next kubectl apply of the examples. The operator may
+	# write hello's status between the two: then get it again.
+	local namespace attempt out
+	namespace=$("${KUBECTL}" get robot hello -o jsonpath='{.metadata.namespace}')
+	for attempt in $(seq 5); do
+		if out=$("${KUBECTL}" get robots.v1alpha1.robot.dev hello -o json |
+			"${KUBECTL}" replace --raw "/apis/robot.dev/v1alpha1/namespaces/${namespace}/robots/hello" -f - 2>&1 >/dev/null); then
+			break
+		fi
+		[[ "${out}" == *Conflict* && ${attempt} -lt 5 ]] || { echo "${out}" >&2; exit 1; }
+		sleep 1
+	done
+	local ports
+	ports=$("${KUBECTL}" get robots.v1beta1.robot.dev hello -o jsonpath='{range .spec.ports[*]}{.name}:{.containerPort}/{.protocol} {end}')
+	echo "hello's ports as v1beta1 after the replace: ${ports}"
+	[[ "${ports}" == "http:8080/TCP echo:8081/UDP " ]] || { echo "hello lost a port through v1alpha1" >&2; exit 1; }
+}
+
+case "${1:-}" in
+stop)
 	stop_operator
 	exit 0
-fi
+	;;
+crd)
+	eval "$(hack/tools.sh env)"
+	install_crd >/dev/null
+	exit 0
+	;;
+examples)
+	eval "$(hack/tools.sh env)"
+	apply_examples
+	accept_site_route
+	replace_through_v1alpha1
+	exit 0
+	;;
+esac
 
 step "Building the cluster tools (cached after the first run, which takes about 10 minutes)"
 hack/tools.sh cluster
@@ -41,18 +140,7 @@ eval "$(hack/tools.sh env)"
 step "Starting the local cluster"
 hack/cluster.sh up
 
-step "Installing the Robot CRD"
-"${KUBECTL}" apply -f artifacts/crd/
-# kubectl wait fails at once, instead of waiting, when it finds the new CRD
-# before the API server has given it any condition: ask again for a minute.
-for _ in $(seq 30); do
-	"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s >/dev/null 2>&1 && break
-	sleep 1
-done
-"${KUBECTL}" wait --for=condition=Established crd/robots.robot.dev --timeout=10s
-
-step "Pointing the CRD's conversion at the operator on this host"
-flags=$(KUBECTL="${KUBECTL}" KUBECONFIG="${KUBECONFIG}" hack/local-webhook.sh 9443)
+flags=$(install_crd)
 read -r -a webhook_flags <<<"${flags}"
 
 step "Building and starting the operator (log: _output/operator.log)"
@@ -61,7 +149,7 @@ stop_operator
 mkdir -p "${OUT}"
 # One replica, so no leader election; probes and metrics on loopback only,
 # metrics over plain HTTP so that curl needs no token; the conversion
-# webhook on 127.0.0.1:9443, where the CRD now sends the API server.
+# webhook on 127.0.0.1:WEBHOOK_PORT, where the CRD now sends the API server.
 nohup bin/robot-operator -kubeconfig "${KUBECONFIG}" -v=2 -leader-elect=false \
 	-metrics-bind-address=127.0.0.1:8080 -metrics-secure=false -health-probe-bind-address=127.0.0.1:8081 \
 	"${webhook_flags[@]}" >"${LOG}" 2>&1 &
@@ -84,8 +172,7 @@ for crd in gatewayclasses gateways httproutes; do
 done
 "${KUBECTL}" wait --for=condition=Established crd/httproutes.gateway.networking.k8s.io --timeout=60s
 
-step "Applying artifacts/examples/"
-"${KUBECTL}" apply -f artifacts/examples/
+apply_examples
 
 step "Waiting for the Robots hello and web to be Ready"
 if ! "${KUBECTL}" wait --for=condition=Ready robot/hello robot/web --timeout=120s; then
@@ -94,26 +181,7 @@ if ! "${KUBECTL}" wait --for=condition=Ready robot/hello robot/web --timeout=120
 	exit 1
 fi
 
-step "site waits for its Gateway: no Gateway controller runs on this local cluster"
-for _ in $(seq 120); do
-	reason=$("${KUBECTL}" get robot site -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}')
-	[[ "${reason}" == RouteNotAccepted ]] && break
-	sleep 1
-done
-"${KUBECTL}" get robot site -o jsonpath='Ready={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}{"\n"}'
-[[ "${reason}" == RouteNotAccepted ]] || { echo "site does not wait for its Gateway; the operator's log is ${LOG}" >&2; exit 1; }
-
-step "Playing the Gateway controller's part: the Gateway public accepts site's HTTPRoute"
-generation=$("${KUBECTL}" get httproute site -o jsonpath='{.metadata.generation}')
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-"${KUBECTL}" patch httproute site --subresource=status --type=merge -p "{\"status\":{\"parents\":[{\"parentRef\":{\"name\":\"public\"},
-	\"controllerName\":\"demo.robot.dev/gateway-controller\",\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\",
-	\"reason\":\"Accepted\",\"message\":\"\",\"observedGeneration\":${generation},\"lastTransitionTime\":\"${now}\"}]}]}}" >/dev/null
-if ! "${KUBECTL}" wait --for=condition=Ready robot/site --timeout=120s; then
-	"${KUBECTL}" describe robot site
-	echo "site did not become Ready; the operator's log is ${LOG}" >&2
-	exit 1
-fi
+accept_site_route
 
 step "kubectl get robots,deployments,services,poddisruptionbudgets,httproutes,pods"
 "${KUBECTL}" get robots,deployments,services,poddisruptionbudgets,httproutes,pods -o wide
@@ -122,11 +190,7 @@ step "Both versions: robots.v1beta1.robot.dev (stored) and robots.v1alpha1.robot
 "${KUBECTL}" get robots.v1beta1.robot.dev
 "${KUBECTL}" get robots.v1alpha1.robot.dev
 
-step "hello, written as v1beta1 with two ports, replaced through v1alpha1, keeps both"
-"${KUBECTL}" get robots.v1alpha1.robot.dev hello -o json | "${KUBECTL}" replace -f - >/dev/null
-ports=$("${KUBECTL}" get robots.v1beta1.robot.dev hello -o jsonpath='{range .spec.ports[*]}{.name}:{.containerPort}/{.protocol} {end}')
-echo "hello's ports as v1beta1 after the replace: ${ports}"
-[[ "${ports}" == "http:8080/TCP echo:8081/UDP " ]] || { echo "hello lost a port through v1alpha1" >&2; exit 1; }
+replace_through_v1alpha1
 
 cat <<MSG
 

@@ -8,7 +8,10 @@ import "sync"
 type Discovery struct {
 	mu        sync.Mutex
 	available bool
-	then      []func()
+	// answered is whether SetAvailable was called once: until then,
+	// "not available" is a guess, not an answer.
+	answered bool
+	then     []func()
 }
 
 // Available reports whether the kind is there, and its cache synced.
@@ -18,12 +21,22 @@ func (d *Discovery) Available() bool {
 	return d.available
 }
 
+// Answered reports whether discovery has said once whether the kind is
+// there. Until it has, a Robot that asks for the kind must not be synced:
+// it would be told, on a guess, that the cluster has none.
+func (d *Discovery) Answered() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.answered
+}
+
 // SetAvailable says whether the kind is there (its cache synced). Each
 // time it becomes available, what OnAvailable was given runs.
 func (d *Discovery) SetAvailable(available bool) {
 	d.mu.Lock()
 	became := available && !d.available
 	d.available = available
+	d.answered = true
 	then := d.then
 	d.mu.Unlock()
 	if became {

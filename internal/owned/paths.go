@@ -94,12 +94,17 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 		// The Robots that said the cluster has no Gateway API sync again
 		// once it has.
 		sources.RoutesFound.OnAvailable(p.enqueueRouteRobots)
+		// No Robot syncs before discovery has answered once, so that none
+		// is told the cluster has no Gateway API when it was not looked for.
+		synced := p.synced
+		p.synced = func() bool { return sources.RoutesFound.Answered() && synced() }
 	}
 	return p, nil
 }
 
 // HasSynced reports whether the caches of the kinds always watched have
-// synced. The routes' is waited for before discovery says they are there.
+// synced, and discovery has answered once whether the Gateway API is
+// there. The routes' cache is waited for before discovery says they are.
 func (p *Paths) HasSynced() bool { return p.synced() }
 
 // Sync takes each object robot owns through its path: the Deployment first,

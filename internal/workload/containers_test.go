@@ -207,6 +207,12 @@ func TestNewDeploymentRejectsInvalidContainers(t *testing.T) {
 			`spec.initContainers[0].volumeMounts[0] names "data", which is not a volume of spec.volumes`},
 		{"a sidecar port named as the Robot's", func(s *robotv1beta1.RobotSpec) { s.Sidecars[0].Ports[0].Name = "http" },
 			`spec.sidecars[0].ports[0].name "http" is the name of a port of spec.ports too`},
+		{"a readiness probe on a port name that spec.ports lacks", func(s *robotv1beta1.RobotSpec) {
+			s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("htp")}}}
+		}, `spec.readinessProbe.httpGet.port names "htp", which is not a port of spec.ports`},
+		{"a sidecar's liveness probe on a port of spec.ports", func(s *robotv1beta1.RobotSpec) {
+			s.Sidecars[0].LivenessProbe.TCPSocket.Port = intstr.FromString("http")
+		}, `spec.sidecars[0].livenessProbe.tcpSocket.port names "http", which is not a port of spec.sidecars[0].ports`},
 		{"a sidecar port out of range", func(s *robotv1beta1.RobotSpec) { s.Sidecars[0].Ports[0].ContainerPort = 0 },
 			`spec.sidecars[0].ports[0].containerPort must be between 1 and 65535`},
 		{"a preStop sleep as long as the default grace period", func(s *robotv1beta1.RobotSpec) {

@@ -146,7 +146,8 @@ func TestWorkloadServiceAccountToken(t *testing.T) {
 // Ready means the port answers; a probe of its own replaces it, and without
 // a TCP port there is nothing a TCP connection can probe.
 func TestWorkloadDefaultReadinessProbe(t *testing.T) {
-	own := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}}}
+	// By number: a name would have to be one of the Robot's ports.
+	own := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}
 	tcpProbe := func(name string) *corev1.Probe {
 		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(name)}}}
 	}

@@ -25,6 +25,7 @@ import (
 
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:deprecatedversion:warning="robot.dev/v1alpha1 Robot is deprecated; use robot.dev/v1beta1, which the operator converts to and from with nothing lost"
 // +kubebuilder:resource:path=robots,singular=robot,shortName=rb,categories=all,scope=Namespaced
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector

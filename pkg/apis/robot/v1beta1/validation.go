@@ -379,8 +379,13 @@ func validateContainer(path string, c *RobotContainer) error {
 // spec.sidecars refer to in the rest of the spec: every volume they mount is
 // one of spec.volumes, and no sidecar's port has the name of a port of
 // spec.ports or of another sidecar, since a Service's targetPort and a probe
-// find a port of the pod by its name.
+// find a port of the pod by its name. It checks too that a probe that names
+// its port names one of its own container's ports (spec.ports for the
+// Robot's), where the kubelet looks the name up.
 func ValidateContainerReferences(spec *RobotSpec) error {
+	if err := validateProbePorts("spec", spec.Ports, spec.ReadinessProbe, spec.LivenessProbe, spec.StartupProbe); err != nil {
+		return err
+	}
 	volumes := map[string]bool{}
 	for _, v := range spec.Volumes {
 		volumes[v.Name] = true
@@ -413,8 +418,53 @@ func ValidateContainerReferences(spec *RobotSpec) error {
 			}
 			ports[port.Name] = path
 		}
+		sidecar := &spec.Sidecars[i]
+		if err := validateProbePorts(path, sidecar.Ports, sidecar.ReadinessProbe, sidecar.LivenessProbe, sidecar.StartupProbe); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// validateProbePorts checks that the readiness, liveness and startup probes
+// of the container at path name by number, or by the name of one of ports,
+// the port of their httpGet or tcpSocket.
+func validateProbePorts(path string, ports []RobotPort, readiness, liveness, startup *corev1.Probe) error {
+	for _, probe := range []struct {
+		name  string
+		probe *corev1.Probe
+	}{{"readinessProbe", readiness}, {"livenessProbe", liveness}, {"startupProbe", startup}} {
+		if probe.probe == nil {
+			continue
+		}
+		for _, handler := range []struct {
+			name string
+			port *intstr.IntOrString
+		}{{"httpGet", httpGetPort(probe.probe)}, {"tcpSocket", tcpSocketPort(probe.probe)}} {
+			if handler.port == nil || handler.port.Type != intstr.String {
+				continue
+			}
+			if !slices.ContainsFunc(ports, func(p RobotPort) bool { return p.Name == handler.port.StrVal }) {
+				return fmt.Errorf("%s.%s.%s.port names %q, which is not a port of %s.ports: a probe finds a port by its name on its own container",
+					path, probe.name, handler.name, handler.port.StrVal, path)
+			}
+		}
+	}
+	return nil
+}
+
+func httpGetPort(probe *corev1.Probe) *intstr.IntOrString {
+	if probe.HTTPGet == nil {
+		return nil
+	}
+	return &probe.HTTPGet.Port
+}
+
+func tcpSocketPort(probe *corev1.Probe) *intstr.IntOrString {
+	if probe.TCPSocket == nil {
+		return nil
+	}
+	return &probe.TCPSocket.Port
 }
 
 // ValidateShutdown checks spec.terminationGracePeriodSeconds (0 to
