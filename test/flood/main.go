@@ -60,7 +60,7 @@ const (
 )
 
 // The shipped memory limit (artifacts/deploy/deployment.yaml).
-const memoryLimitMiB = 256
+const memoryLimitMiB = 512
 
 const foreignNamespace = "robot-flood-foreign"
 
@@ -72,7 +72,7 @@ func main() {
 	kubectl := flag.String("kubectl", os.Getenv("KUBECTL"), "kubectl")
 	logPath := flag.String("log", "_output/flood-operator.log", "where the operator's log goes")
 	only := flag.String("only", "", "run only the floods whose name contains this")
-	maxRSS := flag.Int64("max-rss-mib", 200, "fail when a flood's peak RSS passes this many MiB (0: never); the shipped limit is 256")
+	maxRSS := flag.Int64("max-rss-mib", 200, "fail when a flood's peak RSS passes this many MiB (0: never); the shipped limit is 512")
 	flag.Parse()
 	if err := run(*kubeconfig, *bin, *kubectl, *logPath, *only, *maxRSS<<20); err != nil {
 		fmt.Fprintln(os.Stderr, "flood:", err)
