@@ -85,7 +85,9 @@ func TestSecureMetrics(t *testing.T) {
 	if code, body, err := httpGet("http://" + strings.TrimPrefix(url, "https://")); err == nil && strings.Contains(body, "robot_operator_") {
 		t.Errorf("GET over plain HTTP: %d with the metrics, want none", code)
 	}
-	mustGetStatus(t, "http://"+mustServingAddress(t, o, offset, "health probes")+"/readyz", http.StatusOK)
+	// Ready once its caches have synced and discovery has said whether the
+	// Gateway API is there, which may come a moment after the metrics.
+	waitForStatus(t, "http://"+mustServingAddress(t, o, offset, "health probes")+"/readyz", http.StatusOK)
 
 	// The reviews are what the shipped RBAC allows: never a 403.
 	if err := checkNeverForbidden(start); err != nil {
