@@ -428,7 +428,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		}
 	} else {
 		if value, ignored := workload.PauseIgnored(robot); ignored {
-			logger.V(2).Info("Ignoring the pause annotation: only \"true\" pauses", "annotation", workload.AnnotationPaused, "value", value)
+			logger.V(2).Info("Ignoring the pause annotation: it is neither true nor false", "annotation", workload.AnnotationPaused, "value", value)
 		}
 		objects, syncErr = c.owned.Sync(ctx, robot)
 	}

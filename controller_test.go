@@ -3522,11 +3522,12 @@ func pausedStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, serv
 // TestPausedNewRobotCreatesNothing: a new Robot created paused gets no
 // Deployment and no Service; it says Synced=False with the reason Paused,
 // and Ready=False for the same reason, since nothing runs. It is not
-// retried: unpausing it queues it.
+// retried: unpausing it queues it. "True", as people write it, pauses as
+// "true" does.
 func TestPausedNewRobotCreatesNothing(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := paused(robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP), "true")
+	robot := paused(robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP), "True")
 	f.addRobot(robot)
 
 	// No kube request at all: only the status write.
@@ -3740,10 +3741,10 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	}
 }
 
-// TestPauseNeedsTrue: a value of the annotation other than "true" pauses
-// nothing: the Robot's Deployment is created as for any Robot.
+// TestPauseNeedsTrue: a value of the annotation other than "true" (in any
+// case) pauses nothing: the Robot's Deployment is created as for any Robot.
 func TestPauseNeedsTrue(t *testing.T) {
-	for _, value := range []string{"false", "True", "yes", "1", ""} {
+	for _, value := range []string{"false", "FALSE", "yes", "1", ""} {
 		t.Run(strconv.Quote(value), func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
