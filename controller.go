@@ -148,6 +148,9 @@ type Controller struct {
 	// server could not store because the Robot is too large: the status is
 	// not written again for that generation.
 	statusRefused owned.Refusals
+	// ignoredWarned holds, per Robot, the ignored annotation values it was
+	// warned of, so that each is warned of once.
+	ignoredWarned events.Once[workload.IgnoredAnnotation]
 	// newerFields says which Robots hold fields this release does not
 	// know; nil: none do.
 	newerFields *transform.NewerFields
@@ -427,9 +430,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 			logger.Info("Not writing what the Robot owns: it holds fields this release does not know", "fields", fields)
 		}
 	} else {
-		if value, ignored := workload.PauseIgnored(robot); ignored {
-			logger.V(2).Info("Ignoring the pause annotation: it is neither true nor false", "annotation", workload.AnnotationPaused, "value", value)
-		}
 		objects, syncErr = c.owned.Sync(ctx, robot)
 	}
 	if errors.Is(syncErr, outcome.ErrRobotGone) {
@@ -447,6 +447,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		// Out of time (or shutting down): a status write would fail too,
 		// and its error hide why. The retry writes the status.
 		return 0, cmp.Or(syncErr, context.Cause(ctx))
+	}
+	// A value the operator ignores must not go unsaid: the admission
+	// policy refuses them, but a Robot may hold one set before it.
+	for _, ignored := range c.ignoredWarned.Fresh(robot.UID, workload.IgnoredAnnotations(robot, objects.DisruptionBudget)) {
+		logger.Info("Ignoring an annotation's value", "object", ignored.Object, "annotation", ignored.Key, "value", ignored.Value)
+		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, robotv1beta1.ReasonAnnotationIgnored, ignored.Message())
 	}
 	if err := c.updateStatus(ctx, robot, objects, syncErr); err != nil {
 		return 0, errors.Join(syncErr, err)
@@ -563,6 +569,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 		c.writer.ForgetRobot(robot.UID)
 		c.owned.ForgetRobot(robot.UID)
 		c.statusRefused.Forget(robot.UID)
+		c.ignoredWarned.Forget(robot.UID)
 		c.newerFields.Forget(robot.UID)
 	}
 }

@@ -3743,6 +3743,8 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 
 // TestPauseNeedsTrue: a value of the annotation other than "true" (in any
 // case) pauses nothing: the Robot's Deployment is created as for any Robot.
+// "false" in any case says so; any other value is ignored, and a Warning
+// names it and the values read.
 func TestPauseNeedsTrue(t *testing.T) {
 	for _, value := range []string{"false", "FALSE", "yes", "1", ""} {
 		t.Run(strconv.Quote(value), func(t *testing.T) {
@@ -3757,9 +3759,64 @@ func TestPauseNeedsTrue(t *testing.T) {
 			f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 			f.run(ctx, cache.MetaObjectToName(robot))
-			f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
+			events := []string{corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`}
+			if !strings.EqualFold(value, "false") {
+				events = append(events, corev1.EventTypeWarning+" "+robotv1beta1.ReasonAnnotationIgnored+" "+workload.IgnoredAnnotations(robot, nil)[0].Message())
+			}
+			f.expectEvents(events...)
 		})
 	}
+}
+
+// TestIgnoredAnnotationIsWarnedOnce: a Robot whose pause annotation, or
+// whose budget's annotation, holds a value the operator ignores gets one
+// Warning per value, not one per sync; a new value gets its own, and so
+// does the same value set again after it was put right.
+func TestIgnoredAnnotationIsWarnedOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	key := cache.MetaObjectToName(robot)
+	warning := func(robot *robotv1beta1.Robot) string {
+		ignored := workload.IgnoredAnnotations(robot, nil)
+		if len(ignored) != 1 {
+			t.Fatalf("ignored %v, want the pause annotation", ignored)
+		}
+		return corev1.EventTypeWarning + " " + robotv1beta1.ReasonAnnotationIgnored + " " + ignored[0].Message()
+	}
+	sync := func(value string) *robotv1beta1.Robot {
+		t.Helper()
+		robot := paused(robot, value)
+		if value == "" {
+			delete(robot.Annotations, workload.AnnotationPaused)
+		}
+		if err := f.robotIndexer.Update(robot); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		return robot
+	}
+
+	maybe := sync("maybe")
+	sync("maybe")
+	f.expectEvents(warning(maybe))
+	yes := sync("yes")
+	sync("yes")
+	f.expectEvents(warning(yes))
+	sync("")
+	f.expectEvents()
+	f.expectEvents(warning(sync("yes")))
+
+	// Once deleted, it is forgotten.
+	c.deleteRobot(yes)
+	f.expectEvents(warning(sync("yes")))
 }
 
 // TestStatusTooLargeIsReportedNotRetried: a Robot so large that the API

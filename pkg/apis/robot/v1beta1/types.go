@@ -981,10 +981,16 @@ const (
 	// Deployment is created, and one the Robot has is left as it is.
 	ReasonGracePeriodNotAllowed = "GracePeriodNotAllowed"
 	// ReasonPaused: the Robot carries the annotation robot.dev/paused:
-	// "true", and the operator writes nothing to its Deployment or its
-	// Service until it is removed. The status still reports the
-	// Deployment as it is.
+	// "true" (in any case), and the operator writes nothing to what it
+	// owns (its Deployment, Service, PodDisruptionBudget and HTTPRoute)
+	// until it is removed or set to "false". The status still reports them
+	// as they are.
 	ReasonPaused = "Paused"
+	// ReasonAnnotationIgnored, a Warning event's reason only: the Robot's
+	// robot.dev/paused, or its PodDisruptionBudget's
+	// robot.dev/disruption-budget, holds a value the operator does not read
+	// and so ignores. Recorded once per value.
+	ReasonAnnotationIgnored = "AnnotationIgnored"
 	// ReasonNewerAPI: the Robot holds spec fields this operator's release
 	// does not know, written through a newer release's CRD (this release
 	// was rolled back to). The operator writes nothing to what the Robot
