@@ -4020,6 +4020,35 @@ func TestDisruptionBudgetPutBackAndDeleted(t *testing.T) {
 	}
 }
 
+// TestPausedRobotLeavesItsBudget: the pause covers the PodDisruptionBudget
+// as it does the Deployment: a budget loosened by hand is not put back, and
+// one the Robot no longer asks for is not deleted, while the annotation
+// stays. (The HTTPRoute goes through the same path, owned.Paths.Own.)
+func TestPausedRobotLeavesItsBudget(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	for name, robot := range map[string]*robotv1beta1.Robot{
+		"loosened": robottest.NewRobot("test", 2),
+		"not asked": func() *robotv1beta1.Robot {
+			robot := robottest.NewRobot("test", 2)
+			robot.Spec.DisruptionBudget = &robotv1beta1.RobotDisruptionBudget{Disabled: true}
+			return robot
+		}(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			budget := liveBudget(t, robottest.NewRobot("test", 2))
+			budget.Spec.MaxUnavailable = ptr.To(intstr.FromString("100%"))
+			f := budgetFixture(t, policy.DisruptionBudgetsDefault, paused(robot, "true"), budget)
+			c := f.newController(ctx)
+			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+				t.Fatal(err)
+			}
+			for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+				t.Errorf("%s while the Robot is paused", describe(action))
+			}
+		})
+	}
+}
+
 // budgetFixture is a fixture of robot, converged, with its Deployment, and
 // budget in the caches and the API server when not nil, run under mode.
 func budgetFixture(t *testing.T, mode policy.DisruptionBudgets, robot *robotv1beta1.Robot, budget *policyv1.PodDisruptionBudget) *fixture {

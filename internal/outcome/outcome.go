@@ -354,8 +354,8 @@ func (e *ContestedError) Error() string {
 		writer, kind, e.Name, e.Drift, e.MaxWait, kind)
 }
 
-// PausedError is a Robot whose annotation robot.dev/paused is "true": the
-// operator writes nothing to its Deployment or its Service. It is no failure
+// PausedError is a Robot whose annotation robot.dev/paused is "true" (in any
+// case): the operator writes nothing to what it owns. It is no failure
 // a person must be warned of (a person asked for it), but the Synced
 // condition must say that the Deployment is not kept as the Robot asks.
 type PausedError struct {
@@ -364,7 +364,7 @@ type PausedError struct {
 
 func (e *PausedError) Error() string {
 	return fmt.Sprintf("reconciliation is paused by the robot.dev/paused annotation: the operator writes nothing to Deployment %q "+
-		"or its Service until the annotation is removed or set to another value than \"true\"", e.Deployment)
+		"or the Robot's Service, PodDisruptionBudget and HTTPRoute until the annotation is removed or set to \"false\"", e.Deployment)
 }
 
 // NewerFieldsError is a Robot that holds spec fields this release's Go types
