@@ -4049,6 +4049,24 @@ func TestPausedRobotLeavesItsBudget(t *testing.T) {
 	}
 }
 
+// TestIgnoredBudgetAnnotationIsWarned: a Robot whose PodDisruptionBudget
+// holds a value of robot.dev/disruption-budget the operator does not read
+// gets a Warning that names the budget, the value and the values read; the
+// budget stays in the operator's hands.
+func TestIgnoredBudgetAnnotationIsWarned(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("test", 2)
+	budget := liveBudget(t, robot)
+	budget.Annotations[workload.AnnotationDisruptionBudget] = "off"
+	f := budgetFixture(t, policy.DisruptionBudgetsDefault, robot, budget)
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	f.expectEvents(corev1.EventTypeWarning + " " + robotv1beta1.ReasonAnnotationIgnored + " " +
+		`The PodDisruptionBudget "test"'s annotation robot.dev/disruption-budget is "off", which the operator ignores: it reads "unmanaged" or "managed", in any case; the operator keeps the budget as the Robot asks`)
+}
+
 // budgetFixture is a fixture of robot, converged, with its Deployment, and
 // budget in the caches and the API server when not nil, run under mode.
 func budgetFixture(t *testing.T, mode policy.DisruptionBudgets, robot *robotv1beta1.Robot, budget *policyv1.PodDisruptionBudget) *fixture {
