@@ -297,3 +297,37 @@ func TestLoadBalancerClassRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceDriftOfServiceAndNodePorts: a servicePort changed is drift; a
+// node port the Robot sets is compared, one it does not set (the API
+// server's) is not, whatever the API server picked.
+func TestServiceDriftOfServiceAndNodePorts(t *testing.T) {
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeNodePort)
+	robot.Spec.Ports[0].ServicePort = 80
+	live := liveService(t, robot)
+	if got := ServiceDrift(workload.NewService(robot), live); got != "" {
+		t.Errorf("as applied, the node port the API server's: drift %q", got)
+	}
+	live.Spec.Ports[0].NodePort = 30999
+	if got := ServiceDrift(workload.NewService(robot), live); got != "" {
+		t.Errorf("another node port picked by the API server: drift %q", got)
+	}
+	changed := robot.DeepCopy()
+	changed.Spec.Ports[0].ServicePort = 81
+	if got := ServiceDrift(workload.NewService(changed), live); got == "" {
+		t.Error("servicePort 80 to 81: no drift")
+	}
+	robot.Spec.Ports[0].NodePort = 30080
+	live = liveService(t, robot)
+	if live.Spec.Ports[0].NodePort != 30080 {
+		t.Fatalf("the live Service's node port %d, want the Robot's 30080", live.Spec.Ports[0].NodePort)
+	}
+	if got := ServiceDrift(workload.NewService(robot), live); got != "" {
+		t.Errorf("as applied, the Robot's node port: drift %q", got)
+	}
+	live.Spec.Ports[0].NodePort = 30999
+	if got := ServiceDrift(workload.NewService(robot), live); !strings.Contains(got, "nodePort") {
+		t.Errorf("the Robot's node port changed by another writer: drift %q, want it to name nodePort", got)
+	}
+}
+
