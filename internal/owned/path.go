@@ -59,6 +59,11 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// desired onto current into what the Robot reports; nil when it is no
 	// refusal the kind knows.
 	Refused func(desired A, current T, err error) error
+	// Explain, when set, says the API server's refusal of a create or an
+	// apply of robot's object in the Robot's terms (which of its fields
+	// asked for what the API server refused); nil when it is no refusal
+	// the kind knows.
+	Explain func(robot *robotv1beta1.Robot, err error) error
 	// Released, when set, reports whether current, the Robot's own
 	// object, was taken out of the operator's hands by whoever may edit it
 	// (an annotation): it is reported as it is, and neither applied to nor
@@ -195,7 +200,7 @@ func (p *Path[T, A]) create(ctx context.Context, robot *robotv1beta1.Robot, desi
 	}
 	created, err := p.objects.Create(ctx, robot, desired)
 	if !apierrors.IsAlreadyExists(err) {
-		return created, nil, p.noteRefusal(robot, err)
+		return created, nil, p.noteRefusal(robot, p.explain(robot, err))
 	}
 	existing, err := p.objects.Get(ctx, robot.Namespace, *desired.GetName())
 	if err != nil {
@@ -282,7 +287,19 @@ func (p *Path[T, A]) apply(ctx context.Context, robot *robotv1beta1.Robot, desir
 			return current, refused
 		}
 	}
-	return written, p.noteRefusal(robot, err)
+	return written, p.noteRefusal(robot, p.explain(robot, err))
+}
+
+// explain returns err, the answer to a write of robot's object, in the
+// Robot's terms when the kind knows them.
+func (p *Path[T, A]) explain(robot *robotv1beta1.Robot, err error) error {
+	if err == nil || p.kind.Explain == nil {
+		return err
+	}
+	if explained := p.kind.Explain(robot, err); explained != nil {
+		return explained
+	}
+	return err
 }
 
 // contested is the error of a fight over object.

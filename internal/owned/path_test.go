@@ -3,6 +3,7 @@ package owned
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,6 +174,34 @@ func TestServiceRefusalIsRemembered(t *testing.T) {
 	}
 	if got := f.writes(); fmt.Sprint(got) != "[create services]" {
 		t.Errorf("writes %v for the next generation, want the create sent again", got)
+	}
+}
+
+// TestServiceNodePortRefusalNamesTheRobotsField: a node port the API server
+// refuses on the Service (out of the cluster's range, which only it knows)
+// is reported as an invalid spec that names the Robot's port, and
+// remembered as any refusal.
+func TestServiceNodePortRefusalNamesTheRobotsField(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeNodePort)
+	robot.Spec.Ports[0].NodePort = 40000
+	f := newPathFixture(t, robot)
+	services, _ := f.services(t)
+	f.kube.PrependReactor("create", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "web",
+			field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(0).Child("nodePort"), int32(40000),
+				"provided port is not in the valid range. The range of valid ports is 30000-32767")})
+	})
+	for range 2 {
+		_, err := services.Sync(ctx, robot)
+		var invalid *outcome.InvalidSpecError
+		want := `spec.ports[0].nodePort 40000: the API server refuses it on the Service "web": provided port is not in the valid range`
+		if !errors.As(err, &invalid) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("sync: %v, want an invalid spec that says %q", err, want)
+		}
+	}
+	if got := f.writes(); fmt.Sprint(got) != "[create services]" {
+		t.Errorf("writes %v for two syncs of one generation, want one create", got)
 	}
 }
 

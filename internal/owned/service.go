@@ -99,7 +99,11 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 		Refuse: func(robot *robotv1beta1.Robot, desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) error {
 			return drift.LoadBalancerClassChange(desired, current, status.ReportsLoadBalancerClassImmutable(robot.Status, robot.Generation))
 		},
-		Refused:   drift.LoadBalancerClassRefused,
+		Refused: drift.LoadBalancerClassRefused,
+		// A node port out of the cluster's range, or another Service's,
+		// only the API server can refuse: it says which port of the
+		// Robot asked for it.
+		Explain:   drift.NodePortRefused,
 		Contested: robotv1beta1.ReasonServiceContested,
 		AppliedSpecHash: func(current *corev1.Service) string {
 			return current.Annotations[workload.AnnotationSpecHash]

@@ -140,6 +140,9 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 	if err := robotv1beta1.ValidateService(spec.Service); err != nil {
 		return err
 	}
+	if err := robotv1beta1.ValidateNodePorts(spec.Ports, spec.Service); err != nil {
+		return err
+	}
 	return validateWorkload(spec)
 }
 

@@ -86,7 +86,8 @@ func setAccepted(t *testing.T, routes gatewayclient.Interface, ns, name, gateway
 // Gateway API gets its Deployment and Service all the same, and says why it
 // has no route. Once the Gateway API's CRD is installed, the operator,
 // still running, makes the route; the Robot is Ready only once the Gateway
-// accepts it, and says the Gateway's own reason when it does not.
+// accepts it, and says the Gateway's own reason when it does not. A port's
+// servicePort moves the route's backend to it.
 func TestHTTPRoute(t *testing.T) {
 	parallel(t)
 	removeRoutesCRD(t)
@@ -172,6 +173,19 @@ func TestHTTPRoute(t *testing.T) {
 		}
 		return len(r.Spec.Hostnames) == 1 && r.Spec.Hostnames[0] == "site.example.com", fmt.Sprint(r.Spec.Hostnames), nil
 	})
+
+	// A servicePort: the route reaches the Service on it, not on the
+	// container's number.
+	patchRobot(t, ns, "site", `{"spec":{"ports":[{"name":"http","containerPort":8080,"servicePort":80}]}}`)
+	eventually(t, convergeTimeout, "the route's backend is on the Service port, 80", func(ctx context.Context) (bool, string, error) {
+		r, err := routes.GatewayV1().HTTPRoutes(ns).Get(ctx, "site", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		b := r.Spec.Rules[0].BackendRefs
+		return len(b) == 1 && b[0].Port != nil && *b[0].Port == 80, fmt.Sprintf("%+v", b), nil
+	})
+	waitForService(t, ns, "site", "is on port 80", func(s *corev1.Service) bool { return len(s.Spec.Ports) == 1 && s.Spec.Ports[0].Port == 80 })
 
 	// No http: the route goes.
 	patchRobot(t, ns, "site", `{"spec":{"http":null}}`)

@@ -276,7 +276,14 @@ func updateService(t *testing.T, ns, name, manager string, edit func(*corev1.Ser
 // Service ns/name after since, per the audit log.
 func operatorServiceWrites(t *testing.T, ns, name string, since time.Time) []string {
 	t.Helper()
-	events, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: since, Namespace: ns, Resource: "services", Name: name})
+	return operatorWrites(t, ns, "services", name, since)
+}
+
+// operatorWrites returns the operator's requests that changed the object
+// ns/name of resource after since, per the audit log.
+func operatorWrites(t *testing.T, ns, resource, name string, since time.Time) []string {
+	t.Helper()
+	events, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: since, Namespace: ns, Resource: resource, Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}

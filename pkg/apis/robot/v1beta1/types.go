@@ -70,6 +70,7 @@ type Robot struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.initContainers) || self.initContainers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="every volumeMounts entry of an init container must name a volume of spec.volumes",fieldPath=".initContainers"
 // +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="every volumeMounts entry of a sidecar must name a volume of spec.volumes",fieldPath=".sidecars"
 // +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(s, !has(s.ports) || s.ports.all(p, !(has(self.ports) && self.ports.exists(q, q.name == p.name)) && self.sidecars.exists_one(o, has(o.ports) && o.ports.exists(q, q.name == p.name))))",message="a sidecar's port cannot have the name of another port of the pod (of spec.ports or of another sidecar): a Service or a probe finds a port by its name",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, !has(p.nodePort)) || (has(self.service) && has(self.service.type) && self.service.type in ['NodePort', 'LoadBalancer'])",message="a port's nodePort can be set only when service.type is NodePort or LoadBalancer: a Service of another type opens no port on the nodes",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.preStop) || !has(self.preStop.sleep) || self.preStop.sleep.seconds < (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="preStop.sleep.seconds must be below terminationGracePeriodSeconds (30 when unset), so that the container has time to stop after the sleep",fieldPath=".preStop"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || type(self.readinessProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.httpGet.port))",message="readinessProbe.httpGet.port must be a port number or the name of one of spec.ports: a probe finds a port by its name on its own container",fieldPath=".readinessProbe.httpGet.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || type(self.readinessProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.tcpSocket.port))",message="readinessProbe.tcpSocket.port must be a port number or the name of one of spec.ports: a probe finds a port by its name on its own container",fieldPath=".readinessProbe.tcpSocket.port"
@@ -112,6 +113,8 @@ type RobotSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="size(self) > 16 || self.all(p, self.exists_one(q, q.containerPort == p.containerPort && q.protocol == p.protocol))",message="two ports cannot have the same containerPort and protocol"
+	// +kubebuilder:validation:XValidation:rule="size(self) > 16 || self.all(p, self.exists_one(q, (has(q.servicePort) ? q.servicePort : q.containerPort) == (has(p.servicePort) ? p.servicePort : p.containerPort) && q.protocol == p.protocol))",message="two ports cannot have the same Service port and protocol: a port's Service port is its servicePort, or its containerPort when it has none"
+	// +kubebuilder:validation:XValidation:rule="size(self) > 16 || self.all(p, !has(p.nodePort) || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort && q.protocol == p.protocol))",message="two ports cannot have the same nodePort and protocol"
 	Ports []RobotPort `json:"ports,omitempty"`
 
 	// Service is how the Robot is reached. When ports are set, the operator
@@ -395,12 +398,14 @@ type RobotContainer struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe) || !has(self.livenessProbe.tcpSocket) || type(self.livenessProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.livenessProbe.tcpSocket.port))",message="livenessProbe.tcpSocket.port must be a port number or the name of one of the sidecar's ports: a probe finds a port by its name on its own container",fieldPath=".livenessProbe.tcpSocket.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.httpGet) || type(self.startupProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.httpGet.port))",message="startupProbe.httpGet.port must be a port number or the name of one of the sidecar's ports: a probe finds a port by its name on its own container",fieldPath=".startupProbe.httpGet.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.tcpSocket) || type(self.startupProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.tcpSocket.port))",message="startupProbe.tcpSocket.port must be a port number or the name of one of the sidecar's ports: a probe finds a port by its name on its own container",fieldPath=".startupProbe.tcpSocket.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, !has(p.servicePort) && !has(p.nodePort))",message="a sidecar's ports cannot set servicePort or nodePort: they are not on the Robot's Service, which exposes spec.ports",fieldPath=".ports"
 type RobotSidecar struct {
 	RobotContainer `json:",inline"`
 
 	// Ports are the ports the sidecar listens on, declared on it by name,
 	// for its probes and for whoever reaches the pod. They are not on the
-	// Robot's Service, which exposes spec.ports.
+	// Robot's Service, which exposes spec.ports, so they cannot set
+	// servicePort or nodePort.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -483,6 +488,28 @@ type RobotPort struct {
 	// +kubebuilder:default=TCP
 	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
 	Protocol corev1.Protocol `json:"protocol,omitempty"`
+
+	// ServicePort is the port number of the Robot's Service, which sends
+	// what it receives there to the container's port of this name: 80 for
+	// a container that listens on 8080, say. Unset, the containerPort. An
+	// HTTPRoute reaches the port on this number; probes and the container
+	// keep containerPort. Changing it changes the Service alone, not the
+	// pods. Only for spec.ports: a sidecar's ports are not on the Service.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	ServicePort int32 `json:"servicePort,omitempty"`
+
+	// NodePort is the port this port opens on every node, for a Service of
+	// type NodePort or LoadBalancer only. It must be free and in the
+	// cluster's node port range (30000-32767 unless the API server is told
+	// otherwise): the API server refuses another on the Service, which the
+	// Robot then reports (Synced=False, InvalidSpec). Unset, the API server
+	// picks one, and keeps it while the Service has this port.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	NodePort int32 `json:"nodePort,omitempty"`
 }
 
 // RobotStrategy is how the Deployment replaces old pods with new ones.
