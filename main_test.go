@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -188,4 +190,58 @@ func clientsReached(t *testing.T, pkg string) []string {
 	walk(root)
 	slices.Sort(reached)
 	return reached
+}
+
+// TestArchitectureDiagram: the import diagram of docs/architecture.md has
+// an arrow for each import between the project's packages, and no other.
+func TestArchitectureDiagram(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrow := regexp.MustCompile(`(?m)^\s*(\w+) --> (.+)$`)
+	drawn := map[string]bool{}
+	for _, m := range arrow.FindAllStringSubmatch(string(doc), -1) {
+		for _, to := range strings.Split(m[2], "&") {
+			drawn[m[1]+" --> "+strings.TrimSpace(to)] = true
+		}
+	}
+	if len(drawn) == 0 {
+		t.Fatal("docs/architecture.md has no arrows: the diagram moved or changed its form")
+	}
+	const module = "github.com/robot-operator/robot-operator"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, ".", "./internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	node := func(path string) (string, bool) {
+		if path == module {
+			return "root", true
+		}
+		name, ok := strings.CutPrefix(path, module+"/internal/")
+		return name, ok && name != "robottest"
+	}
+	imported := map[string]bool{}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		from, ok := node(fields[0])
+		if !ok {
+			continue
+		}
+		for _, dep := range fields[1:] {
+			if to, ok := node(dep); ok {
+				imported[from+" --> "+to] = true
+			}
+		}
+	}
+	for edge := range imported {
+		if !drawn[edge] {
+			t.Errorf("docs/architecture.md's diagram lacks %s", edge)
+		}
+	}
+	for edge := range drawn {
+		if !imported[edge] {
+			t.Errorf("docs/architecture.md's diagram has %s, which is no import", edge)
+		}
+	}
 }
