@@ -2517,7 +2517,13 @@ func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
 	f.expectCreateService(robot)
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	status := status.Compute(robot, created, liveService(t, robot), nil, metav1.NewTime(robottest.FixtureNow))
+	// The status reads the Service the create returned, and the fake
+	// clientset allocates no node port, as the API server would.
+	service := liveService(t, robot)
+	for i := range service.Spec.Ports {
+		service.Spec.Ports[i].NodePort = 0
+	}
+	status := status.Compute(robot, created, service, nil, metav1.NewTime(robottest.FixtureNow))
 	if status.ServiceName != "test" {
 		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
 	}

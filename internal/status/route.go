@@ -25,11 +25,13 @@ import (
 // All but RouteNotAccepted (and a Gateway's Pending) wait on a person, and
 // make the Robot Stalled. A Robot whose workload is not Ready keeps
 // the workload's reason, which says more. route is the Robot's route as
-// cached, nil when it has none.
+// cached, nil when it has none. Once the route is accepted, its URLs are
+// the Robot's address (address.go).
 func WithRoute(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatus, route *gatewayv1.HTTPRoute, syncErr error, now metav1.Time) {
 	if !workload.WantsRoute(robot) {
 		return
 	}
+	withRouteAddress(robot, status, route, syncErr)
 	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionTrue {
 		return

@@ -156,9 +156,13 @@ func TestHTTPRoute(t *testing.T) {
 			strings.Contains(ready.Message, "allows routes from "+ns)
 	})
 
-	// Accepted: Ready.
+	// Accepted: Ready, and reached at the route's URL.
 	setAccepted(t, routes, ns, "site", "public", metav1.ConditionTrue, "Accepted", "")
 	waitForRobotReady(t, ns, "site")
+	waitForRobot(t, ns, "site", convergeTimeout, "is reached at the route's URL", func(r *robotv1beta1.Robot) bool {
+		a := r.Status.Address
+		return a != nil && a.URL == "http://site.example.com/" && len(a.RouteURLs) == 1 && a.RouteURLs[0] == a.URL && a.Hostname == "site."+ns+".svc"
+	})
 
 	// A hand edit of the route is put back.
 	if _, err := routes.GatewayV1().HTTPRoutes(ns).Patch(t.Context(), "site", "application/merge-patch+json",
