@@ -38,6 +38,31 @@ func routesCRDFile(t *testing.T) string {
 	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml")
 }
 
+// gatewaysCRD is the Gateway API's Gateway CRD.
+const gatewaysCRD = "gateways.gateway.networking.k8s.io"
+
+// removeGatewaysCRD deletes the Gateway CRD and waits until it is gone. It
+// runs in a cleanup too, after the test's context has ended.
+func removeGatewaysCRD(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 90*time.Second)
+	defer cancel()
+	if _, stderr, err := kubectl(ctx, "", "delete", "crd", gatewaysCRD, "--ignore-not-found", "--wait=true", "--timeout=60s"); err != nil {
+		t.Errorf("deleting the Gateway CRD: %v\n%s", err, stderr)
+	}
+}
+
+// waitForEstablished waits until the CRD named is established. kubectl wait fails
+// at once, rather than waiting, while a new CRD has no conditions yet: it
+// asks until the CRD says Established.
+func waitForEstablished(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, convergeTimeout, "CRD "+name+" is established", func(ctx context.Context) (bool, string, error) {
+		out, _, err := kubectl(ctx, "", "get", "crd", name, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+		return out == "True", out, err
+	})
+}
+
 // removeRoutesCRD deletes the HTTPRoute CRD and waits until it is gone. It
 // runs in a cleanup too, after the test's context has ended.
 func removeRoutesCRD(t *testing.T) {
@@ -85,12 +110,16 @@ func setAccepted(t *testing.T, routes gatewayclient.Interface, ns, name, gateway
 // TestHTTPRoute: a Robot that asks for an HTTPRoute on a cluster with no
 // Gateway API gets its Deployment and Service all the same, and says why it
 // has no route. Once the Gateway API's CRD is installed, the operator,
-// still running, makes the route; the Robot is Ready only once the Gateway
-// accepts it, and says the Gateway's own reason when it does not.
+// still running, makes the route; once the Gateway CRD is too, the Robot
+// says its Gateway does not exist (Stalled), and waits for its answer again
+// once it does. The Robot is Ready only once the Gateway accepts the route,
+// and says the Gateway's own reason when it does not.
 func TestHTTPRoute(t *testing.T) {
 	parallel(t)
 	removeRoutesCRD(t)
+	removeGatewaysCRD(t)
 	t.Cleanup(func() { removeRoutesCRD(t) })
+	t.Cleanup(func() { removeGatewaysCRD(t) })
 	ns := newNamespace(t)
 	robot := newRobot(ns, "site", 1)
 	robot.Spec.Ports = httpPorts(8080)
@@ -114,12 +143,7 @@ func TestHTTPRoute(t *testing.T) {
 
 	// The Gateway API arrives; the operator is not restarted.
 	mustKubectl(t, "apply", "--server-side", "-f", routesCRDFile(t))
-	// kubectl wait fails at once, rather than waiting, while the new CRD
-	// has no conditions yet: ask until it says Established.
-	eventually(t, convergeTimeout, "the HTTPRoute CRD is established", func(ctx context.Context) (bool, string, error) {
-		out, _, err := kubectl(ctx, "", "get", "crd", routesCRD, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
-		return out == "True", out, err
-	})
+	waitForEstablished(t, routesCRD)
 	routes := gatewayClient(t)
 	var route *gatewayv1.HTTPRoute
 	eventually(t, convergeTimeout, "the Robot's HTTPRoute is made", func(ctx context.Context) (bool, string, error) {
@@ -146,6 +170,28 @@ func TestHTTPRoute(t *testing.T) {
 		ready := readyCondition(r)
 		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
 		return ready != nil && ready.Reason == robotv1beta1.ReasonRouteNotAccepted && synced != nil && synced.Status == metav1.ConditionTrue
+	})
+
+	// The Gateways' CRD arrives, without Gateway public: no controller
+	// will ever answer the route, and the Robot says so, Stalled.
+	gatewaysFile := strings.Replace(routesCRDFile(t), "httproutes.yaml", "gateways.yaml", 1)
+	mustKubectl(t, "apply", "--server-side", "-f", gatewaysFile)
+	waitForEstablished(t, gatewaysCRD)
+	waitForRobot(t, ns, "site", 2*convergeTimeout, "says Gateway public does not exist, Stalled", func(r *robotv1beta1.Robot) bool {
+		ready, stalled := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionStalled)
+		return ready != nil && ready.Reason == "GatewayNotFound" && strings.Contains(ready.Message, "Gateway "+ns+"/public") &&
+			stalled != nil && stalled.Status == metav1.ConditionTrue
+	})
+	// It is made: the Robot waits for its answer again, by itself.
+	if _, err := routes.GatewayV1().Gateways(ns).Create(t.Context(), &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "public"},
+		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "e2e", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForRobot(t, ns, "site", convergeTimeout, "waits for the Gateway again, Reconciling", func(r *robotv1beta1.Robot) bool {
+		ready, reconciling := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionReconciling)
+		return ready != nil && ready.Reason == robotv1beta1.ReasonRouteNotAccepted && reconciling != nil && reconciling.Status == metav1.ConditionTrue
 	})
 
 	// The Gateway refuses it: its reason and message are the Robot's.
