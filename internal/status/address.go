@@ -107,7 +107,7 @@ func withRouteAddress(robot *robotv1beta1.Robot, status *robotv1beta1.RobotStatu
 	if status.Address == nil || route == nil || !workload.WantsRoute(robot) {
 		return
 	}
-	if reason, _, _ := routeNotAccepted(route, syncErr); reason != "" {
+	if reason, _, _ := routeNotAccepted(route, nil, syncErr); reason != "" {
 		return
 	}
 	urls := routeURLs(route)

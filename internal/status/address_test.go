@@ -88,14 +88,14 @@ func TestRouteAddress(t *testing.T) {
 	waiting.Status.Parents = nil
 
 	status, _ := Diagnosed(robot, deployment, serviceOf(corev1.ServiceTypeClusterIP), nil, nil, nil, now)
-	WithRoute(robot, &status, accepted, nil, now)
+	WithRoute(robot, &status, accepted, nil, nil, now)
 	want := []string{"http://web.example.com/", "http://web.example.com/api", "http://www.example.com/", "http://www.example.com/api"}
 	if d := diff.Diff(want, status.Address.RouteURLs); d != "" || status.Address.URL != want[0] {
 		t.Errorf("accepted: url %q, routeURLs (-want +got):\n%s", status.Address.URL, d)
 	}
 
 	status, _ = Diagnosed(robot, deployment, serviceOf(corev1.ServiceTypeClusterIP), nil, nil, nil, now)
-	WithRoute(robot, &status, waiting, nil, now)
+	WithRoute(robot, &status, waiting, nil, nil, now)
 	if status.Address.RouteURLs != nil || status.Address.URL != "http://web.team.svc:8080" {
 		t.Errorf("not accepted yet: url %q, routeURLs %v; want the Service's URL alone", status.Address.URL, status.Address.RouteURLs)
 	}

@@ -28,6 +28,7 @@ var stalledReasons = map[string]bool{
 	robotv1beta1.ReasonGracePeriodNotAllowed:    true,
 	robotv1beta1.ReasonGatewayAPIMissing:        true,
 	robotv1beta1.ReasonRouteNameTaken:           true,
+	robotv1beta1.ReasonGatewayNotFound:          true,
 	// Only a release that knows the Robot's fields, or a Robot without
 	// them, ends it.
 	robotv1beta1.ReasonNewerAPI: true,

@@ -115,7 +115,7 @@ func TestRouteHeldByAPersonIsStalled(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _ := Diagnosed(robot, deployment, nil, nil, nil, tt.syncErr, now)
-			WithRoute(robot, &status, tt.route, tt.syncErr, now)
+			WithRoute(robot, &status, tt.route, nil, tt.syncErr, now)
 			if tt.stalled {
 				wantStalled(t, status, tt.reason)
 				return
@@ -146,4 +146,47 @@ func equalConditions(a, b []metav1.Condition) bool {
 		}
 	}
 	return true
+}
+
+// TestGatewayNotFoundIsStalled: a route whose Gateway does not exist is
+// answered by no controller: the Robot names the Gateway, Stalled. Only
+// when the lookup knows: a lookup that cannot tell, or a Gateway that
+// exists, leaves the Robot waiting for the answer.
+func TestGatewayNotFoundIsStalled(t *testing.T) {
+	robot := robottest.NewRobot("web", 1)
+	robot.Spec.HTTP = &robotv1beta1.RobotHTTP{Gateways: []robotv1beta1.RobotGateway{{Name: "public"}}}
+	deployment := liveDeployment(t, robot)
+	now := metav1.NewTime(robottest.FixtureNow)
+	route := routeOf(robot, 1, nil, "public")
+	lookup := func(exists, known bool) GatewayLookup {
+		return func(namespace, name string) (bool, bool) {
+			if namespace != "default" || name != "public" {
+				t.Errorf("looked up Gateway %s/%s, want default/public", namespace, name)
+			}
+			return exists, known
+		}
+	}
+
+	status, _ := Diagnosed(robot, deployment, nil, nil, nil, nil, now)
+	WithRoute(robot, &status, route, lookup(false, true), nil, now)
+	wantStalled(t, status, robotv1beta1.ReasonGatewayNotFound)
+	if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); !contains(ready.Message, "Gateway default/public does not exist") {
+		t.Errorf("Ready message %q, want the Gateway named", ready.Message)
+	}
+
+	for name, gateways := range map[string]GatewayLookup{"cannot tell": lookup(false, false), "exists": lookup(true, true), "no lookup": nil} {
+		status, _ := Diagnosed(robot, deployment, nil, nil, nil, nil, now)
+		WithRoute(robot, &status, route, gateways, nil, now)
+		if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonRouteNotAccepted {
+			t.Errorf("%s: Ready %s %q, want %s", name, ready.Reason, ready.Message, robotv1beta1.ReasonRouteNotAccepted)
+		}
+	}
+
+	// A Gateway that answered exists, whatever a lagging cache says.
+	yes := metav1.Condition{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: 1}
+	status, _ = Diagnosed(robot, deployment, nil, nil, nil, nil, now)
+	WithRoute(robot, &status, routeOf(robot, 1, map[string]metav1.Condition{"public": yes}, "public"), lookup(false, true), nil, now)
+	if !meta.IsStatusConditionTrue(status.Conditions, robotv1beta1.ConditionReady) {
+		t.Errorf("Ready %v with the route accepted, want True", meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady))
+	}
 }

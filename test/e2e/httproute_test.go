@@ -179,7 +179,7 @@ func TestHTTPRoute(t *testing.T) {
 	waitForEstablished(t, gatewaysCRD)
 	waitForRobot(t, ns, "site", 2*convergeTimeout, "says Gateway public does not exist, Stalled", func(r *robotv1beta1.Robot) bool {
 		ready, stalled := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionStalled)
-		return ready != nil && ready.Reason == "GatewayNotFound" && strings.Contains(ready.Message, "Gateway "+ns+"/public") &&
+		return ready != nil && ready.Reason == robotv1beta1.ReasonGatewayNotFound && strings.Contains(ready.Message, "Gateway "+ns+"/public") &&
 			stalled != nil && stalled.Status == metav1.ConditionTrue
 	})
 	// It is made: the Robot waits for its answer again, by itself.

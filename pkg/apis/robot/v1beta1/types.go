@@ -1056,6 +1056,14 @@ const (
 	// Gateway refused it, Ready carries the Gateway's own reason and
 	// message instead.
 	ReasonRouteNotAccepted = "RouteNotAccepted"
+	// ReasonGatewayNotFound: Ready is False because a Gateway the Robot's
+	// HTTPRoute attaches to does not exist, so that no controller will
+	// ever answer the route; the message names it (namespace/name). The
+	// Robot is Stalled until someone makes the Gateway, or changes
+	// spec.http.gateways; it syncs again as soon as the Gateway is made.
+	// Said only where the operator may read the Gateways and the cluster
+	// has their CRD: elsewhere the route waits with RouteNotAccepted.
+	ReasonGatewayNotFound = "GatewayNotFound"
 	// ReasonRouteNotAllowed: the Robot asks for an HTTPRoute the operator
 	// was told not to make: routes are off (-http-routes=false), or a
 	// Gateway or a hostname is outside -route-gateways or -route-hostnames.
