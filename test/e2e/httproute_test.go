@@ -196,10 +196,10 @@ func TestHTTPRoute(t *testing.T) {
 
 	// The Gateway refuses it: its reason and message are the Robot's.
 	setAccepted(t, routes, ns, "site", "public", metav1.ConditionFalse, "NotAllowedByListeners", "no listener of Gateway public allows routes from "+ns)
-	waitForRobot(t, ns, "site", convergeTimeout, "says why the Gateway refused the route", func(r *robotv1beta1.Robot) bool {
-		ready := readyCondition(r)
+	waitForRobot(t, ns, "site", convergeTimeout, "says why the Gateway refused the route, Stalled", func(r *robotv1beta1.Robot) bool {
+		ready, stalled := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionStalled)
 		return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == "NotAllowedByListeners" &&
-			strings.Contains(ready.Message, "allows routes from "+ns)
+			strings.Contains(ready.Message, "allows routes from "+ns) && stalled != nil && stalled.Status == metav1.ConditionTrue
 	})
 
 	// Accepted: Ready, and reached at the route's URL.
