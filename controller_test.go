@@ -2427,8 +2427,13 @@ func TestServiceTypeNotAllowed(t *testing.T) {
 	if synced.Reason != robotv1beta1.ReasonServiceTypeNotAllowed || !strings.Contains(synced.Message, "NodePort") {
 		t.Errorf("Synced condition %s: %s, want %s naming the type", synced.Reason, synced.Message, robotv1beta1.ReasonServiceTypeNotAllowed)
 	}
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
-		t.Errorf("Ready %s (%s): the Deployment runs, and the Service's type should not make the Robot not Ready", ready.Status, ready.Reason)
+	// The Deployment runs, but the Robot has no Service until a person
+	// changes it or the operator's flags: not Ready, and Stalled.
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonServiceTypeNotAllowed {
+		t.Errorf("Ready %s (%s), want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonServiceTypeNotAllowed)
+	}
+	if !meta.IsStatusConditionTrue(written.Status.Conditions, robotv1beta1.ConditionStalled) {
+		t.Errorf("not Stalled: %v", written.Status.Conditions)
 	}
 	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonServiceTypeNotAllowed) {
 		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonServiceTypeNotAllowed, events)
@@ -2512,7 +2517,13 @@ func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
 	f.expectCreateService(robot)
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	status := status.Compute(robot, created, liveService(t, robot), nil, metav1.NewTime(robottest.FixtureNow))
+	// The status reads the Service the create returned, and the fake
+	// clientset allocates no node port, as the API server would.
+	service := liveService(t, robot)
+	for i := range service.Spec.Ports {
+		service.Spec.Ports[i].NodePort = 0
+	}
+	status := status.Compute(robot, created, service, nil, metav1.NewTime(robottest.FixtureNow))
 	if status.ServiceName != "test" {
 		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
 	}
@@ -2745,9 +2756,14 @@ func TestServiceNotControlled(t *testing.T) {
 				f.expectCreateService(robot)
 				f.kubeActions = append(f.kubeActions, core.NewGetAction(servicesResource, robot.Namespace, "test"))
 			}
-			status := status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow))
-			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
-				t.Errorf("Ready %s (%s), want True: the Deployment runs", ready.Status, ready.Reason)
+			status, _ := status.Diagnosed(robot, deployment, nil, nil, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow))
+			// The Deployment runs, but the Robot has no Service until a
+			// person frees the name: not Ready, and Stalled.
+			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonServiceNameTaken {
+				t.Errorf("Ready %s (%s), want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonServiceNameTaken)
+			}
+			if !meta.IsStatusConditionTrue(status.Conditions, robotv1beta1.ConditionStalled) {
+				t.Errorf("not Stalled: %v", status.Conditions)
 			}
 			if synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonServiceNameTaken {
 				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonServiceNameTaken)
@@ -2771,7 +2787,7 @@ func TestServiceNameTakenWarnsOnce(t *testing.T) {
 	f := newFixture(t)
 	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
-	robot.Status = status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
+	robot.Status, _ = status.Diagnosed(robot, deployment, nil, nil, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 	f.addService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
@@ -4142,8 +4158,14 @@ func TestDisruptionBudgetsOff(t *testing.T) {
 	if synced.Reason != robotv1beta1.ReasonDisruptionBudgetNotAllowed || !strings.Contains(synced.Message, "-disruption-budgets=off") {
 		t.Errorf("Synced %s: %s, want %s naming the flag", synced.Reason, synced.Message, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
 	}
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
-		t.Errorf("Ready %s (%s): the Deployment runs, and a refused budget should not make the Robot not Ready", ready.Status, ready.Reason)
+	// The Deployment runs, but the Robot lacks the budget it asks for
+	// until a person changes it or the operator's flags: not Ready, and
+	// Stalled, so that kstatus does not call it Current.
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonDisruptionBudgetNotAllowed {
+		t.Errorf("Ready %s (%s), want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
+	}
+	if !meta.IsStatusConditionTrue(written.Status.Conditions, robotv1beta1.ConditionStalled) {
+		t.Errorf("not Stalled: %v", written.Status.Conditions)
 	}
 	if events := g.events(); len(events) != 2 || !slices.ContainsFunc(events, func(e string) bool {
 		return strings.HasPrefix(e, corev1.EventTypeWarning+" "+robotv1beta1.ReasonDisruptionBudgetNotAllowed)

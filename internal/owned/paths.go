@@ -46,6 +46,13 @@ type Sources struct {
 	Routes      gatewayinformers.HTTPRouteInformer
 	Gateway     gatewayclient.Interface
 	RoutesFound *Discovery
+	// Gateways, when set with GatewaysFound, is a metadata informer of the
+	// Gateways (of Namespace, "" for all), which GatewaysFound says is
+	// started and synced: the status names a route's Gateway that does not
+	// exist. Without them, it never does.
+	Gateways      cache.SharedIndexInformer
+	GatewaysFound *Discovery
+	Namespace     string
 }
 
 // Paths are the paths of every kind a Robot owns.
@@ -55,6 +62,8 @@ type Paths struct {
 	// budgets and routes are nil without their Sources.
 	budgets *DisruptionBudgetPath
 	routes  *RoutePath
+	// gateways is nil without its Sources.
+	gateways *Gateways
 	// policy says which budgets a Robot is refused.
 	policy policy.Policy
 	deps   Deps
@@ -99,7 +108,18 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 		synced := p.synced
 		p.synced = func() bool { return sources.RoutesFound.Answered() && synced() }
 	}
+	if sources.Gateways != nil && sources.GatewaysFound != nil {
+		if p.gateways, err = NewGateways(deps, sources.Gateways, sources.Namespace, sources.GatewaysFound); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// GatewayExists reports whether the Gateway namespace/name exists; known is
+// false while the operator cannot tell (Gateways.Exists).
+func (p *Paths) GatewayExists(namespace, name string) (exists, known bool) {
+	return p.gateways.Exists(namespace, name)
 }
 
 // HasSynced reports whether the caches of the kinds always watched have

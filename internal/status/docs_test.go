@@ -34,6 +34,9 @@ func TestKstatusTableMatches(t *testing.T) {
 	for reason := range stalledReasons {
 		stalled.Insert(reason)
 	}
+	for reason := range heldReasons {
+		stalled.Insert(reason)
+	}
 	if missing := sets.List(stalled.Difference(documented)); len(missing) > 0 {
 		t.Errorf("Stalled reasons that docs/api.md's kstatus table does not list as Failed: %v", missing)
 	}

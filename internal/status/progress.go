@@ -9,8 +9,9 @@ import (
 
 // stalledReasons are the reasons of a Ready=False that no waiting will
 // cure: each needs a change to the Robot, its image, its namespace or the
-// cluster. A Robot with one is Stalled (kstatus: Failed); with any other
-// reason it is Reconciling (kstatus: InProgress).
+// cluster. A Robot with one, or with one of heldReasons, is Stalled
+// (kstatus: Failed); with any other reason it is Reconciling (kstatus:
+// InProgress).
 var stalledReasons = map[string]bool{
 	robotv1beta1.ReasonImagePullFailed:          true,
 	robotv1beta1.ReasonCrashLoop:                true,
@@ -24,6 +25,10 @@ var stalledReasons = map[string]bool{
 	robotv1beta1.ReasonInvalidSpec:              true,
 	robotv1beta1.ReasonDeploymentNameTaken:      true,
 	robotv1beta1.ReasonRouteNotAllowed:          true,
+	robotv1beta1.ReasonGracePeriodNotAllowed:    true,
+	robotv1beta1.ReasonGatewayAPIMissing:        true,
+	robotv1beta1.ReasonRouteNameTaken:           true,
+	robotv1beta1.ReasonGatewayNotFound:          true,
 	// Only a release that knows the Robot's fields, or a Robot without
 	// them, ends it.
 	robotv1beta1.ReasonNewerAPI: true,
@@ -45,10 +50,21 @@ func setProgress(status *robotv1beta1.RobotStatus, stored []metav1.Condition, ge
 	if ready == nil {
 		return
 	}
+	setProgressStalled(status, stored, generation, now, stalledReasons[ready.Reason] || heldReasons[ready.Reason])
+}
+
+// setProgressStalled is setProgress told whether Ready=False waits on a
+// person, for a reason that is not the operator's own (a Gateway's refusal
+// of the route, in the Gateway's words).
+func setProgressStalled(status *robotv1beta1.RobotStatus, stored []metav1.Condition, generation int64, now metav1.Time, stuck bool) {
+	ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
+	if ready == nil {
+		return
+	}
 	reconciling, stalled := metav1.ConditionFalse, metav1.ConditionFalse
 	switch {
 	case ready.Status == metav1.ConditionTrue:
-	case stalledReasons[ready.Reason]:
+	case stuck:
 		stalled = metav1.ConditionTrue
 	default:
 		reconciling = metav1.ConditionTrue

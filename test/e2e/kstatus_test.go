@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -115,4 +116,39 @@ func TestKstatusImagePullFailed(t *testing.T) {
 		t.Errorf("kstatus conditions %+v, want Stalled with reason %s", last.Conditions, robotv1beta1.ReasonImagePullFailed)
 	}
 	t.Logf("kstatus: %v", seen)
+}
+
+// TestKstatusServiceNameTaken: a Robot whose Service name someone else
+// holds waits on a person: kstatus says Failed with the reason, not Current
+// as if all were well, and Current once the name is free and the Robot has
+// its Service.
+func TestKstatusServiceNameTaken(t *testing.T) {
+	parallel(t)
+	ns := newNamespace(t)
+	if _, err := env.kube.CoreV1().Services(ns).Create(t.Context(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "someone-else"}, Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	robot := newRobot(ns, "web", 1)
+	robot.Spec.Ports = httpPorts(8080)
+	createRobot(t, robot)
+	var last *status.Result
+	followKstatus(t, ns, "web", convergeTimeout, func(r *status.Result) bool {
+		last = r
+		return r.Status == status.FailedStatus
+	})
+	var stalled bool
+	for _, c := range last.Conditions {
+		stalled = stalled || (c.Type == status.ConditionStalled && c.Reason == robotv1beta1.ReasonServiceNameTaken)
+	}
+	if !stalled {
+		t.Errorf("kstatus conditions %+v, want Stalled with reason %s", last.Conditions, robotv1beta1.ReasonServiceNameTaken)
+	}
+	if err := env.kube.CoreV1().Services(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The Robot looks again within its recheck period (30s).
+	followKstatus(t, ns, "web", 2*convergeTimeout, func(r *status.Result) bool { return r.Status == status.CurrentStatus })
 }

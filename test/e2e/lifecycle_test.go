@@ -93,12 +93,22 @@ func TestCreateRobot(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("kubectl get robot printed %d lines, want a header and one row:\n%s", len(lines), out)
 	}
-	if header, want := strings.Fields(lines[0]), []string{"NAME", "DESIRED", "READY", "AVAILABLE", "STATUS", "SYNCED", "SERVICE", "IMAGE", "AGE"}; !slices.Equal(header, want) {
+	if header, want := strings.Fields(lines[0]), []string{"NAME", "DESIRED", "READY", "AVAILABLE", "STATUS", "SYNCED", "ADDRESS", "AGE"}; !slices.Equal(header, want) {
 		t.Errorf("kubectl get robot header = %v, want %v:\n%s", header, want, out)
 	}
 	row := strings.Fields(lines[1])
-	if want := []string{"web", "2", "2", "2", robotv1beta1.ReasonRolloutComplete, "True", "web", image1}; len(row) != 9 || !slices.Equal(row[:8], want) {
+	if want := []string{"web", "2", "2", "2", robotv1beta1.ReasonRolloutComplete, "True", "http://web." + ns + ".svc:8080"}; len(row) != 8 || !slices.Equal(row[:7], want) {
 		t.Errorf("kubectl get robot row = %v, want %v followed by the age:\n%s", row, want, out)
+	}
+	// -o wide adds the Synced reason, the up-to-date pods, the Service and
+	// the image.
+	out = mustKubectl(t, "get", "robot", "web", "-n", ns, "-o", "wide")
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if header, want := strings.Fields(lines[0]), []string{"NAME", "DESIRED", "READY", "AVAILABLE", "STATUS", "SYNCED", "ADDRESS", "AGE", "SYNC-REASON", "UP-TO-DATE", "SERVICE", "IMAGE"}; !slices.Equal(header, want) {
+		t.Errorf("kubectl get robot -o wide header = %v, want %v:\n%s", header, want, out)
+	}
+	if row, want := strings.Fields(lines[len(lines)-1]), []string{robotv1beta1.ReasonSynced, "2", "web", image1}; len(row) != 12 || !slices.Equal(row[8:], want) {
+		t.Errorf("kubectl get robot -o wide row = %v, want it to end with %v:\n%s", row, want, out)
 	}
 }
 

@@ -33,9 +33,12 @@ import (
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Pods that have been ready for at least minReadySeconds"
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the Robot is or is not Ready"
 // +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.status.conditions[?(@.type=="Synced")].status`,description="Whether the operator's last sync of the Robot succeeded; its reason says why not"
-// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.status.serviceName`,description="The Service that reaches the Robot's pods on its ports, when it has one"
-// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=0
+// +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.address.url`,description="The best single way in: the route's URL, the load balancer's, or the Service's in-cluster one"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Sync-Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Synced")].reason`,description="Why the operator's last sync of the Robot did or did not succeed",priority=1
+// +kubebuilder:printcolumn:name="Up-to-date",type=integer,JSONPath=`.status.updatedReplicas`,description="Pods that run the Robot's current spec",priority=1
+// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.status.serviceName`,description="The Service that reaches the Robot's pods on its ports, when it has one",priority=1
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=1
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="the Robot's name must be at most 63 characters: it is used as a label value on the Deployment and its pods",fieldPath=".metadata"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.ports) || size(self.spec.ports) == 0 || (has(self.spec.service) && has(self.spec.service.type) && self.spec.service.type == 'None') || (has(self.spec.deploymentName) ? self.spec.deploymentName : self.metadata.name).matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="a Robot with ports gets a Service named as its Deployment (spec.deploymentName, or else the Robot's name), and a Service's name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter, no dots; set spec.deploymentName to such a name, or spec.service.type to None",fieldPath=".metadata"
 
@@ -824,6 +827,14 @@ type RobotStatus struct {
 	// +optional
 	ServiceName string `json:"serviceName,omitempty"`
 
+	// Address is where the Robot is reached, read from its Service and its
+	// HTTPRoute as they are (not as the spec asks): the best single URL,
+	// the Service's in-cluster name and ports, the load balancer's
+	// addresses and the route's URLs. It is absent while the Robot has no
+	// Service of its own.
+	// +optional
+	Address *RobotAddress `json:"address,omitempty"`
+
 	// Replicas is the number of pods of the Deployment, of any version.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
@@ -859,6 +870,91 @@ type RobotStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// RobotAddress is where a Robot is reached, as Knative's status.address and
+// the Gateway API's status.addresses say it of theirs.
+type RobotAddress struct {
+	// URL is the best single way in: the route's first URL once every
+	// Gateway accepted the route; else the load balancer's first address
+	// with the Service's first port; else the Service's in-cluster URL,
+	// http://NAME.NAMESPACE.svc:PORT, on its first port. The scheme is
+	// always http: whether a Gateway's listener or the container speaks
+	// TLS is not known here.
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// Hostname is the Service's name in the cluster's DNS, NAME.NAMESPACE.svc
+	// (the cluster's domain, often cluster.local, may follow).
+	// +optional
+	Hostname string `json:"hostname,omitempty"`
+
+	// Ports are the Service's ports as the Service has them, node ports
+	// included once they are allocated.
+	// +optional
+	// +listType=atomic
+	Ports []RobotAddressPort `json:"ports,omitempty"`
+
+	// LoadBalancer is the Service's load balancer, for a Service of type
+	// LoadBalancer: the addresses it was given, or a message saying it has
+	// none yet.
+	// +optional
+	LoadBalancer *RobotLoadBalancerAddress `json:"loadBalancer,omitempty"`
+
+	// RouteURLs are the URLs of the Robot's HTTPRoute, once every Gateway
+	// it attaches to accepted it: http://HOST/PATH for each hostname and
+	// path prefix of the route. The scheme is always http (the Gateway's
+	// listener may serve https), and a route with no hostnames has none,
+	// since the host is the Gateway's.
+	// +optional
+	// +listType=atomic
+	RouteURLs []string `json:"routeURLs,omitempty"`
+}
+
+// RobotAddressPort is a port of a Robot's Service.
+type RobotAddressPort struct {
+	// Name is the port's name.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Port is the port the Service listens on.
+	Port int32 `json:"port"`
+	// Protocol is TCP, UDP or SCTP.
+	// +optional
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
+	// NodePort is the port on every node, for a Service of type NodePort or
+	// LoadBalancer, once allocated.
+	// +optional
+	NodePort int32 `json:"nodePort,omitempty"`
+}
+
+// RobotLoadBalancerAddress is what a Robot's load balancer was given.
+type RobotLoadBalancerAddress struct {
+	// Addresses are the load balancer's ingress points, from the Service's
+	// status.loadBalancer.ingress.
+	// +optional
+	// +listType=atomic
+	Addresses []RobotNetworkAddress `json:"addresses,omitempty"`
+	// Message says, while Addresses is empty, that the load balancer has no
+	// address yet.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RobotNetworkAddress is an address of a load balancer, typed as the
+// Gateway API types a Gateway's.
+type RobotNetworkAddress struct {
+	// Type is IPAddress or Hostname.
+	Type string `json:"type"`
+	// Value is the IP address or the hostname.
+	Value string `json:"value"`
+}
+
+// The types of a RobotNetworkAddress.
+const (
+	// AddressTypeIPAddress: the value is an IP address.
+	AddressTypeIPAddress = "IPAddress"
+	// AddressTypeHostname: the value is a DNS name.
+	AddressTypeHostname = "Hostname"
+)
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
@@ -987,6 +1083,14 @@ const (
 	// Gateway refused it, Ready carries the Gateway's own reason and
 	// message instead.
 	ReasonRouteNotAccepted = "RouteNotAccepted"
+	// ReasonGatewayNotFound: Ready is False because a Gateway the Robot's
+	// HTTPRoute attaches to does not exist, so that no controller will
+	// ever answer the route; the message names it (namespace/name). The
+	// Robot is Stalled until someone makes the Gateway, or changes
+	// spec.http.gateways; it syncs again as soon as the Gateway is made.
+	// Said only where the operator may read the Gateways and the cluster
+	// has their CRD: elsewhere the route waits with RouteNotAccepted.
+	ReasonGatewayNotFound = "GatewayNotFound"
 	// ReasonRouteNotAllowed: the Robot asks for an HTTPRoute the operator
 	// was told not to make: routes are off (-http-routes=false), or a
 	// Gateway or a hostname is outside -route-gateways or -route-hostnames.
