@@ -132,7 +132,9 @@ func TestUpgradeKeepsServicesWithoutServicePort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	previous := extraOperator(t, "before-service-ports", args)
+	// It serves the conversion at the shared operator's address, as a
+	// release taking over does, and leaves no default port to collide on.
+	previous := extraOperator(t, "before-service-ports", append(args, webhookFlags()...))
 	previous.bin = oldBin
 	if err := previous.start(); err != nil {
 		t.Fatalf("starting the earlier operator: %v", err)
