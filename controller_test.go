@@ -175,8 +175,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.realRecorder = c.events.Recorder
 	f.wiredKube, f.wiredRecorder = opts.KubeClient, opts.Recorder
 	c.robotsSynced = alwaysReady
-	c.deploymentsSynced = alwaysReady
-	c.servicesSynced = alwaysReady
+	c.ownedSynced = alwaysReady
 	if opts.PodInformer != nil {
 		c.podsSynced, c.replicaSetsSynced = alwaysReady, alwaysReady
 	}

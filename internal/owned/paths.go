@@ -67,7 +67,9 @@ type Paths struct {
 	// policy says which budgets a Robot is refused.
 	policy policy.Policy
 	deps   Deps
-	synced cache.InformerSynced
+	// synced are what HasSynced waits for, every one of them: each kind's
+	// cache, and discovery's first answer for an optional kind.
+	synced []cache.InformerSynced
 }
 
 // Objects are what a Robot owns that its status reports on; nil where it
@@ -82,7 +84,7 @@ type Objects struct {
 // NewPaths returns the paths of every kind of sources, and registers their
 // event handlers.
 func NewPaths(deps Deps, sources Sources) (*Paths, error) {
-	p := &Paths{deps: deps, policy: sources.Policy, synced: func() bool { return true }}
+	p := &Paths{deps: deps, policy: sources.Policy}
 	var err error
 	if p.Deployments, err = Deployments(deps, sources.Deployments, sources.Kube, sources.Policy); err != nil {
 		return nil, err
@@ -90,11 +92,12 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 	if p.Services, err = Services(deps, sources.Services, sources.Kube, sources.Policy); err != nil {
 		return nil, err
 	}
+	p.synced = append(p.synced, sources.Deployments.Informer().HasSynced, sources.Services.Informer().HasSynced)
 	if sources.DisruptionBudgets != nil {
 		if p.budgets, err = DisruptionBudgets(deps, sources.DisruptionBudgets, sources.Kube, sources.Policy); err != nil {
 			return nil, err
 		}
-		p.synced = sources.DisruptionBudgets.Informer().HasSynced
+		p.synced = append(p.synced, sources.DisruptionBudgets.Informer().HasSynced)
 	}
 	if sources.RoutesFound != nil {
 		if p.routes, err = Routes(deps, sources.Routes, sources.Gateway, sources.RoutesFound, sources.Policy); err != nil {
@@ -105,8 +108,7 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 		sources.RoutesFound.OnAvailable(p.enqueueRouteRobots)
 		// No Robot syncs before discovery has answered once, so that none
 		// is told the cluster has no Gateway API when it was not looked for.
-		synced := p.synced
-		p.synced = func() bool { return sources.RoutesFound.Answered() && synced() }
+		p.synced = append(p.synced, sources.RoutesFound.Answered)
 	}
 	if sources.Gateways != nil && sources.GatewaysFound != nil {
 		if p.gateways, err = NewGateways(deps, sources.Gateways, sources.Namespace, sources.GatewaysFound); err != nil {
@@ -122,10 +124,18 @@ func (p *Paths) GatewayExists(namespace, name string) (exists, known bool) {
 	return p.gateways.Exists(namespace, name)
 }
 
-// HasSynced reports whether the caches of the kinds always watched have
+// HasSynced reports whether the cache of every kind always watched has
 // synced, and discovery has answered once whether the Gateway API is
-// there. The routes' cache is waited for before discovery says they are.
-func (p *Paths) HasSynced() bool { return p.synced() }
+// there: all of them, none left out. The routes' cache is waited for
+// before discovery says they are.
+func (p *Paths) HasSynced() bool {
+	for _, synced := range p.synced {
+		if !synced() {
+			return false
+		}
+	}
+	return true
+}
 
 // Sync takes each object robot owns through its path: the Deployment first,
 // then, once it is as asked, the objects beside it, each whatever became of

@@ -19,6 +19,7 @@ func TestPathsWaitForTheGatewayAPIAnswer(t *testing.T) {
 		found := &Discovery{}
 		f.sources.RoutesFound = found
 		paths := f.paths(t, policy.Policy{})
+		f.syncCaches(t, f.sources.Deployments.Informer(), f.sources.Services.Informer())
 		if paths.HasSynced() {
 			t.Errorf("synced before discovery answered")
 		}
@@ -61,5 +62,16 @@ func TestPathsWaitForEveryCache(t *testing.T) {
 			t.Errorf("with the %q cache not synced: HasSynced %v, want %v", unsynced, got, want)
 		}
 		close(stop)
+	}
+}
+
+// syncCaches runs informers until the test ends, and waits for their caches.
+func (f *policyFixture) syncCaches(t *testing.T, informers ...cache.SharedIndexInformer) {
+	t.Helper()
+	for _, informer := range informers {
+		go informer.Run(t.Context().Done())
+		if !cache.WaitForCacheSync(t.Context().Done(), informer.HasSynced) {
+			t.Fatal("a cache did not sync")
+		}
 	}
 }
