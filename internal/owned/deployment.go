@@ -66,8 +66,9 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		Reported: func(robot *robotv1beta1.Robot) bool {
 			return meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1beta1.ConditionSynced)
 		},
-		Taken:     func(current *appsv1.Deployment) error { return outcome.NotControlledError(current) },
-		Contested: robotv1beta1.ReasonDeploymentContested,
+		NameTaken:     robotv1beta1.ReasonDeploymentNameTaken,
+		NameTakenHint: outcome.DeploymentNameTakenHint,
+		Contested:     robotv1beta1.ReasonDeploymentContested,
 		AppliedSpecHash: func(current *appsv1.Deployment) string {
 			return current.Annotations[workload.AnnotationSpecHash]
 		},

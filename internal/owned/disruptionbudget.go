@@ -2,7 +2,6 @@ package owned
 
 import (
 	"github.com/robot-operator/robot-operator/internal/drift"
-	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
@@ -66,10 +65,8 @@ func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetIn
 		Cached: func(namespace, name string) (*policyv1.PodDisruptionBudget, error) {
 			return lister.PodDisruptionBudgets(namespace).Get(name)
 		},
-		Taken: func(current *policyv1.PodDisruptionBudget) error {
-			return &outcome.ObjectNameTakenError{Kind: "PodDisruptionBudget", Name: current.Name, Owner: outcome.ControllerName(current),
-				Reason: robotv1beta1.ReasonDisruptionBudgetNameTaken, Hint: "or set spec.disruptionBudget.disabled"}
-		},
+		NameTaken:     robotv1beta1.ReasonDisruptionBudgetNameTaken,
+		NameTakenHint: "or set spec.disruptionBudget.disabled",
 		// An administrator who loosens the budget that holds a node's
 		// drain must not have it put back.
 		Released:  workload.DisruptionBudgetReleased,

@@ -77,11 +77,9 @@ func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gate
 			}
 			return lister.HTTPRoutes(namespace).Get(name)
 		},
-		Taken: func(current *gatewayv1.HTTPRoute) error {
-			return &outcome.ObjectNameTakenError{Kind: "HTTPRoute", Name: current.Name, Owner: outcome.ControllerName(current),
-				Reason: robotv1beta1.ReasonRouteNameTaken, Hint: "or remove spec.http"}
-		},
-		Contested: robotv1beta1.ReasonRouteContested,
+		NameTaken:     robotv1beta1.ReasonRouteNameTaken,
+		NameTakenHint: "or remove spec.http",
+		Contested:     robotv1beta1.ReasonRouteContested,
 		AppliedSpecHash: func(current *gatewayv1.HTTPRoute) string {
 			return current.Annotations[workload.AnnotationSpecHash]
 		},

@@ -43,9 +43,11 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// those labelled as managed by the operator; a NotFound error when it
 	// has none.
 	Cached func(namespace, name string) (T, error)
-	// Taken returns the error that says current, of the Robot's object's
-	// name, is someone else's.
-	Taken func(current T) error
+	// NameTaken is the Synced reason when an object of the name of the
+	// Robot's is someone else's, and NameTakenHint what a person can do
+	// then, besides deleting that object (outcome.NameTakenError).
+	NameTaken     string
+	NameTakenHint string
 	// Reported, when set, reports whether the Robot's status says that it
 	// has had its object: one missing from the cache was then deleted,
 	// maybe by the garbage collector because the Robot is gone too.
@@ -221,7 +223,8 @@ func (p *Path[T, A]) checkControlled(robot *robotv1beta1.Robot, current T) error
 		// delete event queues this Robot.
 		return &outcome.EarlierRobotError{Name: current.GetName(), Kind: p.kind.Write.Name}
 	}
-	return p.kind.Taken(current)
+	return &outcome.NameTakenError{Kind: p.kind.Write.Name, Name: current.GetName(), Owner: outcome.ControllerName(current),
+		Reason: p.kind.NameTaken, Hint: p.kind.NameTakenHint}
 }
 
 // converge applies desired to current, robot's own object, when the two

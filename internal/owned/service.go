@@ -11,7 +11,6 @@ import (
 	"github.com/robot-operator/robot-operator/internal/writer"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -85,13 +84,8 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 		Reported: func(robot *robotv1beta1.Robot) bool {
 			return robot.Status.ServiceName != "" && robot.Status.ServiceName == workload.ServiceName(robot)
 		},
-		Taken: func(current *corev1.Service) error {
-			err := &outcome.ServiceNameTakenError{Name: current.Name}
-			if ref := metav1.GetControllerOf(current); ref != nil {
-				err.Owner = ref.Kind + "/" + ref.Name
-			}
-			return err
-		},
+		NameTaken:     robotv1beta1.ReasonServiceNameTaken,
+		NameTakenHint: "set spec.service.type to None, or recreate the Robot with another spec.deploymentName",
 		// A change of loadBalancerClass, which the API server refuses on a
 		// Service, is reported, not sent: once the Robot's status says the
 		// API server refused it, not even a class the operator set and the
