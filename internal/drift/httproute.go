@@ -18,15 +18,10 @@ var routeTypes = func() managedfields.TypeConverter {
 	return gatewayapply.NewTypeConverter(scheme)
 }()
 
-// RouteDrift says how current differs from desired in the fields that
-// desired sets, or returns "" when it does not, compared the way
-// server-side apply merges them, as ServiceDrift does for a Service.
-func RouteDrift(desired *gatewayv1ac.HTTPRouteApplyConfiguration, current *gatewayv1.HTTPRoute) string {
-	return ObjectDrift(desired.ObjectMetaApplyConfiguration, current, func() string { return RouteSpecDrift(desired, current) })
-}
-
-// RouteSpecDrift says how current's spec differs from desired's, as
-// RouteDrift compares them; "" when it does not.
+// RouteSpecDrift says how current's spec differs from desired's in the
+// fields that desired sets, or returns "" when it does not, compared the
+// way server-side apply merges them by the Gateway API's schema, as
+// ServiceSpecDrift does for a Service. ObjectDrift tells the rest.
 func RouteSpecDrift(desired *gatewayv1ac.HTTPRouteApplyConfiguration, current *gatewayv1.HTTPRoute) string {
 	desiredSpec := &gatewayv1ac.HTTPRouteApplyConfiguration{TypeMetaApplyConfiguration: desired.TypeMetaApplyConfiguration, Spec: desired.Spec}
 	currentSpec := &gatewayv1.HTTPRoute{
