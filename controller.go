@@ -121,10 +121,11 @@ type Options struct {
 // Deployment's state in the Robot's status.
 type Controller struct {
 	deploymentsLister appslisters.DeploymentLister
-	deploymentsSynced cache.InformerSynced
-	servicesSynced    cache.InformerSynced
-	robotsLister      listers.RobotLister
-	robotsSynced      cache.InformerSynced
+	// ownedSynced is owned.HasSynced: the caches of every kind a Robot
+	// owns.
+	ownedSynced  cache.InformerSynced
+	robotsLister listers.RobotLister
+	robotsSynced cache.InformerSynced
 	// pods is nil without Options.PodInformer; then the Ready condition
 	// does not say why the pods do not run.
 	pods              *podcache.Cache
@@ -193,8 +194,6 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 
 	controller := &Controller{
 		deploymentsLister: opts.DeploymentInformer.Lister(),
-		deploymentsSynced: opts.DeploymentInformer.Informer().HasSynced,
-		servicesSynced:    opts.ServiceInformer.Informer().HasSynced,
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
@@ -236,6 +235,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	if controller.owned, err = owned.NewPaths(deps, sources); err != nil {
 		return nil, err
 	}
+	controller.ownedSynced = controller.owned.HasSynced
 	switch {
 	case (opts.PodInformer == nil) != (opts.ReplicaSetInformer == nil):
 		// Pods without their ReplicaSets tell no current pod from an old
@@ -264,7 +264,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Robot controller", "workers", workers)
 	logger.V(2).Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.owned.HasSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.ownedSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
 		if ctx.Err() != nil {
 			// A signal before the caches synced: nothing was started, so
 			// this is a clean stop, not a failure.
@@ -304,7 +304,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 // HasSynced reports whether the informer caches have synced.
 func (c *Controller) HasSynced() bool {
-	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.owned.HasSynced() && c.podsSynced() && c.replicaSetsSynced()
+	return c.robotsSynced() && c.ownedSynced() && c.podsSynced() && c.replicaSetsSynced()
 }
 
 // LongestSync returns the Robot whose sync has been running the longest, and

@@ -175,8 +175,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.realRecorder = c.events.Recorder
 	f.wiredKube, f.wiredRecorder = opts.KubeClient, opts.Recorder
 	c.robotsSynced = alwaysReady
-	c.deploymentsSynced = alwaysReady
-	c.servicesSynced = alwaysReady
+	c.ownedSynced = alwaysReady
 	if opts.PodInformer != nil {
 		c.podsSynced, c.replicaSetsSynced = alwaysReady, alwaysReady
 	}
@@ -217,6 +216,10 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 }
 
 func alwaysReady() bool { return true }
+
+// serviceNameTakenHint is what a Robot whose Service name is taken is told
+// to do, besides deleting that Service.
+const serviceNameTakenHint = "set spec.service.type to None, or recreate the Robot with another spec.deploymentName"
 
 // rewire gives c, just made, a writer and paths that write through kube
 // and record their Events with recorder (nil: as before), and read c's
@@ -504,7 +507,7 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 			f.addDeployment(deployment)
 
 			// No write to the Deployment; the Robot says why.
-			status := status.Compute(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow))
+			status := status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: deployment.Name, Owner: outcome.ControllerName(deployment)}, metav1.NewTime(robottest.FixtureNow))
 			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonDeploymentNameTaken {
 				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1beta1.ReasonDeploymentNameTaken)
 			}
@@ -532,7 +535,7 @@ func TestNameTakenOutsideTheCache(t *testing.T) {
 	// The create finds it there: whose is it?
 	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
-	f.expectApplyStatus(robot, status.Compute(robot, nil, nil, outcome.NotControlledError(foreign), metav1.NewTime(robottest.FixtureNow)))
+	f.expectApplyStatus(robot, status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: foreign.Name, Owner: outcome.ControllerName(foreign)}, metav1.NewTime(robottest.FixtureNow)))
 	f.run(ctx, cache.MetaObjectToName(robot))
 }
 
@@ -543,7 +546,7 @@ func TestNameTakenReportedOnce(t *testing.T) {
 	deployment := liveDeployment(t, robot)
 	deployment.OwnerReferences = nil
 	// The Robot already says so: nothing to write, nothing to record.
-	robot.Status = status.Compute(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
+	robot.Status = status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: deployment.Name, Owner: outcome.ControllerName(deployment)}, metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 
@@ -2756,7 +2759,7 @@ func TestServiceNotControlled(t *testing.T) {
 				f.expectCreateService(robot)
 				f.kubeActions = append(f.kubeActions, core.NewGetAction(servicesResource, robot.Namespace, "test"))
 			}
-			status, _ := status.Diagnosed(robot, deployment, nil, nil, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow))
+			status, _ := status.Diagnosed(robot, deployment, nil, nil, nil, &outcome.NameTakenError{Kind: "Service", Name: "test", Reason: robotv1beta1.ReasonServiceNameTaken, Hint: serviceNameTakenHint}, metav1.NewTime(robottest.FixtureNow))
 			// The Deployment runs, but the Robot has no Service until a
 			// person frees the name: not Ready, and Stalled.
 			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonServiceNameTaken {
@@ -2787,7 +2790,7 @@ func TestServiceNameTakenWarnsOnce(t *testing.T) {
 	f := newFixture(t)
 	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
-	robot.Status, _ = status.Diagnosed(robot, deployment, nil, nil, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
+	robot.Status, _ = status.Diagnosed(robot, deployment, nil, nil, nil, &outcome.NameTakenError{Kind: "Service", Name: "test", Reason: robotv1beta1.ReasonServiceNameTaken, Hint: serviceNameTakenHint}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 	f.addService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
@@ -2809,7 +2812,7 @@ func TestServiceStatus(t *testing.T) {
 	if got := status.Compute(robot, deployment, nil, nil, now).ServiceName; got != "" {
 		t.Errorf("without a Service: serviceName %q, want none", got)
 	}
-	for _, syncErr := range []error{&outcome.ServiceNameTakenError{Name: "web"}, &outcome.EarlierRobotError{Name: "web", Kind: "Service"}} {
+	for _, syncErr := range []error{&outcome.NameTakenError{Kind: "Service", Name: "web", Reason: robotv1beta1.ReasonServiceNameTaken, Hint: serviceNameTakenHint}, &outcome.EarlierRobotError{Name: "web", Kind: "Service"}} {
 		status := status.Compute(robot, deployment, nil, syncErr, now)
 		ready, synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady), meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced)
 		if ready.Status != metav1.ConditionTrue {

@@ -26,21 +26,18 @@ import (
 // longer has shows as a change of the spec hash annotation, as for the
 // Deployment: the apply that follows removes it, the operator's own.
 func ServiceDrift(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) string {
-	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
-		return describeMapDrift("metadata.labels", key, desired.Labels, current.Labels)
-	}
-	if !controlledAs(current, desired.OwnerReferences[0]) {
-		return "its controller reference changed"
-	}
+	return ObjectDrift(desired.ObjectMetaApplyConfiguration, current, func() string { return ServiceSpecDrift(desired, current) })
+}
+
+// ServiceSpecDrift says how current's spec differs from desired's, as
+// ServiceDrift compares them; "" when it does not.
+func ServiceSpecDrift(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) string {
 	desiredSpec := &corev1ac.ServiceApplyConfiguration{TypeMetaApplyConfiguration: desired.TypeMetaApplyConfiguration, Spec: desired.Spec}
 	currentSpec := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "Service"},
 		Spec:     current.Spec,
 	}
-	if drift := describeSpecDrift(desiredSpec, currentSpec); drift != "" {
-		return drift
-	}
-	return annotationDrift(desired.Annotations, current.Annotations)
+	return describeSpecDrift(desiredSpec, currentSpec)
 }
 
 // controlledAs reports whether object's controller reference is want, with

@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -41,9 +42,6 @@ type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfigur
 // is: its pods keep running.
 func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy) (*DeploymentPath, error) {
 	lister := informer.Lister()
-	specHash := func(deployment *appsv1ac.DeploymentApplyConfiguration) string {
-		return deployment.Annotations[workload.AnnotationSpecHash]
-	}
 	return New(deps, Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
 		Write: writer.Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
 			Name: "Deployment",
@@ -52,10 +50,12 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 			},
 			Created:      EventDeploymentCreated,
 			Updated:      EventDeploymentUpdated,
-			SpecHash:     specHash,
 			Drift:        drift.DeploymentDriftSkippingSpecs,
 			Generation:   true,
 			PrepareApply: prepareDeploymentApply,
+		},
+		Meta: func(desired *appsv1ac.DeploymentApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
+			return desired.ObjectMetaApplyConfiguration
 		},
 		Hold:       allowed.CheckShutdown,
 		ObjectName: workload.DeploymentName,
@@ -66,11 +66,9 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		Reported: func(robot *robotv1beta1.Robot) bool {
 			return meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1beta1.ConditionSynced)
 		},
-		Taken:     func(current *appsv1.Deployment) error { return outcome.NotControlledError(current) },
-		Contested: robotv1beta1.ReasonDeploymentContested,
-		AppliedSpecHash: func(current *appsv1.Deployment) string {
-			return current.Annotations[workload.AnnotationSpecHash]
-		},
+		NameTaken:     robotv1beta1.ReasonDeploymentNameTaken,
+		NameTakenHint: outcome.DeploymentNameTakenHint,
+		Contested:     robotv1beta1.ReasonDeploymentContested,
 	}, informer.Informer())
 }
 

@@ -244,10 +244,9 @@ func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.C
 			}
 			return obj.(*corev1.ConfigMap), nil
 		},
-		Taken: func(current *corev1.ConfigMap) error {
-			return fmt.Errorf("ConfigMap %q is someone else's", current.Name)
-		},
-		Contested: "ConfigMapContested",
+		NameTaken:     "ConfigMapNameTaken",
+		NameTakenHint: "or remove the label wants-config",
+		Contested:     "ConfigMapContested",
 	}
 }
 
@@ -312,7 +311,8 @@ func TestAddingAKind(t *testing.T) {
 	if err := informer.GetIndexer().Update(foreign); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := configMaps.Sync(ctx, robot); err == nil || err.Error() != `ConfigMap "web" is someone else's` {
+	if _, err := configMaps.Sync(ctx, robot); err == nil || err.Error() != `ConfigMap "web" already exists and is not controlled by this Robot; `+
+		`the operator leaves it alone: delete it, or remove the label wants-config` {
 		t.Errorf("someone else's ConfigMap: %v, want the kind's error", err)
 	}
 	if writes := f.writes(); len(writes) != 0 {

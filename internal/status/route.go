@@ -70,7 +70,7 @@ func routeNotAccepted(route *gatewayv1.HTTPRoute, gateways GatewayLookup, syncEr
 		return refused.Reason, refused.Message, false
 	}
 	// Nor is a route of the same name that someone else holds.
-	if taken := (*outcome.ObjectNameTakenError)(nil); errors.As(syncErr, &taken) && taken.Reason == robotv1beta1.ReasonRouteNameTaken {
+	if taken := (*outcome.NameTakenError)(nil); errors.As(syncErr, &taken) && taken.Reason == robotv1beta1.ReasonRouteNameTaken {
 		return taken.Reason, taken.Error(), false
 	}
 	if route == nil {

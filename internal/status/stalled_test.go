@@ -45,11 +45,11 @@ func TestHeldByAPersonIsStalled(t *testing.T) {
 		reason  string
 		syncErr error
 	}{
-		{robotv1beta1.ReasonServiceNameTaken, &outcome.ServiceNameTakenError{Name: "web", Owner: "Robot/other"}},
+		{robotv1beta1.ReasonServiceNameTaken, &outcome.NameTakenError{Kind: "Service", Name: "web", Owner: "Robot/other", Reason: robotv1beta1.ReasonServiceNameTaken}},
 		{robotv1beta1.ReasonServiceTypeNotAllowed, &outcome.ServiceTypeNotAllowedError{Type: robotv1beta1.ServiceTypeNodePort, Allowed: []robotv1beta1.ServiceType{robotv1beta1.ServiceTypeClusterIP}}},
 		{robotv1beta1.ReasonServiceMetadataNotAllowed, &outcome.NotAllowedError{Reason: robotv1beta1.ReasonServiceMetadataNotAllowed, Message: "service.annotations key a/b is not allowed"}},
 		{robotv1beta1.ReasonLoadBalancerClassNotAllowed, &outcome.NotAllowedError{Reason: robotv1beta1.ReasonLoadBalancerClassNotAllowed, Message: "class c is not allowed"}},
-		{robotv1beta1.ReasonDisruptionBudgetNameTaken, &outcome.ObjectNameTakenError{Kind: "PodDisruptionBudget", Name: "web", Reason: robotv1beta1.ReasonDisruptionBudgetNameTaken, Hint: "or remove spec.disruptionBudget"}},
+		{robotv1beta1.ReasonDisruptionBudgetNameTaken, &outcome.NameTakenError{Kind: "PodDisruptionBudget", Name: "web", Reason: robotv1beta1.ReasonDisruptionBudgetNameTaken, Hint: "or remove spec.disruptionBudget"}},
 		{robotv1beta1.ReasonDisruptionBudgetNotAllowed, &outcome.NotAllowedError{Reason: robotv1beta1.ReasonDisruptionBudgetNotAllowed, Message: "-disruption-budgets=off"}},
 	} {
 		t.Run(tt.reason, func(t *testing.T) {
@@ -108,7 +108,7 @@ func TestRouteHeldByAPersonIsStalled(t *testing.T) {
 	}{
 		{"refused by its Gateway", routeOf(robot, 1, map[string]metav1.Condition{"public": refused}, "public"), nil, "NotAllowedByListeners", true},
 		{"no Gateway API", nil, outcome.ErrGatewayAPIMissing, robotv1beta1.ReasonGatewayAPIMissing, true},
-		{"route name taken", nil, &outcome.ObjectNameTakenError{Kind: "HTTPRoute", Name: "web", Owner: "Robot/other", Reason: robotv1beta1.ReasonRouteNameTaken, Hint: "or remove spec.http"},
+		{"route name taken", nil, &outcome.NameTakenError{Kind: "HTTPRoute", Name: "web", Owner: "Robot/other", Reason: robotv1beta1.ReasonRouteNameTaken, Hint: "or remove spec.http"},
 			robotv1beta1.ReasonRouteNameTaken, true},
 		{"pending", routeOf(robot, 1, map[string]metav1.Condition{"public": pending}, "public"), nil, string(gatewayv1.RouteReasonPending), false},
 		{"not answered", routeOf(robot, 1, nil, "public"), nil, robotv1beta1.ReasonRouteNotAccepted, false},
