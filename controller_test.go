@@ -425,7 +425,7 @@ func TestCreatesDeployment(t *testing.T) {
 	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`)
 }
 
 func TestConvergedRobotCostsNothing(t *testing.T) {
@@ -597,7 +597,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`)
 }
 
 func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
@@ -744,6 +744,32 @@ func (f *fixture) expectEvents(want ...string) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		f.t.Errorf("events: got %q, want %q", got, want)
 	}
+}
+
+// TestOneCreatedEventPerSync: the sync that creates a new Robot's
+// Deployment, Service and PodDisruptionBudget records one Event naming the
+// three, in the order they were created, not one Event each.
+func TestOneCreatedEventPerSync(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	f.budgets = true
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
+	robot.Spec.Replicas = ptr.To[int32](2)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	var creates []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		if action.GetVerb() == "create" {
+			creates = append(creates, describe(action))
+		}
+	}
+	if want := []string{"create deployments default/test", "create services default/test", "create poddisruptionbudgets default/test"}; fmt.Sprint(creates) != fmt.Sprint(want) {
+		t.Fatalf("creates %q, want %q", creates, want)
+	}
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test", Service "test", PodDisruptionBudget "test"`)
 }
 
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
@@ -1627,7 +1653,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{owned.EventDeploymentCreated}); got != want {
+	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{writer.EventCreated}); got != want {
 		t.Errorf("Events written %s, want %s: the sync's event, once", got, want)
 	}
 	for i, at := range finished {
@@ -2366,7 +2392,7 @@ func TestServiceCreated(t *testing.T) {
 	f.expectApplyStatus(robot, status)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventServiceCreated + ` Created Service "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Service "test"`)
 }
 
 // TestServiceNameThatCannotBeIsNotSent: a Robot stored with a name that no
@@ -3775,7 +3801,7 @@ func TestPauseNeedsTrue(t *testing.T) {
 			f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 			f.run(ctx, cache.MetaObjectToName(robot))
-			events := []string{corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`}
+			events := []string{corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`}
 			if !strings.EqualFold(value, "false") {
 				events = append(events, corev1.EventTypeWarning+" "+robotv1beta1.ReasonAnnotationIgnored+" "+workload.IgnoredAnnotations(robot, nil)[0].Message())
 			}
@@ -3964,7 +3990,7 @@ func TestDisruptionBudgetCreated(t *testing.T) {
 	}
 	f.kubeActions = append(f.kubeActions, core.NewCreateAction(budgetsResource, robot.Namespace, &created))
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDisruptionBudgetCreated + ` Created PodDisruptionBudget "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created PodDisruptionBudget "test"`)
 
 	converge := newFixture(t)
 	converge.budgets = true
