@@ -772,6 +772,45 @@ func TestOneCreatedEventPerSync(t *testing.T) {
 	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test", Service "test", PodDisruptionBudget "test"`)
 }
 
+// TestProgressConditionsOfAnEarlierRelease: a converged Robot whose status
+// an earlier release wrote, with Reconciling and Stalled at False, gets one
+// status apply that leaves both out (the operator's field manager owned
+// them, so the API server removes them); stored so, it gets no write.
+func TestProgressConditionsOfAnEarlierRelease(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	current := robot.DeepCopy()
+	ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady)
+	for _, conditionType := range []string{robotv1beta1.ConditionReconciling, robotv1beta1.ConditionStalled} {
+		robot.Status.Conditions = append(robot.Status.Conditions, metav1.Condition{Type: conditionType, Status: metav1.ConditionFalse,
+			Reason: ready.Reason, Message: ready.Message, ObservedGeneration: robot.Generation, LastTransitionTime: ready.LastTransitionTime})
+	}
+
+	f := newFixture(t)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	written := f.onlyStatusWrite()
+	var types []string
+	for _, c := range written.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	if got := strings.Join(types, ","); got != "Ready,Available,Progressing,Synced" {
+		t.Errorf("applied conditions %s, want Ready,Available,Progressing,Synced", got)
+	}
+
+	// Stored without them: the next sync writes nothing.
+	again := newFixture(t)
+	again.addRobot(current)
+	again.addDeployment(deployment)
+	again.run(ctx, cache.MetaObjectToName(current))
+}
+
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
