@@ -430,7 +430,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 			logger.Info("Not writing what the Robot owns: it holds fields this release does not know", "fields", fields)
 		}
 	} else {
-		objects, syncErr = c.owned.Sync(ctx, robot)
+		// All the sync creates is named in one Event, not one per object.
+		syncCtx, created := writer.CollectCreated(ctx)
+		objects, syncErr = c.owned.Sync(syncCtx, robot)
+		c.writer.RecordCreated(robot, created)
 	}
 	if errors.Is(syncErr, outcome.ErrRobotGone) {
 		// Its delete event is on its way, and the garbage collector

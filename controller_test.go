@@ -428,7 +428,7 @@ func TestCreatesDeployment(t *testing.T) {
 	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`)
 }
 
 func TestConvergedRobotCostsNothing(t *testing.T) {
@@ -600,7 +600,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`)
 }
 
 func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
@@ -747,6 +747,71 @@ func (f *fixture) expectEvents(want ...string) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		f.t.Errorf("events: got %q, want %q", got, want)
 	}
+}
+
+// TestOneCreatedEventPerSync: the sync that creates a new Robot's
+// Deployment, Service and PodDisruptionBudget records one Event naming the
+// three, in the order they were created, not one Event each.
+func TestOneCreatedEventPerSync(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	f.budgets = true
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
+	robot.Spec.Replicas = ptr.To[int32](2)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	var creates []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		if action.GetVerb() == "create" {
+			creates = append(creates, describe(action))
+		}
+	}
+	if want := []string{"create deployments default/test", "create services default/test", "create poddisruptionbudgets default/test"}; fmt.Sprint(creates) != fmt.Sprint(want) {
+		t.Fatalf("creates %q, want %q", creates, want)
+	}
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test", Service "test", PodDisruptionBudget "test"`)
+}
+
+// TestProgressConditionsOfAnEarlierRelease: a converged Robot whose status
+// an earlier release wrote, with Reconciling and Stalled at False, gets one
+// status apply that leaves both out (the operator's field manager owned
+// them, so the API server removes them); stored so, it gets no write.
+func TestProgressConditionsOfAnEarlierRelease(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	current := robot.DeepCopy()
+	ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady)
+	for _, conditionType := range []string{robotv1beta1.ConditionReconciling, robotv1beta1.ConditionStalled} {
+		robot.Status.Conditions = append(robot.Status.Conditions, metav1.Condition{Type: conditionType, Status: metav1.ConditionFalse,
+			Reason: ready.Reason, Message: ready.Message, ObservedGeneration: robot.Generation, LastTransitionTime: ready.LastTransitionTime})
+	}
+
+	f := newFixture(t)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	written := f.onlyStatusWrite()
+	var types []string
+	for _, c := range written.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	if got := strings.Join(types, ","); got != "Ready,Available,Progressing,Synced" {
+		t.Errorf("applied conditions %s, want Ready,Available,Progressing,Synced", got)
+	}
+
+	// Stored without them: the next sync writes nothing.
+	again := newFixture(t)
+	again.addRobot(current)
+	again.addDeployment(deployment)
+	again.run(ctx, cache.MetaObjectToName(current))
 }
 
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
@@ -1630,7 +1695,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{owned.EventDeploymentCreated}); got != want {
+	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{writer.EventCreated}); got != want {
 		t.Errorf("Events written %s, want %s: the sync's event, once", got, want)
 	}
 	for i, at := range finished {
@@ -2369,7 +2434,7 @@ func TestServiceCreated(t *testing.T) {
 	f.expectApplyStatus(robot, status)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventServiceCreated + ` Created Service "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Service "test"`)
 }
 
 // TestServiceNameThatCannotBeIsNotSent: a Robot stored with a name that no
@@ -3778,7 +3843,7 @@ func TestPauseNeedsTrue(t *testing.T) {
 			f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 			f.run(ctx, cache.MetaObjectToName(robot))
-			events := []string{corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`}
+			events := []string{corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`}
 			if !strings.EqualFold(value, "false") {
 				events = append(events, corev1.EventTypeWarning+" "+robotv1beta1.ReasonAnnotationIgnored+" "+workload.IgnoredAnnotations(robot, nil)[0].Message())
 			}
@@ -3967,7 +4032,7 @@ func TestDisruptionBudgetCreated(t *testing.T) {
 	}
 	f.kubeActions = append(f.kubeActions, core.NewCreateAction(budgetsResource, robot.Namespace, &created))
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDisruptionBudgetCreated + ` Created PodDisruptionBudget "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created PodDisruptionBudget "test"`)
 
 	converge := newFixture(t)
 	converge.budgets = true

@@ -24,8 +24,6 @@ import (
 // The reasons of the Events that announce the writes of a Robot's
 // Deployment.
 const (
-	// EventDeploymentCreated: the operator created a Robot's Deployment.
-	EventDeploymentCreated = "DeploymentCreated"
 	// EventDeploymentUpdated: the operator changed a Robot's Deployment to
 	// match the Robot, after the Robot changed or someone changed the
 	// Deployment.
@@ -48,7 +46,6 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 			Client: func(namespace string) writer.Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
 				return kube.AppsV1().Deployments(namespace)
 			},
-			Created:      EventDeploymentCreated,
 			Updated:      EventDeploymentUpdated,
 			Drift:        drift.DeploymentDriftSkippingSpecs,
 			Generation:   true,

@@ -18,9 +18,6 @@ import (
 // The reasons of the Events that announce the writes of a Robot's
 // PodDisruptionBudget.
 const (
-	// EventDisruptionBudgetCreated: the operator created a Robot's
-	// PodDisruptionBudget.
-	EventDisruptionBudgetCreated = "DisruptionBudgetCreated"
 	// EventDisruptionBudgetUpdated: the operator changed a Robot's
 	// PodDisruptionBudget to match the Robot.
 	EventDisruptionBudgetUpdated = "DisruptionBudgetUpdated"
@@ -46,7 +43,6 @@ func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetIn
 			Client: func(namespace string) writer.Client[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration] {
 				return kube.PolicyV1().PodDisruptionBudgets(namespace)
 			},
-			Created: EventDisruptionBudgetCreated,
 			Updated: EventDisruptionBudgetUpdated,
 			Deleted: EventDisruptionBudgetDeleted,
 		},

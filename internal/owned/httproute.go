@@ -20,8 +20,6 @@ import (
 // The reasons of the Events that announce the writes of a Robot's
 // HTTPRoute.
 const (
-	// EventRouteCreated: the operator created a Robot's HTTPRoute.
-	EventRouteCreated = "RouteCreated"
 	// EventRouteUpdated: the operator changed a Robot's HTTPRoute to match
 	// the Robot.
 	EventRouteUpdated = "RouteUpdated"
@@ -48,7 +46,6 @@ func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gate
 			Client: func(namespace string) writer.Client[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration] {
 				return gateway.GatewayV1().HTTPRoutes(namespace)
 			},
-			Created: EventRouteCreated,
 			Updated: EventRouteUpdated,
 			Deleted: EventRouteDeleted,
 		},

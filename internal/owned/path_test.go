@@ -215,7 +215,7 @@ func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.C
 			Client: func(namespace string) writer.Client[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
 				return kube.CoreV1().ConfigMaps(namespace)
 			},
-			Created: "ConfigMapCreated", Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
+			Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
 			// What the Robot asks of it is its image.
 			SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return desired.Data["image"] },
 			Drift: func(desired *corev1ac.ConfigMapApplyConfiguration, current *corev1.ConfigMap, _ bool) string {
@@ -324,7 +324,7 @@ func TestAddingAKind(t *testing.T) {
 		events = append(events, <-f.recorder.Events)
 	}
 	want := []string{
-		`Normal ConfigMapCreated Created ConfigMap "web"`,
+		`Normal Created Created ConfigMap "web"`,
 		`Normal ConfigMapUpdated Updated ConfigMap "web": data[image] is "someone/else", not "` + robot.Spec.Image + `"`,
 		`Normal ConfigMapDeleted Deleted ConfigMap "web": the Robot asks for none`,
 	}

@@ -21,8 +21,6 @@ import (
 
 // The reasons of the Events that announce the writes of a Robot's Service.
 const (
-	// EventServiceCreated: the operator created a Robot's Service.
-	EventServiceCreated = "ServiceCreated"
 	// EventServiceUpdated: the operator changed a Robot's Service to match
 	// the Robot.
 	EventServiceUpdated = "ServiceUpdated"
@@ -49,7 +47,6 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 			Client: func(namespace string) writer.Client[*corev1.Service, *corev1ac.ServiceApplyConfiguration] {
 				return kube.CoreV1().Services(namespace)
 			},
-			Created:      EventServiceCreated,
 			Updated:      EventServiceUpdated,
 			Deleted:      EventServiceDeleted,
 			PrepareApply: claimCreatedServiceFields,

@@ -205,7 +205,10 @@ func TestHTTPRoute(t *testing.T) {
 
 	// Accepted: Ready, and reached at the route's URL.
 	setAccepted(t, routes, ns, "site", "public", metav1.ConditionTrue, "Accepted", "")
-	waitForRobotReady(t, ns, "site")
+	if ready := waitForRobotReady(t, ns, "site"); meta.FindStatusCondition(ready.Status.Conditions, robotv1beta1.ConditionStalled) != nil ||
+		meta.FindStatusCondition(ready.Status.Conditions, robotv1beta1.ConditionReconciling) != nil {
+		t.Errorf("the Ready Robot keeps Reconciling or Stalled: %+v", ready.Status.Conditions)
+	}
 	waitForRobot(t, ns, "site", convergeTimeout, "is reached at the route's URL", func(r *robotv1beta1.Robot) bool {
 		a := r.Status.Address
 		return a != nil && a.URL == "http://site.example.com/" && len(a.RouteURLs) == 1 && a.RouteURLs[0] == a.URL && a.Hostname == "site."+ns+".svc"

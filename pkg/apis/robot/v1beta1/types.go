@@ -987,14 +987,16 @@ const (
 	ConditionSynced = "Synced"
 	// ConditionReconciling is True while the Robot is on its way to Ready
 	// (a rollout in progress, a Deployment not yet observed), with Ready's
-	// reason; False once it is Ready or stalled. It and Stalled are the
+	// reason and message. It is never False: once the Robot is Ready or
+	// stalled it is removed. It and Stalled are the abnormal-true
 	// conditions that kstatus, and with it Flux and kpt, read: a Robot
-	// with neither True and its generation observed is Current.
+	// with neither (kstatus reads an absent one as False) and its
+	// generation observed is Current.
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is True when the Robot will not become Ready
 	// without a change (an image that cannot be pulled, a crash loop, an
 	// invalid spec, a progress deadline exceeded...), with Ready's reason
-	// and message.
+	// and message. Like Reconciling, it is on the Robot only while True.
 	ConditionStalled = "Stalled"
 )
 
