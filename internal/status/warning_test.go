@@ -45,3 +45,40 @@ func TestNewWarningOncePerCause(t *testing.T) {
 		}
 	}
 }
+
+// A field conflict is one Warning however its message changes while it
+// lasts: the message carries the API server's answer and the fields the
+// other writer holds at each retry, which change as that writer takes them
+// back.
+func TestNewWarningOncePerFieldConflict(t *testing.T) {
+	synced := func(reason, message string) robotv1beta1.RobotStatus {
+		status := metav1.ConditionFalse
+		if reason == robotv1beta1.ReasonSynced {
+			status = metav1.ConditionTrue
+		}
+		return robotv1beta1.RobotStatus{Conditions: []metav1.Condition{{Type: robotv1beta1.ConditionSynced, Status: status, Reason: reason, Message: message}}}
+	}
+	ok := synced(robotv1beta1.ReasonSynced, "")
+	both := synced(robotv1beta1.ReasonFieldConflict, `because of allowPrivilegeEscalation and privileged, set by "other"`)
+	one := synced(robotv1beta1.ReasonFieldConflict, `because of allowPrivilegeEscalation, set by "other"`)
+	invalid := synced(robotv1beta1.ReasonInvalidSpec, "spec.image: one mistake")
+	otherInvalid := synced(robotv1beta1.ReasonInvalidSpec, "spec.image: another mistake")
+	for _, step := range []struct {
+		name          string
+		before, after robotv1beta1.RobotStatus
+		want          string
+	}{
+		{"a conflict", ok, both, robotv1beta1.ReasonFieldConflict},
+		{"the same conflict, fewer fields", both, one, ""},
+		{"converged", one, ok, ""},
+		{"another invalid spec is a new mistake", invalid, otherInvalid, robotv1beta1.ReasonInvalidSpec},
+	} {
+		got := ""
+		if w := NewWarning(step.before, step.after); w != nil {
+			got = w.Reason
+		}
+		if got != step.want {
+			t.Errorf("%s: warning %q, want %q", step.name, got, step.want)
+		}
+	}
+}
