@@ -8,10 +8,16 @@ import (
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
+// oncePerReason are the Synced reasons whose message changes while the
+// same trouble lasts, and warn once until it ends: a field conflict's
+// carries the API server's answer and the fields the other writer holds at
+// each retry, fewer as it takes them back.
+var oncePerReason = map[string]bool{robotv1beta1.ReasonFieldConflict: true}
+
 // NewWarning returns the condition a Warning event should repeat when a
 // Robot's status goes from before to after, or nil: a sync failure a person
 // must act on, or a rollout past its progress deadline, each once per new
-// reason or message; or a new reason why the pods do not run, once per
+// reason or message (a field conflict once per reason); or a new reason why the pods do not run, once per
 // reason.
 func NewWarning(before, after robotv1beta1.RobotStatus) *metav1.Condition {
 	entered := func(conditionType string, warns func(string) bool) *metav1.Condition {
@@ -19,7 +25,8 @@ func NewWarning(before, after robotv1beta1.RobotStatus) *metav1.Condition {
 		if now == nil || now.Status == metav1.ConditionTrue || !warns(now.Reason) {
 			return nil
 		}
-		if was := meta.FindStatusCondition(before.Conditions, conditionType); was != nil && was.Reason == now.Reason && was.Message == now.Message {
+		was := meta.FindStatusCondition(before.Conditions, conditionType)
+		if was != nil && was.Reason == now.Reason && (was.Message == now.Message || oncePerReason[now.Reason]) {
 			return nil
 		}
 		return now
