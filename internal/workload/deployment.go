@@ -119,11 +119,9 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 	if err := robotv1beta1.ValidateStrategy(spec.Strategy); err != nil {
 		return err
 	}
-	// The Service's fields too: the API server would refuse its create or
-	// apply on every sync, and the CRD cannot check every key's syntax.
-	if err := robotv1beta1.ValidateService(spec.Service); err != nil {
-		return err
-	}
+	// The Service's fields are not the Deployment's: ValidateServiceName
+	// checks them on the Service's path, so that a mistake in how the
+	// Robot is reached never keeps it from running.
 	return validateWorkload(spec)
 }
 
