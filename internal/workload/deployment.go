@@ -101,11 +101,20 @@ func ObjectLabels(robot *robotv1beta1.Robot) map[string]string {
 // validateSpec repeats the CRD's validation, for Robots stored before a rule
 // existed or written around it.
 func validateSpec(spec *robotv1beta1.RobotSpec) error {
-	switch {
-	case spec.Image == "":
-		return fmt.Errorf("spec.image must not be empty")
-	case spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000):
+	if spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000) {
 		return fmt.Errorf("spec.replicas must be between 0 and 1000, not %d", *spec.Replicas)
+	}
+	// An image the container runtime cannot parse would never start, a
+	// limit below its request and a probe the API server refuses would have
+	// the Deployment refused.
+	if err := robotv1beta1.ValidateImage("spec.image", spec.Image); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateResources("spec.resources", spec.Resources); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateProbes("spec", spec.ReadinessProbe, spec.LivenessProbe, spec.StartupProbe); err != nil {
+		return err
 	}
 	// The API server refuses a Deployment whose progress deadline is not
 	// above its minReadySeconds, and the operator leaves the deadline at
