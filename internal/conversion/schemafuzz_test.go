@@ -229,7 +229,7 @@ func (f *schemaFuzzer) validBeta(spec map[string]any) {
 // rules admit: container names of their own (DNS labels, not robot), image
 // references, sidecar
 // ports named as no other port of the pod, each number once, limits at
-// least their requests, probes of one action. Their
+// least their requests, env sources of one kind, probes of one action. Their
 // quantities are made ones Go can parse: the annotation is read back into
 // the Go types, which check it, and a quantity Go cannot parse makes it
 // ignored. The CRD refuses such a quantity of cpu, memory and
@@ -250,6 +250,21 @@ func (f *schemaFuzzer) validContainers(spec map[string]any) {
 				if request, ok := requests[name]; ok {
 					limits[name] = request
 				}
+			}
+		}
+		// A variable has a value or one source; an envFrom entry one
+		// source.
+		for _, item := range asList(container["env"]) {
+			if e := item.(map[string]any); e["valueFrom"] != nil {
+				delete(e, "value")
+				e["valueFrom"] = map[string]any{"secretKeyRef": map[string]any{"key": "k"}}
+			}
+		}
+		for _, item := range asList(container["envFrom"]) {
+			e := item.(map[string]any)
+			if _, ok := e["configMapRef"]; !ok || e["secretRef"] != nil {
+				delete(e, "configMapRef")
+				e["secretRef"] = map[string]any{}
 			}
 		}
 		// A probe has exactly one action.

@@ -104,13 +104,16 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 	if spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000) {
 		return fmt.Errorf("spec.replicas must be between 0 and 1000, not %d", *spec.Replicas)
 	}
-	// An image the container runtime cannot parse would never start, a
-	// limit below its request and a probe the API server refuses would have
-	// the Deployment refused.
+	// An image the container runtime cannot parse would never start; a
+	// limit below its request, an env source and a probe the API server
+	// refuses would have the Deployment refused.
 	if err := robotv1beta1.ValidateImage("spec.image", spec.Image); err != nil {
 		return err
 	}
 	if err := robotv1beta1.ValidateResources("spec.resources", spec.Resources); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateEnv("spec", spec.Env, spec.EnvFrom); err != nil {
 		return err
 	}
 	if err := robotv1beta1.ValidateProbes("spec", spec.ReadinessProbe, spec.LivenessProbe, spec.StartupProbe); err != nil {

@@ -160,6 +160,10 @@ func TestInvalidRobotsAreRejected(t *testing.T) {
 			[]string{"spec.http.pathPrefixes", "pathPrefixes are paths such as /api"}},
 		{"a toleration `{key: gpu, operator: Exists, value: \"yes\"}`", "toleration-exists-value", []string{"image: " + image1, `placement: {tolerations: [{key: gpu, operator: Exists, value: "yes"}]}`},
 			[]string{"spec.placement.tolerations", "a toleration with operator Exists cannot have a value"}},
+		{"`env: [{name: PASSWORD, value: x, valueFrom: {secretKeyRef: {name: db, key: password}}}]`", "env-value-and-from", []string{"image: " + image1, "env: [{name: PASSWORD, value: x, valueFrom: {secretKeyRef: {name: db, key: password}}}]"},
+			[]string{"spec.env", "an env variable has a value or a valueFrom, not both"}},
+		{"`envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]`", "envfrom-two", []string{"image: " + image1, "envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]"},
+			[]string{"spec.envFrom", "every envFrom entry has exactly one of configMapRef or secretRef"}},
 		{"`placement: {priorityClassName: High}`", "priority-class-upper", []string{"image: " + image1, "placement: {priorityClassName: High}"},
 			[]string{"spec.placement.priorityClassName", "priorityClassName must be the name of a PriorityClass"}},
 	}

@@ -164,7 +164,8 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 
 // validContainers makes the fuzzer's init containers and sidecars what
 // v1beta1's rules admit: names of their own, images, unique env names and
-// mount paths, limits at least their requests, probes of one action,
+// mount paths, env sources of one kind, limits at least their requests,
+// probes of one action,
 // sidecar ports whose names no other port of the pod has.
 func validContainers(spec *v1beta1.RobotSpec, c randfill.Continue) {
 	n := 0
@@ -182,6 +183,21 @@ func validContainers(spec *v1beta1.RobotSpec, c randfill.Continue) {
 		}
 		if container.Env != nil {
 			container.Env = env
+		}
+		// A variable has a value or one source; an envFrom entry one
+		// source.
+		for i := range container.Env {
+			if from := container.Env[i].ValueFrom; from != nil {
+				container.Env[i].Value = ""
+				container.Env[i].ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: c.String(4)}}
+			}
+		}
+		for i := range container.EnvFrom {
+			from := &container.EnvFrom[i]
+			if from.SecretRef != nil || from.ConfigMapRef == nil {
+				from.ConfigMapRef = nil
+				from.SecretRef = &corev1.SecretEnvSource{}
+			}
 		}
 		paths := map[string]bool{}
 		var mounts []corev1.VolumeMount

@@ -170,6 +170,7 @@ type RobotSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.valueFrom) || ((!has(e.value) || size(e.value) == 0) && [has(e.valueFrom.fieldRef), has(e.valueFrom.resourceFieldRef), has(e.valueFrom.configMapKeyRef), has(e.valueFrom.secretKeyRef), has(e.valueFrom.fileKeyRef)].filter(x, x).size() == 1))",message="an env variable has a value or a valueFrom, not both, and a valueFrom has exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef"
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// Resources are the compute resources the container requests and is
@@ -208,6 +209,7 @@ type RobotSpec struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(e, has(e.configMapRef) != has(e.secretRef))",message="every envFrom entry has exactly one of configMapRef or secretRef"
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
 	// ReadinessProbe tells when a pod may receive traffic; the Robot is
@@ -386,6 +388,7 @@ type RobotContainer struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.valueFrom) || ((!has(e.value) || size(e.value) == 0) && [has(e.valueFrom.fieldRef), has(e.valueFrom.resourceFieldRef), has(e.valueFrom.configMapKeyRef), has(e.valueFrom.secretKeyRef), has(e.valueFrom.fileKeyRef)].filter(x, x).size() == 1))",message="an env variable has a value or a valueFrom, not both, and a valueFrom has exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef"
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// EnvFrom sets environment variables from every key of ConfigMaps and
@@ -393,6 +396,7 @@ type RobotContainer struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(e, has(e.configMapRef) != has(e.secretRef))",message="every envFrom entry has exactly one of configMapRef or secretRef"
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
 	// Resources are the compute resources the container requests and is
@@ -598,6 +602,7 @@ type RobotPlacement struct {
 	// +listMapKey=topologyKey
 	// +listMapKey=whenUnsatisfiable
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.maxSkew >= 1 && c.whenUnsatisfiable in ['DoNotSchedule', 'ScheduleAnyway'] && (!has(c.minDomains) || (c.minDomains >= 1 && c.whenUnsatisfiable == 'DoNotSchedule')))",message="a topology spread constraint has a maxSkew of at least 1, whenUnsatisfiable DoNotSchedule or ScheduleAnyway, and a minDomains of at least 1 only with DoNotSchedule"
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 
 	// PriorityClassName is the PriorityClass of the pods.

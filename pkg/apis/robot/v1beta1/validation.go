@@ -352,6 +352,9 @@ func validateContainer(path string, c *RobotContainer) error {
 	if err := ValidateResources(path+".resources", c.Resources); err != nil {
 		return err
 	}
+	if err := ValidateEnv(path, c.Env, c.EnvFrom); err != nil {
+		return err
+	}
 	switch {
 	case len(c.Command) > maxArgs:
 		return fmt.Errorf("%s.command must have at most %d items, not %d", path, maxArgs, len(c.Command))
@@ -609,6 +612,34 @@ func ValidateProbes(path string, readiness, liveness, startup *corev1.Probe) err
 	}{{"readinessProbe", readiness}, {"livenessProbe", liveness}, {"startupProbe", startup}} {
 		if err := ValidateProbe(path+"."+probe.name, probe.name, probe.probe); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// ValidateEnv checks the env and envFrom of the container at path as the
+// CRD's rules do, and as the API server does in a pod: a variable has a
+// value or a valueFrom, not both, and a valueFrom exactly one source; an
+// envFrom entry exactly one of configMapRef and secretRef.
+func ValidateEnv(path string, env []corev1.EnvVar, envFrom []corev1.EnvFromSource) error {
+	for i, e := range env {
+		if e.ValueFrom == nil {
+			continue
+		}
+		from := e.ValueFrom
+		sources := 0
+		for _, set := range []bool{from.FieldRef != nil, from.ResourceFieldRef != nil, from.ConfigMapKeyRef != nil, from.SecretKeyRef != nil, from.FileKeyRef != nil} {
+			if set {
+				sources++
+			}
+		}
+		if e.Value != "" || sources != 1 {
+			return fmt.Errorf("%s.env[%d] (%q): an env variable has a value or a valueFrom, not both, and a valueFrom has exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef", path, i, e.Name)
+		}
+	}
+	for i, e := range envFrom {
+		if (e.ConfigMapRef == nil) == (e.SecretRef == nil) {
+			return fmt.Errorf("%s.envFrom[%d]: every envFrom entry has exactly one of configMapRef or secretRef", path, i)
 		}
 	}
 	return nil

@@ -138,3 +138,31 @@ func TestValidateResourcesAndProbes(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateEnv: a variable with a value and a valueFrom, a valueFrom of
+// no source, an envFrom of two, as the CRD's rules refuse them.
+func TestValidateEnv(t *testing.T) {
+	secretKey := &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "password"}}
+	for _, tt := range []struct {
+		name    string
+		env     []corev1.EnvVar
+		envFrom []corev1.EnvFromSource
+		want    string // "" for none
+	}{
+		{"value", []corev1.EnvVar{{Name: "A", Value: "1"}}, nil, ""},
+		{"valueFrom", []corev1.EnvVar{{Name: "A", ValueFrom: secretKey}}, []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{}}}, ""},
+		{"both", []corev1.EnvVar{{Name: "A", Value: "1", ValueFrom: secretKey}}, nil, `spec.env[0] ("A"): an env variable has a value or a valueFrom, not both`},
+		{"no source", []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{}}}, nil, "exactly one of fieldRef"},
+		{"envFrom of none", nil, []corev1.EnvFromSource{{Prefix: "X_"}}, "spec.envFrom[0]: every envFrom entry has exactly one of configMapRef or secretRef"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateEnv("spec", tt.env, tt.envFrom)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
+}
