@@ -153,8 +153,9 @@ flood: $(if $(OPERATOR_BIN),,build) ## Flood the operator's webhook and metrics 
 	CLUSTER_NAME=$(FLOOD_CLUSTER) KUBECONFIG_OUT=$(FLOOD_KUBECONFIG) hack/cluster.sh down
 
 .PHONY: verify
-verify: ## Check formatting, vet, and that generated code is up to date.
+verify: ## Check formatting, vet, that go.mod is tidy and that generated code is up to date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	go mod tidy -diff
 	go vet ./...
 	go vet -tags e2e ./test/...
 	go vet -tags chart ./test/chart/

@@ -121,10 +121,11 @@ type Options struct {
 // Deployment's state in the Robot's status.
 type Controller struct {
 	deploymentsLister appslisters.DeploymentLister
-	deploymentsSynced cache.InformerSynced
-	servicesSynced    cache.InformerSynced
-	robotsLister      listers.RobotLister
-	robotsSynced      cache.InformerSynced
+	// ownedSynced is owned.HasSynced: the caches of every kind a Robot
+	// owns.
+	ownedSynced  cache.InformerSynced
+	robotsLister listers.RobotLister
+	robotsSynced cache.InformerSynced
 	// pods is nil without Options.PodInformer; then the Ready condition
 	// does not say why the pods do not run.
 	pods              *podcache.Cache
@@ -148,6 +149,9 @@ type Controller struct {
 	// server could not store because the Robot is too large: the status is
 	// not written again for that generation.
 	statusRefused owned.Refusals
+	// ignoredWarned holds, per Robot, the ignored annotation values it was
+	// warned of, so that each is warned of once.
+	ignoredWarned events.Once[workload.IgnoredAnnotation]
 	// newerFields says which Robots hold fields this release does not
 	// know; nil: none do.
 	newerFields *transform.NewerFields
@@ -190,8 +194,6 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 
 	controller := &Controller{
 		deploymentsLister: opts.DeploymentInformer.Lister(),
-		deploymentsSynced: opts.DeploymentInformer.Informer().HasSynced,
-		servicesSynced:    opts.ServiceInformer.Informer().HasSynced,
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
@@ -233,6 +235,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	if controller.owned, err = owned.NewPaths(deps, sources); err != nil {
 		return nil, err
 	}
+	controller.ownedSynced = controller.owned.HasSynced
 	switch {
 	case (opts.PodInformer == nil) != (opts.ReplicaSetInformer == nil):
 		// Pods without their ReplicaSets tell no current pod from an old
@@ -261,7 +264,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting Robot controller", "workers", workers)
 	logger.V(2).Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.deploymentsSynced, c.servicesSynced, c.owned.HasSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.ownedSynced, c.robotsSynced, c.podsSynced, c.replicaSetsSynced); !ok {
 		if ctx.Err() != nil {
 			// A signal before the caches synced: nothing was started, so
 			// this is a clean stop, not a failure.
@@ -301,7 +304,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 // HasSynced reports whether the informer caches have synced.
 func (c *Controller) HasSynced() bool {
-	return c.robotsSynced() && c.deploymentsSynced() && c.servicesSynced() && c.owned.HasSynced() && c.podsSynced() && c.replicaSetsSynced()
+	return c.robotsSynced() && c.ownedSynced() && c.podsSynced() && c.replicaSetsSynced()
 }
 
 // LongestSync returns the Robot whose sync has been running the longest, and
@@ -427,10 +430,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 			logger.Info("Not writing what the Robot owns: it holds fields this release does not know", "fields", fields)
 		}
 	} else {
-		if value, ignored := workload.PauseIgnored(robot); ignored {
-			logger.V(2).Info("Ignoring the pause annotation: only \"true\" pauses", "annotation", workload.AnnotationPaused, "value", value)
-		}
-		objects, syncErr = c.owned.Sync(ctx, robot)
+		// All the sync creates is named in one Event, not one per object.
+		syncCtx, created := writer.CollectCreated(ctx)
+		objects, syncErr = c.owned.Sync(syncCtx, robot)
+		c.writer.RecordCreated(robot, created)
 	}
 	if errors.Is(syncErr, outcome.ErrRobotGone) {
 		// Its delete event is on its way, and the garbage collector
@@ -447,6 +450,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		// Out of time (or shutting down): a status write would fail too,
 		// and its error hide why. The retry writes the status.
 		return 0, cmp.Or(syncErr, context.Cause(ctx))
+	}
+	// A value the operator ignores must not go unsaid: the admission
+	// policy refuses them, but a Robot may hold one set before it.
+	for _, ignored := range c.ignoredWarned.Fresh(robot.UID, workload.IgnoredAnnotations(robot, objects.DisruptionBudget)) {
+		logger.Info("Ignoring an annotation's value", "object", ignored.Object, "annotation", ignored.Key, "value", ignored.Value)
+		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, robotv1beta1.ReasonAnnotationIgnored, ignored.Message())
 	}
 	if err := c.updateStatus(ctx, robot, objects, syncErr); err != nil {
 		return 0, errors.Join(syncErr, err)
@@ -479,7 +488,7 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 	now := c.clock.Now()
 	pods := c.pods.RobotPods(ctx, robot.Namespace, robot.Name)
 	robotStatus, recheck := status.Diagnosed(robot, objects.Deployment, objects.Service, c.pods.ReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
-	status.WithRoute(robot, &robotStatus, objects.Route, syncErr, metav1.NewTime(now))
+	status.WithRoute(robot, &robotStatus, objects.Route, c.owned.GatewayExists, syncErr, metav1.NewTime(now))
 	status.WithDisruptionBudget(robot, &robotStatus, objects.DisruptionBudget, metav1.NewTime(now))
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
@@ -563,6 +572,7 @@ func (c *Controller) deleteRobot(obj interface{}) {
 		c.writer.ForgetRobot(robot.UID)
 		c.owned.ForgetRobot(robot.UID)
 		c.statusRefused.Forget(robot.UID)
+		c.ignoredWarned.Forget(robot.UID)
 		c.newerFields.Forget(robot.UID)
 	}
 }

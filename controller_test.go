@@ -175,8 +175,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.realRecorder = c.events.Recorder
 	f.wiredKube, f.wiredRecorder = opts.KubeClient, opts.Recorder
 	c.robotsSynced = alwaysReady
-	c.deploymentsSynced = alwaysReady
-	c.servicesSynced = alwaysReady
+	c.ownedSynced = alwaysReady
 	if opts.PodInformer != nil {
 		c.podsSynced, c.replicaSetsSynced = alwaysReady, alwaysReady
 	}
@@ -217,6 +216,10 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 }
 
 func alwaysReady() bool { return true }
+
+// serviceNameTakenHint is what a Robot whose Service name is taken is told
+// to do, besides deleting that Service.
+const serviceNameTakenHint = "set spec.service.type to None, or recreate the Robot with another spec.deploymentName"
 
 // rewire gives c, just made, a writer and paths that write through kube
 // and record their Events with recorder (nil: as before), and read c's
@@ -425,7 +428,7 @@ func TestCreatesDeployment(t *testing.T) {
 	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`)
 }
 
 func TestConvergedRobotCostsNothing(t *testing.T) {
@@ -504,7 +507,7 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 			f.addDeployment(deployment)
 
 			// No write to the Deployment; the Robot says why.
-			status := status.Compute(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow))
+			status := status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: deployment.Name, Owner: outcome.ControllerName(deployment)}, metav1.NewTime(robottest.FixtureNow))
 			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Reason != robotv1beta1.ReasonDeploymentNameTaken {
 				t.Fatalf("Ready reason %q, want %q", ready.Reason, robotv1beta1.ReasonDeploymentNameTaken)
 			}
@@ -532,7 +535,7 @@ func TestNameTakenOutsideTheCache(t *testing.T) {
 	// The create finds it there: whose is it?
 	f.expectCreateDeployment(robot)
 	f.expectGetDeployment(robot.Namespace, robot.Name)
-	f.expectApplyStatus(robot, status.Compute(robot, nil, nil, outcome.NotControlledError(foreign), metav1.NewTime(robottest.FixtureNow)))
+	f.expectApplyStatus(robot, status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: foreign.Name, Owner: outcome.ControllerName(foreign)}, metav1.NewTime(robottest.FixtureNow)))
 	f.run(ctx, cache.MetaObjectToName(robot))
 }
 
@@ -543,7 +546,7 @@ func TestNameTakenReportedOnce(t *testing.T) {
 	deployment := liveDeployment(t, robot)
 	deployment.OwnerReferences = nil
 	// The Robot already says so: nothing to write, nothing to record.
-	robot.Status = status.Compute(robot, nil, nil, outcome.NotControlledError(deployment), metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
+	robot.Status = status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: deployment.Name, Owner: outcome.ControllerName(deployment)}, metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 
@@ -597,7 +600,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`)
 }
 
 func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
@@ -744,6 +747,71 @@ func (f *fixture) expectEvents(want ...string) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		f.t.Errorf("events: got %q, want %q", got, want)
 	}
+}
+
+// TestOneCreatedEventPerSync: the sync that creates a new Robot's
+// Deployment, Service and PodDisruptionBudget records one Event naming the
+// three, in the order they were created, not one Event each.
+func TestOneCreatedEventPerSync(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	f.budgets = true
+	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
+	robot.Spec.Replicas = ptr.To[int32](2)
+	f.addRobot(robot)
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	var creates []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		if action.GetVerb() == "create" {
+			creates = append(creates, describe(action))
+		}
+	}
+	if want := []string{"create deployments default/test", "create services default/test", "create poddisruptionbudgets default/test"}; fmt.Sprint(creates) != fmt.Sprint(want) {
+		t.Fatalf("creates %q, want %q", creates, want)
+	}
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test", Service "test", PodDisruptionBudget "test"`)
+}
+
+// TestProgressConditionsOfAnEarlierRelease: a converged Robot whose status
+// an earlier release wrote, with Reconciling and Stalled at False, gets one
+// status apply that leaves both out (the operator's field manager owned
+// them, so the API server removes them); stored so, it gets no write.
+func TestProgressConditionsOfAnEarlierRelease(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	current := robot.DeepCopy()
+	ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionReady)
+	for _, conditionType := range []string{robotv1beta1.ConditionReconciling, robotv1beta1.ConditionStalled} {
+		robot.Status.Conditions = append(robot.Status.Conditions, metav1.Condition{Type: conditionType, Status: metav1.ConditionFalse,
+			Reason: ready.Reason, Message: ready.Message, ObservedGeneration: robot.Generation, LastTransitionTime: ready.LastTransitionTime})
+	}
+
+	f := newFixture(t)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	written := f.onlyStatusWrite()
+	var types []string
+	for _, c := range written.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	if got := strings.Join(types, ","); got != "Ready,Available,Progressing,Synced" {
+		t.Errorf("applied conditions %s, want Ready,Available,Progressing,Synced", got)
+	}
+
+	// Stored without them: the next sync writes nothing.
+	again := newFixture(t)
+	again.addRobot(current)
+	again.addDeployment(deployment)
+	again.run(ctx, cache.MetaObjectToName(current))
 }
 
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
@@ -1627,7 +1695,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{owned.EventDeploymentCreated}); got != want {
+	if got, want := fmt.Sprint(reasons), fmt.Sprint([]string{writer.EventCreated}); got != want {
 		t.Errorf("Events written %s, want %s: the sync's event, once", got, want)
 	}
 	for i, at := range finished {
@@ -2366,7 +2434,7 @@ func TestServiceCreated(t *testing.T) {
 	f.expectApplyStatus(robot, status)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventServiceCreated + ` Created Service "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Service "test"`)
 }
 
 // TestServiceNameThatCannotBeIsNotSent: a Robot stored with a name that no
@@ -2464,8 +2532,13 @@ func TestServiceTypeNotAllowed(t *testing.T) {
 	if synced.Reason != robotv1beta1.ReasonServiceTypeNotAllowed || !strings.Contains(synced.Message, "NodePort") {
 		t.Errorf("Synced condition %s: %s, want %s naming the type", synced.Reason, synced.Message, robotv1beta1.ReasonServiceTypeNotAllowed)
 	}
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
-		t.Errorf("Ready %s (%s): the Deployment runs, and the Service's type should not make the Robot not Ready", ready.Status, ready.Reason)
+	// The Deployment runs, but the Robot has no Service until a person
+	// changes it or the operator's flags: not Ready, and Stalled.
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonServiceTypeNotAllowed {
+		t.Errorf("Ready %s (%s), want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonServiceTypeNotAllowed)
+	}
+	if !meta.IsStatusConditionTrue(written.Status.Conditions, robotv1beta1.ConditionStalled) {
+		t.Errorf("not Stalled: %v", written.Status.Conditions)
 	}
 	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonServiceTypeNotAllowed) {
 		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonServiceTypeNotAllowed, events)
@@ -2549,7 +2622,13 @@ func TestNewRobotWithServiceCostsTwoCreates(t *testing.T) {
 	f.expectCreateService(robot)
 	created := liveDeployment(t, robot)
 	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	status := status.Compute(robot, created, liveService(t, robot), nil, metav1.NewTime(robottest.FixtureNow))
+	// The status reads the Service the create returned, and the fake
+	// clientset allocates no node port, as the API server would.
+	service := liveService(t, robot)
+	for i := range service.Spec.Ports {
+		service.Spec.Ports[i].NodePort = 0
+	}
+	status := status.Compute(robot, created, service, nil, metav1.NewTime(robottest.FixtureNow))
 	if status.ServiceName != "test" {
 		t.Fatalf("status.serviceName %q, want %q", status.ServiceName, "test")
 	}
@@ -2782,9 +2861,14 @@ func TestServiceNotControlled(t *testing.T) {
 				f.expectCreateService(robot)
 				f.kubeActions = append(f.kubeActions, core.NewGetAction(servicesResource, robot.Namespace, "test"))
 			}
-			status := status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow))
-			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
-				t.Errorf("Ready %s (%s), want True: the Deployment runs", ready.Status, ready.Reason)
+			status, _ := status.Diagnosed(robot, deployment, nil, nil, nil, &outcome.NameTakenError{Kind: "Service", Name: "test", Reason: robotv1beta1.ReasonServiceNameTaken, Hint: serviceNameTakenHint}, metav1.NewTime(robottest.FixtureNow))
+			// The Deployment runs, but the Robot has no Service until a
+			// person frees the name: not Ready, and Stalled.
+			if ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonServiceNameTaken {
+				t.Errorf("Ready %s (%s), want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonServiceNameTaken)
+			}
+			if !meta.IsStatusConditionTrue(status.Conditions, robotv1beta1.ConditionStalled) {
+				t.Errorf("not Stalled: %v", status.Conditions)
 			}
 			if synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonServiceNameTaken {
 				t.Errorf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonServiceNameTaken)
@@ -2808,7 +2892,7 @@ func TestServiceNameTakenWarnsOnce(t *testing.T) {
 	f := newFixture(t)
 	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 	deployment := liveDeployment(t, robot)
-	robot.Status = status.Compute(robot, deployment, nil, &outcome.ServiceNameTakenError{Name: "test"}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
+	robot.Status, _ = status.Diagnosed(robot, deployment, nil, nil, nil, &outcome.NameTakenError{Kind: "Service", Name: "test", Reason: robotv1beta1.ReasonServiceNameTaken, Hint: serviceNameTakenHint}, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 	f.addRobot(robot)
 	f.addDeployment(deployment)
 	f.addService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "test", Namespace: robot.Namespace, UID: "foreign", ResourceVersion: "2",
@@ -2830,7 +2914,7 @@ func TestServiceStatus(t *testing.T) {
 	if got := status.Compute(robot, deployment, nil, nil, now).ServiceName; got != "" {
 		t.Errorf("without a Service: serviceName %q, want none", got)
 	}
-	for _, syncErr := range []error{&outcome.ServiceNameTakenError{Name: "web"}, &outcome.EarlierRobotError{Name: "web", Kind: "Service"}} {
+	for _, syncErr := range []error{&outcome.NameTakenError{Kind: "Service", Name: "web", Reason: robotv1beta1.ReasonServiceNameTaken, Hint: serviceNameTakenHint}, &outcome.EarlierRobotError{Name: "web", Kind: "Service"}} {
 		status := status.Compute(robot, deployment, nil, syncErr, now)
 		ready, synced := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady), meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionSynced)
 		if ready.Status != metav1.ConditionTrue {
@@ -3559,11 +3643,12 @@ func pausedStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, serv
 // TestPausedNewRobotCreatesNothing: a new Robot created paused gets no
 // Deployment and no Service; it says Synced=False with the reason Paused,
 // and Ready=False for the same reason, since nothing runs. It is not
-// retried: unpausing it queues it.
+// retried: unpausing it queues it. "True", as people write it, pauses as
+// "true" does.
 func TestPausedNewRobotCreatesNothing(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	robot := paused(robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP), "true")
+	robot := paused(robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP), "True")
 	f.addRobot(robot)
 
 	// No kube request at all: only the status write.
@@ -3777,10 +3862,12 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	}
 }
 
-// TestPauseNeedsTrue: a value of the annotation other than "true" pauses
-// nothing: the Robot's Deployment is created as for any Robot.
+// TestPauseNeedsTrue: a value of the annotation other than "true" (in any
+// case) pauses nothing: the Robot's Deployment is created as for any Robot.
+// "false" in any case says so; any other value is ignored, and a Warning
+// names it and the values read.
 func TestPauseNeedsTrue(t *testing.T) {
-	for _, value := range []string{"false", "True", "yes", "1", ""} {
+	for _, value := range []string{"false", "FALSE", "yes", "1", ""} {
 		t.Run(strconv.Quote(value), func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			f := newFixture(t)
@@ -3793,9 +3880,64 @@ func TestPauseNeedsTrue(t *testing.T) {
 			f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
 
 			f.run(ctx, cache.MetaObjectToName(robot))
-			f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDeploymentCreated + ` Created Deployment "test"`)
+			events := []string{corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`}
+			if !strings.EqualFold(value, "false") {
+				events = append(events, corev1.EventTypeWarning+" "+robotv1beta1.ReasonAnnotationIgnored+" "+workload.IgnoredAnnotations(robot, nil)[0].Message())
+			}
+			f.expectEvents(events...)
 		})
 	}
+}
+
+// TestIgnoredAnnotationIsWarnedOnce: a Robot whose pause annotation, or
+// whose budget's annotation, holds a value the operator ignores gets one
+// Warning per value, not one per sync; a new value gets its own, and so
+// does the same value set again after it was put right.
+func TestIgnoredAnnotationIsWarnedOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewRobot("test", 2)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+	c := f.newController(ctx)
+	key := cache.MetaObjectToName(robot)
+	warning := func(robot *robotv1beta1.Robot) string {
+		ignored := workload.IgnoredAnnotations(robot, nil)
+		if len(ignored) != 1 {
+			t.Fatalf("ignored %v, want the pause annotation", ignored)
+		}
+		return corev1.EventTypeWarning + " " + robotv1beta1.ReasonAnnotationIgnored + " " + ignored[0].Message()
+	}
+	sync := func(value string) *robotv1beta1.Robot {
+		t.Helper()
+		robot := paused(robot, value)
+		if value == "" {
+			delete(robot.Annotations, workload.AnnotationPaused)
+		}
+		if err := f.robotIndexer.Update(robot); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		return robot
+	}
+
+	maybe := sync("maybe")
+	sync("maybe")
+	f.expectEvents(warning(maybe))
+	yes := sync("yes")
+	sync("yes")
+	f.expectEvents(warning(yes))
+	sync("")
+	f.expectEvents()
+	f.expectEvents(warning(sync("yes")))
+
+	// Once deleted, it is forgotten.
+	c.deleteRobot(yes)
+	f.expectEvents(warning(sync("yes")))
 }
 
 // TestStatusTooLargeIsReportedNotRetried: a Robot so large that the API
@@ -3927,7 +4069,7 @@ func TestDisruptionBudgetCreated(t *testing.T) {
 	}
 	f.kubeActions = append(f.kubeActions, core.NewCreateAction(budgetsResource, robot.Namespace, &created))
 	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDisruptionBudgetCreated + ` Created PodDisruptionBudget "test"`)
+	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created PodDisruptionBudget "test"`)
 
 	converge := newFixture(t)
 	converge.budgets = true
@@ -3997,6 +4139,53 @@ func TestDisruptionBudgetPutBackAndDeleted(t *testing.T) {
 	if synced == nil || synced.Reason != robotv1beta1.ReasonDisruptionBudgetNameTaken {
 		t.Errorf("Synced %v, want DisruptionBudgetNameTaken", synced)
 	}
+}
+
+// TestPausedRobotLeavesItsBudget: the pause covers the PodDisruptionBudget
+// as it does the Deployment: a budget loosened by hand is not put back, and
+// one the Robot no longer asks for is not deleted, while the annotation
+// stays. (The HTTPRoute goes through the same path, owned.Paths.Own.)
+func TestPausedRobotLeavesItsBudget(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	for name, robot := range map[string]*robotv1beta1.Robot{
+		"loosened": robottest.NewRobot("test", 2),
+		"not asked": func() *robotv1beta1.Robot {
+			robot := robottest.NewRobot("test", 2)
+			robot.Spec.DisruptionBudget = &robotv1beta1.RobotDisruptionBudget{Disabled: true}
+			return robot
+		}(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			budget := liveBudget(t, robottest.NewRobot("test", 2))
+			budget.Spec.MaxUnavailable = ptr.To(intstr.FromString("100%"))
+			f := budgetFixture(t, policy.DisruptionBudgetsDefault, paused(robot, "true"), budget)
+			c := f.newController(ctx)
+			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+				t.Fatal(err)
+			}
+			for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+				t.Errorf("%s while the Robot is paused", describe(action))
+			}
+		})
+	}
+}
+
+// TestIgnoredBudgetAnnotationIsWarned: a Robot whose PodDisruptionBudget
+// holds a value of robot.dev/disruption-budget the operator does not read
+// gets a Warning that names the budget, the value and the values read; the
+// budget stays in the operator's hands.
+func TestIgnoredBudgetAnnotationIsWarned(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("test", 2)
+	budget := liveBudget(t, robot)
+	budget.Annotations[workload.AnnotationDisruptionBudget] = "off"
+	f := budgetFixture(t, policy.DisruptionBudgetsDefault, robot, budget)
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatal(err)
+	}
+	f.expectEvents(corev1.EventTypeWarning + " " + robotv1beta1.ReasonAnnotationIgnored + " " +
+		`The PodDisruptionBudget "test"'s annotation robot.dev/disruption-budget is "off", which the operator ignores: it reads "unmanaged" or "managed", in any case; the operator keeps the budget as the Robot asks`)
 }
 
 // budgetFixture is a fixture of robot, converged, with its Deployment, and
@@ -4074,8 +4263,14 @@ func TestDisruptionBudgetsOff(t *testing.T) {
 	if synced.Reason != robotv1beta1.ReasonDisruptionBudgetNotAllowed || !strings.Contains(synced.Message, "-disruption-budgets=off") {
 		t.Errorf("Synced %s: %s, want %s naming the flag", synced.Reason, synced.Message, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
 	}
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionTrue {
-		t.Errorf("Ready %s (%s): the Deployment runs, and a refused budget should not make the Robot not Ready", ready.Status, ready.Reason)
+	// The Deployment runs, but the Robot lacks the budget it asks for
+	// until a person changes it or the operator's flags: not Ready, and
+	// Stalled, so that kstatus does not call it Current.
+	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonDisruptionBudgetNotAllowed {
+		t.Errorf("Ready %s (%s), want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
+	}
+	if !meta.IsStatusConditionTrue(written.Status.Conditions, robotv1beta1.ConditionStalled) {
+		t.Errorf("not Stalled: %v", written.Status.Conditions)
 	}
 	if events := g.events(); len(events) != 2 || !slices.ContainsFunc(events, func(e string) bool {
 		return strings.HasPrefix(e, corev1.EventTypeWarning+" "+robotv1beta1.ReasonDisruptionBudgetNotAllowed)

@@ -7,9 +7,10 @@
 #        hack/demo.sh stop    stop the operator the demo started
 #        hack/demo.sh crd     only install (or update) the Robot CRD, its
 #                             conversion at the operator on this host
-#        hack/demo.sh examples  only apply artifacts/examples/, accept site's
-#                             route and replace hello through v1alpha1 (the
-#                             operator running, the Gateway API installed)
+#        hack/demo.sh examples  only apply artifacts/examples/, make the
+#                             Gateway site names and accept site's route,
+#                             replace hello through v1alpha1 (the operator
+#                             running, the Gateway API installed)
 #
 # Environment: CLUSTER_NAME and KUBECONFIG_OUT, as hack/cluster.sh reads them
 # (robot-operator, _output/kubeconfig); WEBHOOK_PORT, where the operator
@@ -61,21 +62,57 @@ apply_examples() {
 	"${KUBECTL}" apply -f artifacts/examples/
 }
 
-accept_site_route() {
-	local ready reason generation now
-	step "site waits for its Gateway: no Gateway controller runs on this local cluster"
+# site_ready_reason waits up to 120 s for site's Ready to be True or to have
+# one of the reasons given, and sets ready and reason.
+site_ready_reason() {
 	for _ in $(seq 120); do
 		ready=$("${KUBECTL}" get robot site -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')
 		reason=$("${KUBECTL}" get robot site -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}')
-		[[ "${reason}" == RouteNotAccepted || "${ready}" == True ]] && break
+		[[ "${ready}" == True ]] && return
+		for want in "$@"; do
+			[[ "${reason}" == "${want}" ]] && return
+		done
 		sleep 1
 	done
+}
+
+accept_site_route() {
+	local ready reason generation now
+	step "site waits for its Gateway: no Gateway controller runs on this local cluster"
+	site_ready_reason GatewayNotFound RouteNotAccepted
 	"${KUBECTL}" get robot site -o jsonpath='Ready={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}{"\n"}'
 	# An earlier run of the demo accepted site's route, and the route keeps
 	# what its Gateway said.
 	if [[ "${ready}" == True ]]; then
 		echo "site is Ready already: an earlier run accepted its HTTPRoute"
 		return
+	fi
+	# The operator says GatewayNotFound once it has found the Gateway API's
+	# Gateways; until then it waits for an answer that will not come.
+	if "${KUBECTL}" get crd gateways.gateway.networking.k8s.io >/dev/null 2>&1 &&
+		! "${KUBECTL}" get gateway public >/dev/null 2>&1; then
+		step "Making the Gateway public that site names (of a GatewayClass no controller runs here)"
+		"${KUBECTL}" apply -f - <<GATEWAY
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: demo
+spec:
+  controllerName: demo.robot.dev/gateway-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: public
+spec:
+  gatewayClassName: demo
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 80
+GATEWAY
+		site_ready_reason RouteNotAccepted
+		"${KUBECTL}" get robot site -o jsonpath='Ready={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}{"\n"}'
 	fi
 	[[ "${reason}" == RouteNotAccepted ]] || { echo "site does not wait for its Gateway; the operator's log is ${LOG}" >&2; exit 1; }
 

@@ -13,7 +13,7 @@ cp "${ROOT}/artifacts/crd/robot.dev_robots.yaml" "${CHART}/crds/"
 for f in service.yaml servicemonitor.yaml prometheusrule.yaml; do
 	cp "${ROOT}/artifacts/monitoring/${f}" "${CHART}/files/"
 done
-for f in aggregate-roles.yaml size-policy.yaml; do
+for f in aggregate-roles.yaml size-policy.yaml annotation-policy.yaml; do
 	cp "${ROOT}/artifacts/deploy/${f}" "${CHART}/files/"
 done
-echo "chart: copied the CRD, the monitoring objects, the aggregated roles and the size policy into ${CHART#"${ROOT}"/}"
+echo "chart: copied the CRD, the monitoring objects, the aggregated roles and the admission policies into ${CHART#"${ROOT}"/}"

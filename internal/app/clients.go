@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"k8s.io/client-go/metadata"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"time"
 
@@ -92,6 +93,9 @@ type clients struct {
 	crds apiextensionsclient.Interface
 	// gateway writes the HTTPRoutes of the Robots that ask for them.
 	gateway gatewayclient.Interface
+	// metadata reads the Gateways' metadata, to tell a route's missing
+	// Gateway.
+	metadata metadata.Interface
 	// review makes the metrics endpoint's TokenReviews and
 	// SubjectAccessReviews.
 	review kubernetes.Interface
@@ -128,6 +132,9 @@ func newClients(ctx context.Context, cfg *rest.Config) (*clients, error) {
 	}
 	if c.gateway, err = gatewayclient.NewForConfig(syncCfg); err != nil {
 		return nil, fmt.Errorf("building the Gateway API client: %w", err)
+	}
+	if c.metadata, err = metadata.NewForConfig(syncCfg); err != nil {
+		return nil, fmt.Errorf("building the metadata client: %w", err)
 	}
 	// The metrics endpoint's reviews get a client of their own, so that
 	// scrapes, or a flood of made-up tokens, never wait on the syncs' rate

@@ -9,7 +9,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	robotinformers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions"
@@ -26,6 +30,11 @@ type informers struct {
 	// is found (watchGatewayAPI), which routesFound then says.
 	gateway     gatewayinformers.SharedInformerFactory
 	routesFound *owned.Discovery
+	// gateways holds the Gateways' metadata; started once their CRD is
+	// found (watchGateways), which gatewaysFound then says.
+	gateways      cache.SharedIndexInformer
+	gatewaysFound *owned.Discovery
+	namespace     string
 	// newerFields is the Robot informer's transform, which remembers the
 	// Robots holding fields this release does not know.
 	newerFields *transform.NewerFields
@@ -70,10 +79,27 @@ func newInformers(opts Options, c *clients) *informers {
 			gatewayinformers.WithNamespace(opts.Namespace),
 			gatewayinformers.WithTweakListOptions(managed),
 			gatewayinformers.WithTransform(transform.Workloads(robots))),
-		routesFound: &owned.Discovery{},
-		robots:      robotFactory,
-		newerFields: newerFields,
+		routesFound:   &owned.Discovery{},
+		gateways:      gatewaysInformer(c, opts.Namespace),
+		gatewaysFound: &owned.Discovery{},
+		namespace:     opts.Namespace,
+		robots:        robotFactory,
+		newerFields:   newerFields,
 	}
+}
+
+// gatewaysInformer returns the informer of the metadata of the Gateways of
+// namespace ("" for all), each kept as its name alone
+// (owned.GatewayMetadata): whether a Gateway exists is all it is asked.
+func gatewaysInformer(c *clients, namespace string) cache.SharedIndexInformer {
+	informer := metadatainformer.NewFilteredMetadataInformer(c.metadata, gatewayv1.SchemeGroupVersion.WithResource("gateways"), namespace, 0,
+		cache.Indexers{}, nil).Informer()
+	if err := informer.SetTransform(owned.GatewayMetadata); err != nil {
+		// Only a started informer refuses a transform: the Gateways'
+		// metadata would be cached whole, which costs memory, not truth.
+		utilruntime.HandleError(err)
+	}
+	return informer
 }
 
 // owned returns the sources of the kinds a Robot owns beside its
@@ -84,6 +110,9 @@ func (i *informers) owned(c *clients) owned.Sources {
 		Routes:            i.gateway.Gateway().V1().HTTPRoutes(),
 		Gateway:           c.gateway,
 		RoutesFound:       i.routesFound,
+		Gateways:          i.gateways,
+		GatewaysFound:     i.gatewaysFound,
+		Namespace:         i.namespace,
 	}
 }
 

@@ -52,6 +52,12 @@ func serveAndLead(ctx context.Context, opts Options, w wired) error {
 			watchGatewayAPI(informersCtx, w.clients.crds, w.informers.gateway, w.informers.routesFound)
 		}
 	})
+	watches.Go(func() {
+		// Its handlers queue Robots from the Robot cache.
+		if w.informers.waitForRobots(informersCtx.Done()) {
+			watchGateways(informersCtx, w.clients.crds, w.informers.gateways, w.informers.gatewaysFound)
+		}
+	})
 	if webhook.upkeep != nil {
 		watches.Go(func() {
 			if err := webhook.upkeep.Run(informersCtx); err != nil {

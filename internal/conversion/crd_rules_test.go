@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,6 +243,68 @@ func TestAdmissionRules(t *testing.T) {
 			}
 			if len(errs) != 1 || errs[0].Field != tc.field || !strings.Contains(errs[0].Detail, tc.want) {
 				t.Errorf("errors %v, want one of %s that says %q", errs, tc.field, tc.want)
+			}
+		})
+	}
+}
+
+// TestServicePortRules: the CRD's rules on a port's servicePort and nodePort
+// and pkg/apis/robot/v1beta1's checks in Go refuse the same Robots, and the
+// CRD's message names the field.
+func TestServicePortRules(t *testing.T) {
+	robot := func(spec string) string {
+		return `{"apiVersion":"robot.dev/v1beta1","kind":"Robot","metadata":{"name":"r"},"spec":{"image":"nginx",` + spec + `}}`
+	}
+	for _, tc := range []struct {
+		name, spec string
+		refused    string // a part of the CRD's message; "" for none
+	}{
+		{"servicePort", `"ports":[{"name":"http","containerPort":8080,"servicePort":80,"protocol":"TCP"}]`, ""},
+		{"servicePort of another port's containerPort", `"ports":[{"name":"http","containerPort":8080,"servicePort":80,"protocol":"TCP"},{"name":"alt","containerPort":80,"servicePort":8081,"protocol":"TCP"}]`, ""},
+		{"one Service port, two protocols", `"ports":[{"name":"dns","containerPort":5353,"servicePort":53,"protocol":"TCP"},{"name":"dns-udp","containerPort":5354,"servicePort":53,"protocol":"UDP"}]`, ""},
+		{"two servicePorts alike", `"ports":[{"name":"http","containerPort":8080,"servicePort":80,"protocol":"TCP"},{"name":"alt","containerPort":8081,"servicePort":80,"protocol":"TCP"}]`, "same Service port and protocol"},
+		{"a servicePort that is another's containerPort", `"ports":[{"name":"http","containerPort":8080,"servicePort":9090,"protocol":"TCP"},{"name":"metrics","containerPort":9090,"protocol":"TCP"}]`, "same Service port and protocol"},
+		{"servicePort 0", `"ports":[{"name":"http","containerPort":8080,"servicePort":0,"protocol":"TCP"}]`, "servicePort"},
+		{"servicePort 65536", `"ports":[{"name":"http","containerPort":8080,"servicePort":65536,"protocol":"TCP"}]`, "servicePort"},
+		{"nodePort on NodePort", `"service":{"type":"NodePort"},"ports":[{"name":"http","containerPort":8080,"nodePort":30080,"protocol":"TCP"}]`, ""},
+		{"nodePort on LoadBalancer", `"service":{"type":"LoadBalancer"},"ports":[{"name":"http","containerPort":8080,"nodePort":30080,"protocol":"TCP"}]`, ""},
+		{"nodePort out of the default range", `"service":{"type":"NodePort"},"ports":[{"name":"http","containerPort":8080,"nodePort":40000,"protocol":"TCP"}]`, ""},
+		{"nodePort on ClusterIP", `"service":{"type":"ClusterIP"},"ports":[{"name":"http","containerPort":8080,"nodePort":30080,"protocol":"TCP"}]`, "nodePort can be set only when service.type is NodePort or LoadBalancer"},
+		{"nodePort without service", `"ports":[{"name":"http","containerPort":8080,"nodePort":30080,"protocol":"TCP"}]`, "nodePort can be set only when service.type is NodePort or LoadBalancer"},
+		{"nodePort 70000", `"service":{"type":"NodePort"},"ports":[{"name":"http","containerPort":8080,"nodePort":70000,"protocol":"TCP"}]`, "nodePort"},
+		{"two nodePorts alike", `"service":{"type":"NodePort"},"ports":[{"name":"http","containerPort":8080,"nodePort":30080,"protocol":"TCP"},{"name":"alt","containerPort":8081,"nodePort":30080,"protocol":"TCP"}]`, "same nodePort and protocol"},
+		{"one nodePort, two protocols", `"service":{"type":"NodePort"},"ports":[{"name":"dns","containerPort":53,"nodePort":30053,"protocol":"TCP"},{"name":"dns-udp","containerPort":53,"nodePort":30053,"protocol":"UDP"}]`, ""},
+		{"a sidecar's servicePort", `"sidecars":[{"name":"proxy","image":"envoy","ports":[{"name":"admin","containerPort":9901,"servicePort":80,"protocol":"TCP"}]}]`, "a sidecar's ports cannot set servicePort or nodePort"},
+		{"a sidecar's nodePort", `"service":{"type":"NodePort"},"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"}],"sidecars":[{"name":"proxy","image":"envoy","ports":[{"name":"admin","containerPort":9901,"nodePort":30081,"protocol":"TCP"}]}]`, "a sidecar's ports cannot set servicePort or nodePort"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := robot(tc.spec)
+			var errs fieldpath.ErrorList
+			for _, err := range robotRules(t)["v1beta1"].check([]byte(raw)) {
+				if !strings.Contains(err.Error(), "metadata") {
+					errs = append(errs, err)
+				}
+			}
+			var object robotv1beta1.Robot
+			if err := json.Unmarshal([]byte(raw), &object); err != nil {
+				t.Fatal(err)
+			}
+			spec := &object.Spec
+			goErr := errors.Join(robotv1beta1.ValidatePorts(spec.Ports), robotv1beta1.ValidateNodePorts(spec.Ports, spec.Service),
+				robotv1beta1.ValidateContainers(spec.InitContainers, spec.Sidecars))
+			if tc.refused == "" {
+				if len(errs) != 0 || goErr != nil {
+					t.Errorf("refused: by the CRD %v, in Go %v", errs, goErr)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.refused) {
+				t.Errorf("the CRD's errors %v, want one that says %q", errs, tc.refused)
+			}
+			// In Go, 0 is no servicePort, as the API server never stores
+			// one: the schema's minimum alone refuses it.
+			if zero := strings.Contains(tc.spec, `"servicePort":0,`); goErr == nil && !zero {
+				t.Errorf("the CRD refuses it, the checks in Go do not")
 			}
 		})
 	}

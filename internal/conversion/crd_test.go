@@ -115,6 +115,11 @@ func TestValidationMatchesTheCRD(t *testing.T) {
 	if number := port["containerPort"]; *number.Minimum != 1 || *number.Maximum != 65535 {
 		t.Errorf("containerPort between %v and %v, the validation says 1 and 65535", *number.Minimum, *number.Maximum)
 	}
+	for _, name := range []string{"servicePort", "nodePort"} {
+		if number := port[name]; number.Minimum == nil || number.Maximum == nil || *number.Minimum != 1 || *number.Maximum != 65535 {
+			t.Errorf("%s between %v and %v, the validation says 1 and 65535", name, number.Minimum, number.Maximum)
+		}
+	}
 	if got := enum(port["protocol"]); !slices.Equal(got, []string{"SCTP", "TCP", "UDP"}) {
 		t.Errorf("protocol enum %v, the validation allows SCTP, TCP, UDP", got)
 	}

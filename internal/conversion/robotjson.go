@@ -212,6 +212,20 @@ func (object robotObject) toV1beta1() *Ignored {
 			service[name] = value
 		}
 	}
+	// Through v1alpha1, a type that opens no port on the nodes drops the
+	// ports' nodePorts, as the API server drops a Service's.
+	serviceType := ""
+	if service := child(spec, fieldService); service != nil {
+		serviceType, _ = service["type"].(string)
+	}
+	if !robotv1beta1.TakesNodePorts(robotv1beta1.ServiceType(serviceType)) {
+		ports, _ := spec[fieldPorts].([]any)
+		for _, port := range ports {
+			if port, ok := port.(map[string]any); ok {
+				delete(port, "nodePort")
+			}
+		}
+	}
 	return nil
 }
 
@@ -332,13 +346,15 @@ func takeAnnotation(object robotObject) (string, bool) {
 }
 
 // onePlainPort reports whether ports are exactly what v1alpha1's port means:
-// one TCP port named PortName.
+// one TCP port named PortName, on the Service at its own number and with
+// the node port the API server picks.
 func onePlainPort(ports []any) bool {
 	if len(ports) != 1 {
 		return false
 	}
 	port, _ := ports[0].(map[string]any)
-	return port["name"] == robotv1alpha1.PortName && port["protocol"] == string(corev1.ProtocolTCP)
+	return port["name"] == robotv1alpha1.PortName && port["protocol"] == string(corev1.ProtocolTCP) &&
+		!present(port, "servicePort") && !present(port, "nodePort")
 }
 
 // isZeroNumber reports whether n is a zero, however written.

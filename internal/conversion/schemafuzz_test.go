@@ -185,6 +185,10 @@ func (f *schemaFuzzer) robot(version string, schema *apiextensionsv1.JSONSchemaP
 // fuzzer does not read: the conversion back restores only valid values.
 func (f *schemaFuzzer) validBeta(spec map[string]any) {
 	if ports, ok := spec["ports"].([]any); ok {
+		// A nodePort only for a type that opens ports on the nodes.
+		service, _ := spec["service"].(map[string]any)
+		serviceType, _ := service["type"].(string)
+		nodePorts := serviceType == "NodePort" || serviceType == "LoadBalancer"
 		seen := map[string]bool{}
 		var valid []any
 		for i, item := range ports {
@@ -192,12 +196,26 @@ func (f *schemaFuzzer) validBeta(spec map[string]any) {
 			port["name"] = []string{"http", "metrics", "grpc", "admin"}[f.rand.IntN(4)]
 			if i == 0 && f.rand.IntN(2) == 0 {
 				port["name"], port["protocol"] = "http", "TCP" // what v1alpha1's port holds alone
+				if f.rand.IntN(2) == 0 {
+					delete(port, "servicePort")
+					delete(port, "nodePort")
+				}
+			}
+			if !nodePorts {
+				delete(port, "nodePort")
 			}
 			key := fmt.Sprint(port["containerPort"], port["protocol"])
-			if seen[port["name"].(string)] || seen[key] || len(validation.IsValidPortName(port["name"].(string))) > 0 {
+			servicePort := port["containerPort"]
+			if number, ok := port["servicePort"]; ok {
+				servicePort = number
+			}
+			serviceKey := fmt.Sprint("service ", servicePort, port["protocol"])
+			nodeKey := fmt.Sprint("node ", port["nodePort"], port["protocol"])
+			if seen[port["name"].(string)] || seen[key] || seen[serviceKey] || (port["nodePort"] != nil && seen[nodeKey]) ||
+				len(validation.IsValidPortName(port["name"].(string))) > 0 {
 				continue
 			}
-			seen[port["name"].(string)], seen[key] = true, true
+			seen[port["name"].(string)], seen[key], seen[serviceKey], seen[nodeKey] = true, true, true, true
 			valid = append(valid, port)
 		}
 		spec["ports"] = valid
@@ -284,6 +302,9 @@ func (f *schemaFuzzer) validContainers(spec map[string]any) {
 			port := p.(map[string]any)
 			port["name"] = fmt.Sprintf("side%d-%d", i, j)
 			port["containerPort"] = json.Number(fmt.Sprint(20000 + j))
+			// Not on the Service: the CRD refuses both.
+			delete(port, "servicePort")
+			delete(port, "nodePort")
 		}
 	}
 }
@@ -392,10 +413,16 @@ func TestSchemaFuzzRoundTrips(t *testing.T) {
 	// How many v1beta1 Robots had each field the annotation alone keeps:
 	// the round trips prove nothing of a field the fuzzer never makes.
 	kept := map[string]int{}
+	portFields := []string{"servicePort", "nodePort"}
 	t.Cleanup(func() {
 		for _, field := range keptFields {
 			if kept[field] == 0 {
 				t.Errorf("no v1beta1 Robot of %d had %s", batches*perBatch, field)
+			}
+		}
+		for _, field := range portFields {
+			if kept["ports."+field] == 0 {
+				t.Errorf("no v1beta1 Robot of %d had a port with %s", batches*perBatch, field)
 			}
 		}
 	})
@@ -408,6 +435,13 @@ func TestSchemaFuzzRoundTrips(t *testing.T) {
 					for _, field := range keptFields {
 						if present(robot["spec"].(map[string]any), field) {
 							kept[field]++
+						}
+					}
+					for _, port := range asList(robot["spec"].(map[string]any)["ports"]) {
+						for _, field := range portFields {
+							if present(port.(map[string]any), field) {
+								kept["ports."+field]++
+							}
 						}
 					}
 				}

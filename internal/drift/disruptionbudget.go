@@ -6,23 +6,15 @@ import (
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 )
 
-// DisruptionBudgetDrift says how current differs from desired in the fields
-// that desired sets, or returns "" when it does not, compared the way
-// server-side apply merges them, as ServiceDrift does for a Service.
-func DisruptionBudgetDrift(desired *policyv1ac.PodDisruptionBudgetApplyConfiguration, current *policyv1.PodDisruptionBudget) string {
-	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
-		return describeMapDrift("metadata.labels", key, desired.Labels, current.Labels)
-	}
-	if !controlledAs(current, desired.OwnerReferences[0]) {
-		return "its controller reference changed"
-	}
+// DisruptionBudgetSpecDrift says how current's spec differs from desired's
+// in the fields that desired sets, or returns "" when it does not, compared
+// the way server-side apply merges them, as ServiceSpecDrift does for a
+// Service. ObjectDrift tells the rest.
+func DisruptionBudgetSpecDrift(desired *policyv1ac.PodDisruptionBudgetApplyConfiguration, current *policyv1.PodDisruptionBudget) string {
 	desiredSpec := &policyv1ac.PodDisruptionBudgetApplyConfiguration{TypeMetaApplyConfiguration: desired.TypeMetaApplyConfiguration, Spec: desired.Spec}
 	currentSpec := &policyv1.PodDisruptionBudget{
 		TypeMeta: metav1.TypeMeta{APIVersion: policyv1.SchemeGroupVersion.String(), Kind: "PodDisruptionBudget"},
 		Spec:     current.Spec,
 	}
-	if drift := describeSpecDrift(desiredSpec, currentSpec); drift != "" {
-		return drift
-	}
-	return annotationDrift(desired.Annotations, current.Annotations)
+	return describeSpecDrift(desiredSpec, currentSpec)
 }

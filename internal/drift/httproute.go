@@ -18,23 +18,15 @@ var routeTypes = func() managedfields.TypeConverter {
 	return gatewayapply.NewTypeConverter(scheme)
 }()
 
-// RouteDrift says how current differs from desired in the fields that
-// desired sets, or returns "" when it does not, compared the way
-// server-side apply merges them, as ServiceDrift does for a Service.
-func RouteDrift(desired *gatewayv1ac.HTTPRouteApplyConfiguration, current *gatewayv1.HTTPRoute) string {
-	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
-		return describeMapDrift("metadata.labels", key, desired.Labels, current.Labels)
-	}
-	if !controlledAs(current, desired.OwnerReferences[0]) {
-		return "its controller reference changed"
-	}
+// RouteSpecDrift says how current's spec differs from desired's in the
+// fields that desired sets, or returns "" when it does not, compared the
+// way server-side apply merges them by the Gateway API's schema, as
+// ServiceSpecDrift does for a Service. ObjectDrift tells the rest.
+func RouteSpecDrift(desired *gatewayv1ac.HTTPRouteApplyConfiguration, current *gatewayv1.HTTPRoute) string {
 	desiredSpec := &gatewayv1ac.HTTPRouteApplyConfiguration{TypeMetaApplyConfiguration: desired.TypeMetaApplyConfiguration, Spec: desired.Spec}
 	currentSpec := &gatewayv1.HTTPRoute{
 		TypeMeta: metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: "HTTPRoute"},
 		Spec:     current.Spec,
 	}
-	if drift := describeSpecDriftWith(routeTypes, desiredSpec, currentSpec); drift != "" {
-		return drift
-	}
-	return annotationDrift(desired.Annotations, current.Annotations)
+	return describeSpecDriftWith(routeTypes, desiredSpec, currentSpec)
 }

@@ -2,6 +2,7 @@ package drift
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // ServiceDrift says how current differs from desired in the fields that
@@ -24,21 +26,18 @@ import (
 // longer has shows as a change of the spec hash annotation, as for the
 // Deployment: the apply that follows removes it, the operator's own.
 func ServiceDrift(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) string {
-	if key, ok := missingFrom(desired.Labels, current.Labels); !ok {
-		return describeMapDrift("metadata.labels", key, desired.Labels, current.Labels)
-	}
-	if !controlledAs(current, desired.OwnerReferences[0]) {
-		return "its controller reference changed"
-	}
+	return ObjectDrift(desired.ObjectMetaApplyConfiguration, current, func() string { return ServiceSpecDrift(desired, current) })
+}
+
+// ServiceSpecDrift says how current's spec differs from desired's, as
+// ServiceDrift compares them; "" when it does not.
+func ServiceSpecDrift(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) string {
 	desiredSpec := &corev1ac.ServiceApplyConfiguration{TypeMetaApplyConfiguration: desired.TypeMetaApplyConfiguration, Spec: desired.Spec}
 	currentSpec := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "Service"},
 		Spec:     current.Spec,
 	}
-	if drift := describeSpecDrift(desiredSpec, currentSpec); drift != "" {
-		return drift
-	}
-	return annotationDrift(desired.Annotations, current.Annotations)
+	return describeSpecDrift(desiredSpec, currentSpec)
 }
 
 // controlledAs reports whether object's controller reference is want, with
@@ -91,6 +90,35 @@ func LoadBalancerClassRefused(desired *corev1ac.ServiceApplyConfiguration, curre
 			}
 			return &outcome.LoadBalancerClassImmutableError{Namespace: current.Namespace, Service: current.Name,
 				Current: ptr.Deref(current.Spec.LoadBalancerClass, ""), Desired: ptr.Deref(class, ""), Err: status}
+		}
+	}
+	return nil
+}
+
+// NodePortRefused returns err, the API server's answer to a create or an
+// apply of robot's Service, as an *outcome.InvalidSpecError that names the
+// Robot's field when the API server refused a nodePort that the Robot sets:
+// one out of the cluster's node port range, which only the API server
+// knows, or one another Service holds. It returns nil for any other answer.
+func NodePortRefused(robot *robotv1beta1.Robot, err error) error {
+	var status *apierrors.StatusError
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if !strings.HasPrefix(cause.Field, "spec.ports[") || !strings.HasSuffix(cause.Field, "].nodePort") {
+			continue
+		}
+		// The Service's ports are in the Robot's order only while no
+		// other writer adds one: the port is found by its number.
+		for i, port := range robot.Spec.Ports {
+			if port.NodePort == 0 {
+				continue
+			}
+			if detail, ok := strings.CutPrefix(cause.Message, fmt.Sprintf("Invalid value: %d: ", port.NodePort)); ok {
+				return &outcome.InvalidSpecError{Err: fmt.Errorf("spec.ports[%d].nodePort %d: the API server refuses it on the Service %q: %s",
+					i, port.NodePort, status.Status().Details.Name, detail)}
+			}
 		}
 	}
 	return nil

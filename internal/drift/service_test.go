@@ -297,3 +297,72 @@ func TestLoadBalancerClassRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceDriftOfServiceAndNodePorts: a servicePort changed is drift; a
+// node port the Robot sets is compared, one it does not set (the API
+// server's) is not, whatever the API server picked.
+func TestServiceDriftOfServiceAndNodePorts(t *testing.T) {
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeNodePort)
+	robot.Spec.Ports[0].ServicePort = 80
+	live := liveService(t, robot)
+	if got := ServiceDrift(workload.NewService(robot), live); got != "" {
+		t.Errorf("as applied, the node port the API server's: drift %q", got)
+	}
+	live.Spec.Ports[0].NodePort = 30999
+	if got := ServiceDrift(workload.NewService(robot), live); got != "" {
+		t.Errorf("another node port picked by the API server: drift %q", got)
+	}
+	changed := robot.DeepCopy()
+	changed.Spec.Ports[0].ServicePort = 81
+	if got := ServiceDrift(workload.NewService(changed), live); got == "" {
+		t.Error("servicePort 80 to 81: no drift")
+	}
+	robot.Spec.Ports[0].NodePort = 30080
+	live = liveService(t, robot)
+	if live.Spec.Ports[0].NodePort != 30080 {
+		t.Fatalf("the live Service's node port %d, want the Robot's 30080", live.Spec.Ports[0].NodePort)
+	}
+	if got := ServiceDrift(workload.NewService(robot), live); got != "" {
+		t.Errorf("as applied, the Robot's node port: drift %q", got)
+	}
+	live.Spec.Ports[0].NodePort = 30999
+	if got := ServiceDrift(workload.NewService(robot), live); !strings.Contains(got, "nodePort") {
+		t.Errorf("the Robot's node port changed by another writer: drift %q, want it to name nodePort", got)
+	}
+}
+
+// TestNodePortRefused: the API server's refusal of a node port the Robot
+// sets is said with the Robot's field; every other answer is left alone.
+func TestNodePortRefused(t *testing.T) {
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeNodePort)
+	robot.Spec.Ports = []robotv1beta1.RobotPort{
+		{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+		{Name: "http", ContainerPort: 8080, ServicePort: 80, NodePort: 40000, Protocol: corev1.ProtocolTCP},
+	}
+	invalid := func(path *field.Path, value any, detail string) error {
+		return &outcome.InvalidSpecError{Err: apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "web",
+			field.ErrorList{field.Invalid(path, value, detail)})}
+	}
+	nodePort := field.NewPath("spec", "ports").Index(1).Child("nodePort")
+	err := NodePortRefused(robot, invalid(nodePort, int32(40000), "provided port is not in the valid range. The range of valid ports is 30000-32767"))
+	var invalidSpec *outcome.InvalidSpecError
+	want := `spec.ports[1].nodePort 40000: the API server refuses it on the Service "web": provided port is not in the valid range. The range of valid ports is 30000-32767`
+	if !errors.As(err, &invalidSpec) || !strings.Contains(err.Error(), want) {
+		t.Errorf("out of range: %v, want an invalid spec that says %q", err, want)
+	}
+	// Found by its number, wherever the Service has it.
+	err = NodePortRefused(robot, invalid(field.NewPath("spec", "ports").Index(0).Child("nodePort"), int32(40000), "provided port is already allocated"))
+	if err == nil || !strings.Contains(err.Error(), "spec.ports[1].nodePort 40000") || !strings.Contains(err.Error(), "already allocated") {
+		t.Errorf("taken: %v, want it to name spec.ports[1].nodePort", err)
+	}
+	for name, other := range map[string]error{
+		"no error":          nil,
+		"conflict":          apierrors.NewConflict(schema.GroupResource{Resource: "services"}, "web", errors.New("uid")),
+		"another field":     invalid(field.NewPath("spec", "ports").Index(1).Child("port"), int32(80), "must be between 1 and 65535"),
+		"another node port": invalid(nodePort, int32(31000), "provided port is already allocated"),
+	} {
+		if err := NodePortRefused(robot, other); err != nil {
+			t.Errorf("%s: %v, want nil", name, err)
+		}
+	}
+}

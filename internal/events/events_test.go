@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/robot-operator/robot-operator/internal/leader"
-	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/writer"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -148,7 +148,7 @@ func BenchmarkEventRecorderMemory(b *testing.B) {
 				for i := range robots {
 					robot := robottest.NewRobot(fmt.Sprintf("robot-%05d", i), 1)
 					robot.UID = types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i))
-					e.Recorder.Eventf(robot, corev1.EventTypeNormal, owned.EventDeploymentCreated, "Created Deployment %q", robot.Name)
+					e.Recorder.Eventf(robot, corev1.EventTypeNormal, writer.EventCreated, "Created Deployment %q", robot.Name)
 					// Within the broadcaster's queue of 1,000.
 					if i%500 == 499 && !e.flush(time.After(time.Minute)) {
 						b.Fatal("the Events were not handled within a minute")

@@ -54,8 +54,6 @@ type Failure struct {
 func Classify(err error) Failure {
 	var (
 		nameTaken *NameTakenError
-		svcTaken  *ServiceNameTakenError
-		objTaken  *ObjectNameTakenError
 		svcType   *ServiceTypeNotAllowedError
 		notAllow  *NotAllowedError
 		lbClass   *LoadBalancerClassImmutableError
@@ -93,13 +91,9 @@ func Classify(err error) Failure {
 	case errors.As(err, &invalid):
 		return Failure{Reason: robotv1beta1.ReasonInvalidSpec, Retry: RetryOnChange}
 	case errors.As(err, &nameTaken):
-		return Failure{Reason: robotv1beta1.ReasonDeploymentNameTaken, Retry: RecheckLater}
-	case errors.As(err, &svcTaken):
-		// Like a taken Deployment name, but the Deployment runs: Ready
-		// stays about it, and Synced says why the Service is missing.
-		return Failure{Reason: robotv1beta1.ReasonServiceNameTaken, Retry: RecheckLater}
-	case errors.As(err, &objTaken):
-		return Failure{Reason: objTaken.Reason, Retry: RecheckLater}
+		// Someone else must free the name, and the cache, which holds
+		// only the operator's objects, sees no event when they do.
+		return Failure{Reason: cmp.Or(nameTaken.Reason, robotv1beta1.ReasonDeploymentNameTaken), Retry: RecheckLater}
 	case errors.As(err, &svcType):
 		// Only a change of the Robot, or of the operator's flags (which
 		// restarts it), can help.
@@ -160,28 +154,42 @@ type InvalidSpecError struct{ Err error }
 func (e *InvalidSpecError) Error() string { return "invalid spec: " + e.Err.Error() }
 func (e *InvalidSpecError) Unwrap() error { return e.Err }
 
-// NameTakenError is a Deployment with the Robot's deployment name that the
-// Robot does not control. The operator never modifies or adopts it.
+// NameTakenError is an object with the name of one the Robot owns (its
+// Deployment, its Service, its PodDisruptionBudget, its HTTPRoute) that the
+// Robot does not control. The operator never modifies, adopts or deletes
+// it. When it is not the Deployment, the Deployment runs all the same:
+// Ready stays about it, and Synced says why the object is missing. Its
+// empty fields are those of a Deployment.
 type NameTakenError struct {
-	Name  string
-	Owner string // the Deployment's controller, if any, as "Kind/name"
+	Kind  string // the object's kind: "Deployment" when empty
+	Name  string // the object's name
+	Owner string // the object's controller, if any, as ControllerName writes it
+	// Reason is the Synced condition's reason: DeploymentNameTaken when
+	// empty.
+	Reason string
+	// Hint is what a person can do, besides deleting the object:
+	// DeploymentNameTakenHint when empty.
+	Hint string
 }
 
+// DeploymentNameTakenHint is what a person can do about a Deployment in
+// the way, besides deleting it.
+const DeploymentNameTakenHint = "or recreate the Robot with another spec.deploymentName"
+
 func (e *NameTakenError) Error() string {
-	msg := fmt.Sprintf("Deployment %q already exists and is not controlled by this Robot", e.Name)
+	msg := fmt.Sprintf("%s %q already exists and is not controlled by this Robot", cmp.Or(e.Kind, "Deployment"), e.Name)
 	if e.Owner != "" {
 		msg += " (it is controlled by " + e.Owner + ")"
 	}
-	return msg + "; the operator leaves it alone: delete it, or recreate the Robot with another spec.deploymentName"
+	return msg + "; the operator leaves it alone: delete it, " + cmp.Or(e.Hint, DeploymentNameTakenHint)
 }
 
-// NotControlledError describes a Deployment that is in the way.
-func NotControlledError(deployment metav1.Object) error {
-	err := &NameTakenError{Name: deployment.GetName()}
-	if owner := metav1.GetControllerOf(deployment); owner != nil {
-		err.Owner = owner.Kind + "/" + owner.Name
+// ControllerName returns object's controller as "Kind/name", or "".
+func ControllerName(object metav1.Object) string {
+	if ref := metav1.GetControllerOf(object); ref != nil {
+		return ref.Kind + "/" + ref.Name
 	}
-	return err
+	return ""
 }
 
 // ServiceTypeNotAllowedError is a Robot that asks for a Service of a type the
@@ -239,51 +247,6 @@ func (e *LoadBalancerClassImmutableError) Error() string {
 }
 
 func (e *LoadBalancerClassImmutableError) Unwrap() error { return e.Err }
-
-// ServiceNameTakenError is a Service with the name of the Robot's Service
-// that the Robot does not control. The operator never modifies, adopts or
-// deletes it.
-type ServiceNameTakenError struct {
-	Name  string
-	Owner string // the Service's controller, if any, as "Kind/name"
-}
-
-func (e *ServiceNameTakenError) Error() string {
-	msg := fmt.Sprintf("Service %q already exists and is not controlled by this Robot", e.Name)
-	if e.Owner != "" {
-		msg += " (it is controlled by " + e.Owner + ")"
-	}
-	return msg + "; the operator leaves it alone: delete it, set spec.service.type to None, or recreate the Robot with another spec.deploymentName"
-}
-
-// ObjectNameTakenError is an object of a kind the Robot owns beside its
-// Deployment (a PodDisruptionBudget), with the name of the Robot's, that the
-// Robot does not control. The operator never modifies, adopts or deletes it.
-// The Deployment runs all the same: Ready stays about it, and Synced says
-// why the object is missing.
-type ObjectNameTakenError struct {
-	Kind   string
-	Name   string
-	Owner  string // the object's controller, if any, as "Kind/name"
-	Reason string // the Synced condition's reason
-	Hint   string // what a person can do, besides deleting it
-}
-
-func (e *ObjectNameTakenError) Error() string {
-	msg := fmt.Sprintf("%s %q already exists and is not controlled by this Robot", e.Kind, e.Name)
-	if e.Owner != "" {
-		msg += " (it is controlled by " + e.Owner + ")"
-	}
-	return msg + "; the operator leaves it alone: delete it, " + e.Hint
-}
-
-// ControllerName returns object's controller as "Kind/name", or "".
-func ControllerName(object metav1.Object) string {
-	if ref := metav1.GetControllerOf(object); ref != nil {
-		return ref.Kind + "/" + ref.Name
-	}
-	return ""
-}
 
 // FieldConflictError is an apply the API server refused because of a field
 // another writer set on an object the Robot owns, next to the operator's own.
@@ -354,8 +317,8 @@ func (e *ContestedError) Error() string {
 		writer, kind, e.Name, e.Drift, e.MaxWait, kind)
 }
 
-// PausedError is a Robot whose annotation robot.dev/paused is "true": the
-// operator writes nothing to its Deployment or its Service. It is no failure
+// PausedError is a Robot whose annotation robot.dev/paused is "true" (in any
+// case): the operator writes nothing to what it owns. It is no failure
 // a person must be warned of (a person asked for it), but the Synced
 // condition must say that the Deployment is not kept as the Robot asks.
 type PausedError struct {
@@ -364,7 +327,7 @@ type PausedError struct {
 
 func (e *PausedError) Error() string {
 	return fmt.Sprintf("reconciliation is paused by the robot.dev/paused annotation: the operator writes nothing to Deployment %q "+
-		"or its Service until the annotation is removed or set to another value than \"true\"", e.Deployment)
+		"or the Robot's Service, PodDisruptionBudget and HTTPRoute until the annotation is removed or set to \"false\"", e.Deployment)
 }
 
 // NewerFieldsError is a Robot that holds spec fields this release's Go types

@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -23,8 +24,6 @@ import (
 // The reasons of the Events that announce the writes of a Robot's
 // Deployment.
 const (
-	// EventDeploymentCreated: the operator created a Robot's Deployment.
-	EventDeploymentCreated = "DeploymentCreated"
 	// EventDeploymentUpdated: the operator changed a Robot's Deployment to
 	// match the Robot, after the Robot changed or someone changed the
 	// Deployment.
@@ -41,21 +40,19 @@ type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfigur
 // is: its pods keep running.
 func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy) (*DeploymentPath, error) {
 	lister := informer.Lister()
-	specHash := func(deployment *appsv1ac.DeploymentApplyConfiguration) string {
-		return deployment.Annotations[workload.AnnotationSpecHash]
-	}
 	return New(deps, Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
 		Write: writer.Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
 			Name: "Deployment",
 			Client: func(namespace string) writer.Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
 				return kube.AppsV1().Deployments(namespace)
 			},
-			Created:      EventDeploymentCreated,
 			Updated:      EventDeploymentUpdated,
-			SpecHash:     specHash,
 			Drift:        drift.DeploymentDriftSkippingSpecs,
 			Generation:   true,
 			PrepareApply: prepareDeploymentApply,
+		},
+		Meta: func(desired *appsv1ac.DeploymentApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
+			return desired.ObjectMetaApplyConfiguration
 		},
 		Hold:       allowed.CheckShutdown,
 		ObjectName: workload.DeploymentName,
@@ -66,11 +63,9 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		Reported: func(robot *robotv1beta1.Robot) bool {
 			return meta.IsStatusConditionTrue(robot.Status.Conditions, robotv1beta1.ConditionSynced)
 		},
-		Taken:     func(current *appsv1.Deployment) error { return outcome.NotControlledError(current) },
-		Contested: robotv1beta1.ReasonDeploymentContested,
-		AppliedSpecHash: func(current *appsv1.Deployment) string {
-			return current.Annotations[workload.AnnotationSpecHash]
-		},
+		NameTaken:     robotv1beta1.ReasonDeploymentNameTaken,
+		NameTakenHint: outcome.DeploymentNameTakenHint,
+		Contested:     robotv1beta1.ReasonDeploymentContested,
 	}, informer.Informer())
 }
 

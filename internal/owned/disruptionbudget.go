@@ -2,12 +2,12 @@ package owned
 
 import (
 	"github.com/robot-operator/robot-operator/internal/drift"
-	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
 	policyv1 "k8s.io/api/policy/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
@@ -18,9 +18,6 @@ import (
 // The reasons of the Events that announce the writes of a Robot's
 // PodDisruptionBudget.
 const (
-	// EventDisruptionBudgetCreated: the operator created a Robot's
-	// PodDisruptionBudget.
-	EventDisruptionBudgetCreated = "DisruptionBudgetCreated"
 	// EventDisruptionBudgetUpdated: the operator changed a Robot's
 	// PodDisruptionBudget to match the Robot.
 	EventDisruptionBudgetUpdated = "DisruptionBudgetUpdated"
@@ -46,18 +43,15 @@ func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetIn
 			Client: func(namespace string) writer.Client[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration] {
 				return kube.PolicyV1().PodDisruptionBudgets(namespace)
 			},
-			Created: EventDisruptionBudgetCreated,
 			Updated: EventDisruptionBudgetUpdated,
 			Deleted: EventDisruptionBudgetDeleted,
-			SpecHash: func(desired *policyv1ac.PodDisruptionBudgetApplyConfiguration) string {
-				return desired.Annotations[workload.AnnotationSpecHash]
-			},
-			Drift: func(desired *policyv1ac.PodDisruptionBudgetApplyConfiguration, current *policyv1.PodDisruptionBudget, _ bool) string {
-				return drift.DisruptionBudgetDrift(desired, current)
-			},
-			// Its generation follows its spec, but its few fields cost
-			// little to compare.
 		},
+		Meta: func(desired *policyv1ac.PodDisruptionBudgetApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
+			return desired.ObjectMetaApplyConfiguration
+		},
+		// Its generation follows its spec, but its few fields cost little
+		// to compare.
+		SpecDrift:  drift.DisruptionBudgetSpecDrift,
 		Wants:      allowed.WantsDisruptionBudget,
 		ObjectName: workload.DisruptionBudgetName,
 		Desired: func(robot *robotv1beta1.Robot) (*policyv1ac.PodDisruptionBudgetApplyConfiguration, error) {
@@ -66,16 +60,11 @@ func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetIn
 		Cached: func(namespace, name string) (*policyv1.PodDisruptionBudget, error) {
 			return lister.PodDisruptionBudgets(namespace).Get(name)
 		},
-		Taken: func(current *policyv1.PodDisruptionBudget) error {
-			return &outcome.ObjectNameTakenError{Kind: "PodDisruptionBudget", Name: current.Name, Owner: outcome.ControllerName(current),
-				Reason: robotv1beta1.ReasonDisruptionBudgetNameTaken, Hint: "or set spec.disruptionBudget.disabled"}
-		},
+		NameTaken:     robotv1beta1.ReasonDisruptionBudgetNameTaken,
+		NameTakenHint: "or set spec.disruptionBudget.disabled",
 		// An administrator who loosens the budget that holds a node's
 		// drain must not have it put back.
 		Released:  workload.DisruptionBudgetReleased,
 		Contested: robotv1beta1.ReasonDisruptionBudgetContested,
-		AppliedSpecHash: func(current *policyv1.PodDisruptionBudget) string {
-			return current.Annotations[workload.AnnotationSpecHash]
-		},
 	}, informer.Informer())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/writer"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -19,8 +20,6 @@ import (
 // The reasons of the Events that announce the writes of a Robot's
 // HTTPRoute.
 const (
-	// EventRouteCreated: the operator created a Robot's HTTPRoute.
-	EventRouteCreated = "RouteCreated"
 	// EventRouteUpdated: the operator changed a Robot's HTTPRoute to match
 	// the Robot.
 	EventRouteUpdated = "RouteUpdated"
@@ -47,17 +46,14 @@ func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gate
 			Client: func(namespace string) writer.Client[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration] {
 				return gateway.GatewayV1().HTTPRoutes(namespace)
 			},
-			Created: EventRouteCreated,
 			Updated: EventRouteUpdated,
 			Deleted: EventRouteDeleted,
-			SpecHash: func(desired *gatewayv1ac.HTTPRouteApplyConfiguration) string {
-				return desired.Annotations[workload.AnnotationSpecHash]
-			},
-			Drift: func(desired *gatewayv1ac.HTTPRouteApplyConfiguration, current *gatewayv1.HTTPRoute, _ bool) string {
-				return drift.RouteDrift(desired, current)
-			},
 		},
-		Wants: workload.WantsRoute,
+		Meta: func(desired *gatewayv1ac.HTTPRouteApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
+			return desired.ObjectMetaApplyConfiguration
+		},
+		SpecDrift: drift.RouteSpecDrift,
+		Wants:     workload.WantsRoute,
 		Hold: func(robot *robotv1beta1.Robot) error {
 			if err := allowed.CheckRoute(robot); err != nil {
 				return err
@@ -77,13 +73,8 @@ func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gate
 			}
 			return lister.HTTPRoutes(namespace).Get(name)
 		},
-		Taken: func(current *gatewayv1.HTTPRoute) error {
-			return &outcome.ObjectNameTakenError{Kind: "HTTPRoute", Name: current.Name, Owner: outcome.ControllerName(current),
-				Reason: robotv1beta1.ReasonRouteNameTaken, Hint: "or remove spec.http"}
-		},
-		Contested: robotv1beta1.ReasonRouteContested,
-		AppliedSpecHash: func(current *gatewayv1.HTTPRoute) string {
-			return current.Annotations[workload.AnnotationSpecHash]
-		},
+		NameTaken:     robotv1beta1.ReasonRouteNameTaken,
+		NameTakenHint: "or remove spec.http",
+		Contested:     robotv1beta1.ReasonRouteContested,
 	}, informer.Informer())
 }

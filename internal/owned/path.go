@@ -9,6 +9,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/transform"
+	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -27,8 +29,17 @@ import (
 // Kind describes one kind of object a Robot owns: everything Path needs to
 // know of it, and nothing else.
 type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
-	// Write is how the kind's objects are written.
+	// Write is how the kind's objects are written. New gives it what
+	// every kind says alike, where it is not set: the spec hash is the
+	// desired object's robot.dev/spec-hash annotation, and the drift is
+	// drift.ObjectDrift around SpecDrift.
 	Write writer.Kind[T, A]
+	// Meta returns desired's metadata, where New's defaults read the spec
+	// hash, the labels, the controller reference and the annotations.
+	Meta func(desired A) *metav1ac.ObjectMetaApplyConfiguration
+	// SpecDrift, unless Write.Drift is set, says how current's spec
+	// differs from desired's, or "".
+	SpecDrift func(desired A, current T) string
 	// Wants reports whether a Robot asks for an object of this kind; nil
 	// means every Robot does.
 	Wants func(robot *robotv1beta1.Robot) bool
@@ -43,9 +54,11 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// those labelled as managed by the operator; a NotFound error when it
 	// has none.
 	Cached func(namespace, name string) (T, error)
-	// Taken returns the error that says current, of the Robot's object's
-	// name, is someone else's.
-	Taken func(current T) error
+	// NameTaken is the Synced reason when an object of the name of the
+	// Robot's is someone else's, and NameTakenHint what a person can do
+	// then, besides deleting that object (outcome.NameTakenError).
+	NameTaken     string
+	NameTakenHint string
 	// Reported, when set, reports whether the Robot's status says that it
 	// has had its object: one missing from the cache was then deleted,
 	// maybe by the garbage collector because the Robot is gone too.
@@ -59,6 +72,11 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// desired onto current into what the Robot reports; nil when it is no
 	// refusal the kind knows.
 	Refused func(desired A, current T, err error) error
+	// Explain, when set, says the API server's refusal of a create or an
+	// apply of robot's object in the Robot's terms (which of its fields
+	// asked for what the API server refused); nil when it is no refusal
+	// the kind knows.
+	Explain func(robot *robotv1beta1.Robot, err error) error
 	// Released, when set, reports whether current, the Robot's own
 	// object, was taken out of the operator's hands by whoever may edit it
 	// (an annotation): it is reported as it is, and neither applied to nor
@@ -67,11 +85,6 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// Contested is the Synced reason while another writer keeps changing
 	// the object.
 	Contested string
-	// AppliedSpecHash, when set, returns the spec hash that current says
-	// it was last applied with: what tells a change of the Robot from
-	// another writer's, until this process has written or checked the
-	// object itself.
-	AppliedSpecHash func(current T) string
 }
 
 // Deps is what every Path shares: the writer, the Robots' cache, the clock,
@@ -100,6 +113,23 @@ type Path[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 // New returns the Path of kind, and registers its event handler on
 // informer, the kind's.
 func New[T writer.Object, A writer.ApplyConfiguration[A]](deps Deps, kind Kind[T, A], informer cache.SharedInformer) (*Path[T, A], error) {
+	if kind.Meta == nil && (kind.Write.SpecHash == nil || kind.Write.Drift == nil) {
+		return nil, fmt.Errorf("the %s kind gives no Meta to read its spec hash and drift from", kind.Write.Name)
+	}
+	if kind.Write.SpecHash == nil {
+		kind.Write.SpecHash = func(desired A) string { return kind.Meta(desired).Annotations[workload.AnnotationSpecHash] }
+	}
+	if kind.Write.Drift == nil {
+		if kind.SpecDrift == nil {
+			return nil, fmt.Errorf("the %s kind gives neither its drift nor its spec's", kind.Write.Name)
+		}
+		// Only the spec is the kind's own to compare: the fields the
+		// operator sets elsewhere are told alike for every kind, whether
+		// or not the generation says the spec is as checked.
+		kind.Write.Drift = func(desired A, current T, _ bool) string {
+			return drift.ObjectDrift(kind.Meta(desired), current, func() string { return kind.SpecDrift(desired, current) })
+		}
+	}
 	p := &Path[T, A]{kind: kind, deps: deps, objects: writer.NewObjects(deps.Writer, kind.Write), fights: drift.NewFights()}
 	if _, err := informer.AddEventHandler(p.Handlers()); err != nil {
 		return nil, fmt.Errorf("adding the %s event handler: %w", kind.Write.Name, err)
@@ -195,7 +225,7 @@ func (p *Path[T, A]) create(ctx context.Context, robot *robotv1beta1.Robot, desi
 	}
 	created, err := p.objects.Create(ctx, robot, desired)
 	if !apierrors.IsAlreadyExists(err) {
-		return created, nil, p.noteRefusal(robot, err)
+		return created, nil, p.noteRefusal(robot, p.explain(robot, err))
 	}
 	existing, err := p.objects.Get(ctx, robot.Namespace, *desired.GetName())
 	if err != nil {
@@ -216,7 +246,8 @@ func (p *Path[T, A]) checkControlled(robot *robotv1beta1.Robot, current T) error
 		// delete event queues this Robot.
 		return &outcome.EarlierRobotError{Name: current.GetName(), Kind: p.kind.Write.Name}
 	}
-	return p.kind.Taken(current)
+	return &outcome.NameTakenError{Kind: p.kind.Write.Name, Name: current.GetName(), Owner: outcome.ControllerName(current),
+		Reason: p.kind.NameTaken, Hint: p.kind.NameTakenHint}
 }
 
 // converge applies desired to current, robot's own object, when the two
@@ -240,10 +271,10 @@ func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, de
 	if err := p.refused.At(robot); err != nil {
 		return current, err
 	}
-	applied := ""
-	if p.kind.AppliedSpecHash != nil {
-		applied = p.kind.AppliedSpecHash(current)
-	}
+	// The spec hash that current says it was last applied with tells a
+	// change of the Robot from another writer's, until this process has
+	// written or checked the object itself.
+	applied := current.GetAnnotations()[workload.AnnotationSpecHash]
 	if p.objects.RobotChanged(desired, current, applied) {
 		// The Robot changed: this is no revert.
 		return p.apply(ctx, robot, desired, current, difference)
@@ -282,7 +313,19 @@ func (p *Path[T, A]) apply(ctx context.Context, robot *robotv1beta1.Robot, desir
 			return current, refused
 		}
 	}
-	return written, p.noteRefusal(robot, err)
+	return written, p.noteRefusal(robot, p.explain(robot, err))
+}
+
+// explain returns err, the answer to a write of robot's object, in the
+// Robot's terms when the kind knows them.
+func (p *Path[T, A]) explain(robot *robotv1beta1.Robot, err error) error {
+	if err == nil || p.kind.Explain == nil {
+		return err
+	}
+	if explained := p.kind.Explain(robot, err); explained != nil {
+		return explained
+	}
+	return err
 }
 
 // contested is the error of a fight over object.

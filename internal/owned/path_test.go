@@ -3,6 +3,7 @@ package owned
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,6 +177,34 @@ func TestServiceRefusalIsRemembered(t *testing.T) {
 	}
 }
 
+// TestServiceNodePortRefusalNamesTheRobotsField: a node port the API server
+// refuses on the Service (out of the cluster's range, which only it knows)
+// is reported as an invalid spec that names the Robot's port, and
+// remembered as any refusal.
+func TestServiceNodePortRefusalNamesTheRobotsField(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeNodePort)
+	robot.Spec.Ports[0].NodePort = 40000
+	f := newPathFixture(t, robot)
+	services, _ := f.services(t)
+	f.kube.PrependReactor("create", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "web",
+			field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(0).Child("nodePort"), int32(40000),
+				"provided port is not in the valid range. The range of valid ports is 30000-32767")})
+	})
+	for range 2 {
+		_, err := services.Sync(ctx, robot)
+		var invalid *outcome.InvalidSpecError
+		want := `spec.ports[0].nodePort 40000: the API server refuses it on the Service "web": provided port is not in the valid range`
+		if !errors.As(err, &invalid) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("sync: %v, want an invalid spec that says %q", err, want)
+		}
+	}
+	if got := f.writes(); fmt.Sprint(got) != "[create services]" {
+		t.Errorf("writes %v for two syncs of one generation, want one create", got)
+	}
+}
+
 // configMapKind is a kind no Robot owns, described here as a new kind
 // would be in a file of its own: a ConfigMap named as the Robot, holding
 // its image, for Robots with the label wants-config.
@@ -186,7 +215,7 @@ func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.C
 			Client: func(namespace string) writer.Client[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
 				return kube.CoreV1().ConfigMaps(namespace)
 			},
-			Created: "ConfigMapCreated", Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
+			Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
 			// What the Robot asks of it is its image.
 			SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return desired.Data["image"] },
 			Drift: func(desired *corev1ac.ConfigMapApplyConfiguration, current *corev1.ConfigMap, _ bool) string {
@@ -215,10 +244,9 @@ func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.C
 			}
 			return obj.(*corev1.ConfigMap), nil
 		},
-		Taken: func(current *corev1.ConfigMap) error {
-			return fmt.Errorf("ConfigMap %q is someone else's", current.Name)
-		},
-		Contested: "ConfigMapContested",
+		NameTaken:     "ConfigMapNameTaken",
+		NameTakenHint: "or remove the label wants-config",
+		Contested:     "ConfigMapContested",
 	}
 }
 
@@ -283,7 +311,8 @@ func TestAddingAKind(t *testing.T) {
 	if err := informer.GetIndexer().Update(foreign); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := configMaps.Sync(ctx, robot); err == nil || err.Error() != `ConfigMap "web" is someone else's` {
+	if _, err := configMaps.Sync(ctx, robot); err == nil || err.Error() != `ConfigMap "web" already exists and is not controlled by this Robot; `+
+		`the operator leaves it alone: delete it, or remove the label wants-config` {
 		t.Errorf("someone else's ConfigMap: %v, want the kind's error", err)
 	}
 	if writes := f.writes(); len(writes) != 0 {
@@ -295,7 +324,7 @@ func TestAddingAKind(t *testing.T) {
 		events = append(events, <-f.recorder.Events)
 	}
 	want := []string{
-		`Normal ConfigMapCreated Created ConfigMap "web"`,
+		`Normal Created Created ConfigMap "web"`,
 		`Normal ConfigMapUpdated Updated ConfigMap "web": data[image] is "someone/else", not "` + robot.Spec.Image + `"`,
 		`Normal ConfigMapDeleted Deleted ConfigMap "web": the Robot asks for none`,
 	}

@@ -46,19 +46,28 @@ type Sources struct {
 	Routes      gatewayinformers.HTTPRouteInformer
 	Gateway     gatewayclient.Interface
 	RoutesFound *Discovery
+	// Gateways, when set with GatewaysFound, is a metadata informer of the
+	// Gateways (of Namespace, "" for all), which GatewaysFound says is
+	// started and synced: the status names a route's Gateway that does not
+	// exist. Without them, it never does.
+	Gateways      cache.SharedIndexInformer
+	GatewaysFound *Discovery
+	Namespace     string
 }
 
 // Paths are the paths of every kind a Robot owns.
 type Paths struct {
+	// Deployments and Services are the paths of the kinds every Robot
+	// may own, in kinds too.
 	Deployments *DeploymentPath
 	Services    *ServicePath
-	// budgets and routes are nil without their Sources.
-	budgets *DisruptionBudgetPath
-	routes  *RoutePath
-	// policy says which budgets a Robot is refused.
-	policy policy.Policy
-	deps   Deps
-	synced cache.InformerSynced
+	// kinds are the paths of every kind, in the order they are synced:
+	// the Deployment first. NewPaths alone builds it; whatever runs every
+	// kind ranges over it.
+	kinds []ownedKind
+	// gateways is nil without its Sources.
+	gateways *Gateways
+	deps     Deps
 }
 
 // Objects are what a Robot owns that its status reports on; nil where it
@@ -73,68 +82,88 @@ type Objects struct {
 // NewPaths returns the paths of every kind of sources, and registers their
 // event handlers.
 func NewPaths(deps Deps, sources Sources) (*Paths, error) {
-	p := &Paths{deps: deps, policy: sources.Policy, synced: func() bool { return true }}
+	p := &Paths{deps: deps}
 	var err error
 	if p.Deployments, err = Deployments(deps, sources.Deployments, sources.Kube, sources.Policy); err != nil {
 		return nil, err
 	}
+	p.kinds = append(p.kinds, listed(p.Deployments, sources.Deployments.Informer().HasSynced, "written_deployments",
+		func(objects *Objects, deployment *appsv1.Deployment) { objects.Deployment = deployment }))
 	if p.Services, err = Services(deps, sources.Services, sources.Kube, sources.Policy); err != nil {
 		return nil, err
 	}
+	p.kinds = append(p.kinds, listed(p.Services, sources.Services.Informer().HasSynced, "written_services",
+		func(objects *Objects, service *corev1.Service) { objects.Service = service }))
 	if sources.DisruptionBudgets != nil {
-		if p.budgets, err = DisruptionBudgets(deps, sources.DisruptionBudgets, sources.Kube, sources.Policy); err != nil {
+		budgets, err := DisruptionBudgets(deps, sources.DisruptionBudgets, sources.Kube, sources.Policy)
+		if err != nil {
 			return nil, err
 		}
-		p.synced = sources.DisruptionBudgets.Informer().HasSynced
+		kind := listed(budgets, sources.DisruptionBudgets.Informer().HasSynced, "written_disruption_budgets",
+			func(objects *Objects, budget *policyv1.PodDisruptionBudget) { objects.DisruptionBudget = budget })
+		// A Robot the policy refuses a budget is told so after the path
+		// ran, so that the budget the operator made is deleted all the same.
+		kind.refuse = sources.Policy.RefusesDisruptionBudget
+		p.kinds = append(p.kinds, kind)
 	}
 	if sources.RoutesFound != nil {
-		if p.routes, err = Routes(deps, sources.Routes, sources.Gateway, sources.RoutesFound, sources.Policy); err != nil {
+		routes, err := Routes(deps, sources.Routes, sources.Gateway, sources.RoutesFound, sources.Policy)
+		if err != nil {
 			return nil, err
 		}
 		// The Robots that said the cluster has no Gateway API sync again
 		// once it has.
 		sources.RoutesFound.OnAvailable(p.enqueueRouteRobots)
 		// No Robot syncs before discovery has answered once, so that none
-		// is told the cluster has no Gateway API when it was not looked for.
-		synced := p.synced
-		p.synced = func() bool { return sources.RoutesFound.Answered() && synced() }
+		// is told the cluster has no Gateway API when it was not looked
+		// for. The routes' cache is waited for before discovery says they
+		// are there.
+		p.kinds = append(p.kinds, listed(routes, sources.RoutesFound.Answered, "written_routes",
+			func(objects *Objects, route *gatewayv1.HTTPRoute) { objects.Route = route }))
+	} else {
+		p.kinds = append(p.kinds, missing{wants: workload.WantsRoute, err: outcome.ErrGatewayAPIMissing})
+	}
+	if sources.Gateways != nil && sources.GatewaysFound != nil {
+		if p.gateways, err = NewGateways(deps, sources.Gateways, sources.Namespace, sources.GatewaysFound); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
 
-// HasSynced reports whether the caches of the kinds always watched have
+// GatewayExists reports whether the Gateway namespace/name exists; known is
+// false while the operator cannot tell (Gateways.Exists).
+func (p *Paths) GatewayExists(namespace, name string) (exists, known bool) {
+	return p.gateways.Exists(namespace, name)
+}
+
+// HasSynced reports whether the cache of every kind always watched has
 // synced, and discovery has answered once whether the Gateway API is
-// there. The routes' cache is waited for before discovery says they are.
-func (p *Paths) HasSynced() bool { return p.synced() }
+// there: all of them, none left out.
+func (p *Paths) HasSynced() bool {
+	for _, kind := range p.kinds {
+		if !kind.hasSynced() {
+			return false
+		}
+	}
+	return true
+}
 
 // Sync takes each object robot owns through its path: the Deployment first,
 // then, once it is as asked, the objects beside it, each whatever became of
 // the others. It returns them for the status, and the first error.
 func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, error) {
-	deployment, err := p.Deployments.Sync(ctx, robot)
-	if err != nil {
-		objects := p.Own(robot)
-		objects.Deployment = deployment
+	var objects Objects
+	first, beside := p.kinds[0], p.kinds[1:]
+	if err := first.sync(ctx, robot, &objects); err != nil {
+		for _, kind := range beside {
+			kind.own(robot, &objects)
+		}
 		return objects, err
 	}
-	objects := Objects{Deployment: deployment}
-	objects.Service, err = p.Services.Sync(ctx, robot)
-	if p.budgets != nil {
-		var budgetErr error
-		objects.DisruptionBudget, budgetErr = p.budgets.Sync(ctx, robot)
-		if err == nil {
-			err = cmp.Or(budgetErr, p.policy.RefusesDisruptionBudget(robot))
-		}
-	}
-	var routeErr error
-	switch {
-	case p.routes != nil:
-		objects.Route, routeErr = p.routes.Sync(ctx, robot)
-	case workload.WantsRoute(robot):
-		routeErr = outcome.ErrGatewayAPIMissing
-	}
-	if err == nil {
-		err = routeErr
+	var err error
+	for _, kind := range beside {
+		err = cmp.Or(err, kind.sync(ctx, robot, &objects))
 	}
 	return objects, err
 }
@@ -142,38 +171,25 @@ func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, e
 // Own returns what robot owns as the caches hold it, for a Robot whose
 // objects are not synced.
 func (p *Paths) Own(robot *robotv1beta1.Robot) Objects {
-	objects := Objects{Deployment: p.Deployments.Own(robot), Service: p.Services.Own(robot)}
-	if p.budgets != nil {
-		objects.DisruptionBudget = p.budgets.Own(robot)
-	}
-	if p.routes != nil {
-		objects.Route = p.routes.Own(robot)
+	var objects Objects
+	for _, kind := range p.kinds {
+		kind.own(robot, &objects)
 	}
 	return objects
 }
 
 // ForgetRobot drops what the paths remember of the Robot uid, deleted.
 func (p *Paths) ForgetRobot(uid types.UID) {
-	p.Deployments.ForgetRobot(uid)
-	p.Services.ForgetRobot(uid)
-	if p.budgets != nil {
-		p.budgets.ForgetRobot(uid)
-	}
-	if p.routes != nil {
-		p.routes.ForgetRobot(uid)
+	for _, kind := range p.kinds {
+		kind.forgetRobot(uid)
 	}
 }
 
 // Tracked adds the sizes of what the paths keep per object to sizes, by
 // the names the robot_operator_tracked_objects gauge gives them.
 func (p *Paths) Tracked(sizes map[string]int) {
-	p.Deployments.Tracked(sizes, "written_deployments")
-	p.Services.Tracked(sizes, "written_services")
-	if p.budgets != nil {
-		p.budgets.Tracked(sizes, "written_disruption_budgets")
-	}
-	if p.routes != nil {
-		p.routes.Tracked(sizes, "written_routes")
+	for _, kind := range p.kinds {
+		kind.tracked(sizes)
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/robot-operator/robot-operator/internal/policy"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 )
 
 // TestPathsWaitForTheGatewayAPIAnswer: until discovery has answered once
@@ -16,12 +19,59 @@ func TestPathsWaitForTheGatewayAPIAnswer(t *testing.T) {
 		found := &Discovery{}
 		f.sources.RoutesFound = found
 		paths := f.paths(t, policy.Policy{})
+		f.syncCaches(t, f.sources.Deployments.Informer(), f.sources.Services.Informer())
 		if paths.HasSynced() {
 			t.Errorf("synced before discovery answered")
 		}
 		found.SetAvailable(there)
 		if !paths.HasSynced() {
 			t.Errorf("not synced once discovery answered that the Gateway API is there: %v", there)
+		}
+	}
+}
+
+// TestPathsWaitForEveryCache: the paths have synced only once the cache of
+// every kind always watched has; leaving out any one of them, they have
+// not, so that no worker starts on a cache that reads as empty and creates
+// again what is there.
+func TestPathsWaitForEveryCache(t *testing.T) {
+	kinds := []string{"Deployment", "Service", "PodDisruptionBudget"}
+	for _, unsynced := range append(kinds, "") {
+		f := newPolicyFixture(t, policyRobot())
+		factory := informers.NewSharedInformerFactory(f.kube, 0)
+		sources := f.sources
+		sources.Deployments = factory.Apps().V1().Deployments()
+		sources.Services = factory.Core().V1().Services()
+		sources.DisruptionBudgets = factory.Policy().V1().PodDisruptionBudgets()
+		paths, err := NewPaths(f.deps, sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		caches := map[string]cache.SharedIndexInformer{"Deployment": sources.Deployments.Informer(),
+			"Service": sources.Services.Informer(), "PodDisruptionBudget": sources.DisruptionBudgets.Informer()}
+		stop := make(chan struct{})
+		for _, kind := range kinds {
+			if kind != unsynced {
+				go caches[kind].Run(stop)
+				if !cache.WaitForCacheSync(t.Context().Done(), caches[kind].HasSynced) {
+					t.Fatalf("the %s cache did not sync", kind)
+				}
+			}
+		}
+		if got, want := paths.HasSynced(), unsynced == ""; got != want {
+			t.Errorf("with the %q cache not synced: HasSynced %v, want %v", unsynced, got, want)
+		}
+		close(stop)
+	}
+}
+
+// syncCaches runs informers until the test ends, and waits for their caches.
+func (f *policyFixture) syncCaches(t *testing.T, informers ...cache.SharedIndexInformer) {
+	t.Helper()
+	for _, informer := range informers {
+		go informer.Run(t.Context().Done())
+		if !cache.WaitForCacheSync(t.Context().Done(), informer.HasSynced) {
+			t.Fatal("a cache did not sync")
 		}
 	}
 }

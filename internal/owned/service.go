@@ -11,8 +11,8 @@ import (
 	"github.com/robot-operator/robot-operator/internal/writer"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -21,8 +21,6 @@ import (
 
 // The reasons of the Events that announce the writes of a Robot's Service.
 const (
-	// EventServiceCreated: the operator created a Robot's Service.
-	EventServiceCreated = "ServiceCreated"
 	// EventServiceUpdated: the operator changed a Robot's Service to match
 	// the Robot.
 	EventServiceUpdated = "ServiceUpdated"
@@ -49,20 +47,17 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 			Client: func(namespace string) writer.Client[*corev1.Service, *corev1ac.ServiceApplyConfiguration] {
 				return kube.CoreV1().Services(namespace)
 			},
-			Created: EventServiceCreated,
-			Updated: EventServiceUpdated,
-			Deleted: EventServiceDeleted,
-			SpecHash: func(desired *corev1ac.ServiceApplyConfiguration) string {
-				return desired.Annotations[workload.AnnotationSpecHash]
-			},
-			// A Service's generation does not change with its spec: its
-			// few fields are compared on every sync.
-			Drift: func(desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service, _ bool) string {
-				return drift.ServiceDrift(desired, current)
-			},
+			Updated:      EventServiceUpdated,
+			Deleted:      EventServiceDeleted,
 			PrepareApply: claimCreatedServiceFields,
 		},
-		Wants: workload.WantsService,
+		Meta: func(desired *corev1ac.ServiceApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
+			return desired.ObjectMetaApplyConfiguration
+		},
+		// A Service's generation does not change with its spec: its few
+		// fields are compared on every sync.
+		SpecDrift: drift.ServiceSpecDrift,
+		Wants:     workload.WantsService,
 		Hold: func(robot *robotv1beta1.Robot) error {
 			if err := workload.ValidateServiceName(robot); err != nil {
 				return err
@@ -85,13 +80,8 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 		Reported: func(robot *robotv1beta1.Robot) bool {
 			return robot.Status.ServiceName != "" && robot.Status.ServiceName == workload.ServiceName(robot)
 		},
-		Taken: func(current *corev1.Service) error {
-			err := &outcome.ServiceNameTakenError{Name: current.Name}
-			if ref := metav1.GetControllerOf(current); ref != nil {
-				err.Owner = ref.Kind + "/" + ref.Name
-			}
-			return err
-		},
+		NameTaken:     robotv1beta1.ReasonServiceNameTaken,
+		NameTakenHint: "set spec.service.type to None, or recreate the Robot with another spec.deploymentName",
 		// A change of loadBalancerClass, which the API server refuses on a
 		// Service, is reported, not sent: once the Robot's status says the
 		// API server refused it, not even a class the operator set and the
@@ -99,11 +89,12 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 		Refuse: func(robot *robotv1beta1.Robot, desired *corev1ac.ServiceApplyConfiguration, current *corev1.Service) error {
 			return drift.LoadBalancerClassChange(desired, current, status.ReportsLoadBalancerClassImmutable(robot.Status, robot.Generation))
 		},
-		Refused:   drift.LoadBalancerClassRefused,
+		Refused: drift.LoadBalancerClassRefused,
+		// A node port out of the cluster's range, or another Service's,
+		// only the API server can refuse: it says which port of the
+		// Robot asked for it.
+		Explain:   drift.NodePortRefused,
 		Contested: robotv1beta1.ReasonServiceContested,
-		AppliedSpecHash: func(current *corev1.Service) string {
-			return current.Annotations[workload.AnnotationSpecHash]
-		},
 	}, informer.Informer())
 }
 

@@ -110,7 +110,10 @@ func LiveServiceOf(t testing.TB, desired any) *corev1.Service {
 	}
 	if s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		for i := range s.Spec.Ports {
-			s.Spec.Ports[i].NodePort = 31234 + int32(i)
+			// The API server picks a node port the Service does not set.
+			if s.Spec.Ports[i].NodePort == 0 {
+				s.Spec.Ports[i].NodePort = 31234 + int32(i)
+			}
 		}
 		if s.Spec.ExternalTrafficPolicy == "" {
 			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster

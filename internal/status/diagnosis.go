@@ -49,11 +49,14 @@ type podCause struct {
 // time may reveal (a readiness probe failing for long enough) has no event
 // of its own.
 //
-// The conditions Reconciling and Stalled follow the Ready condition it
-// settles on (progress.go).
+// A Robot whose pods run but a part of which waits on a person (its
+// Service's name taken, say) is not Ready either (held.go). The conditions
+// Reconciling and Stalled follow the Ready condition it settles on
+// (progress.go).
 func Diagnosed(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service,
 	replicaSets []*podsummary.ReplicaSet, pods []*podsummary.Pod, syncErr error, now metav1.Time) (robotv1beta1.RobotStatus, time.Duration) {
 	status, recheck := diagnoseStatus(robot, deployment, service, replicaSets, pods, syncErr, now)
+	withHeld(robot, &status, syncErr, now)
 	setProgress(&status, robot.Status.Conditions, robot.Generation, now)
 	return status, recheck
 }

@@ -77,14 +77,21 @@ func TestBudgetBlockIsPartOfReady(t *testing.T) {
 			}
 			status, _ := diagnosed(t, robot, deployment, []*appsv1.ReplicaSet{robottest.ReplicaSet(deployment, "1")}, pods...)
 			before := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady).DeepCopy()
-			beforeStalled := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionStalled).Status
+			beforeStalled := meta.IsStatusConditionTrue(status.Conditions, robotv1beta1.ConditionStalled)
 			WithDisruptionBudget(robot, &status, tt.budget, now)
 			ready := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionReady)
 			if ready.Reason != before.Reason || ready.Status != before.Status || ready.LastTransitionTime != before.LastTransitionTime {
 				t.Errorf("Ready went from %s %s to %s %s: only its message may change", before.Status, before.Reason, ready.Status, ready.Reason)
 			}
-			if got := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionStalled); got.Status != beforeStalled || got.Message != ready.Message {
-				t.Errorf("Stalled %s %q, want %s with Ready's message %q", got.Status, got.Message, beforeStalled, ready.Message)
+			if beforeStalled != tt.stalled {
+				t.Fatalf("Stalled before the budget is looked at: %v, want %v", beforeStalled, tt.stalled)
+			}
+			got := meta.FindStatusCondition(status.Conditions, robotv1beta1.ConditionStalled)
+			switch {
+			case !tt.stalled && got != nil:
+				t.Errorf("Stalled %s %q on a Robot on its way: want none", got.Status, got.Message)
+			case tt.stalled && (got == nil || got.Status != metav1.ConditionTrue || got.Message != ready.Message):
+				t.Errorf("Stalled %v, want True with Ready's message %q", got, ready.Message)
 			}
 			if tt.says == "" {
 				if ready.Message != before.Message {

@@ -46,6 +46,7 @@ func Compute(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *
 	if service != nil {
 		status.ServiceName = service.Name
 	}
+	status.Address = serviceAddress(service)
 	if deployment != nil {
 		status.Replicas = deployment.Status.Replicas
 		status.UpdatedReplicas = deployment.Status.UpdatedReplicas
@@ -251,6 +252,9 @@ func ApplyConfiguration(robot *robotv1beta1.Robot, status *robotv1beta1.RobotSta
 		// Service is written exactly as before the field existed.
 		ac.WithServiceName(status.ServiceName)
 	}
+	if status.Address != nil {
+		ac.WithAddress(addressApplyConfiguration(status.Address))
+	}
 	for _, c := range status.Conditions {
 		if !ownCondition(c.Type) {
 			continue
@@ -273,4 +277,39 @@ func ownCondition(conditionType string) bool {
 		return true
 	}
 	return false
+}
+
+// addressApplyConfiguration is address as the status apply sends it.
+func addressApplyConfiguration(address *robotv1beta1.RobotAddress) *robotac.RobotAddressApplyConfiguration {
+	ac := robotac.RobotAddress().WithRouteURLs(address.RouteURLs...)
+	if address.URL != "" {
+		ac.WithURL(address.URL)
+	}
+	if address.Hostname != "" {
+		ac.WithHostname(address.Hostname)
+	}
+	for _, p := range address.Ports {
+		port := robotac.RobotAddressPort().WithPort(p.Port)
+		if p.Name != "" {
+			port.WithName(p.Name)
+		}
+		if p.Protocol != "" {
+			port.WithProtocol(p.Protocol)
+		}
+		if p.NodePort != 0 {
+			port.WithNodePort(p.NodePort)
+		}
+		ac.WithPorts(port)
+	}
+	if lb := address.LoadBalancer; lb != nil {
+		lbac := robotac.RobotLoadBalancerAddress()
+		for _, a := range lb.Addresses {
+			lbac.WithAddresses(robotac.RobotNetworkAddress().WithType(a.Type).WithValue(a.Value))
+		}
+		if lb.Message != "" {
+			lbac.WithMessage(lb.Message)
+		}
+		ac.WithLoadBalancer(lbac)
+	}
+	return ac
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
 
@@ -42,10 +44,13 @@ const (
 	// removed from the Robot, or one of its ports, say); the hash does.
 	AnnotationSpecHash = robotv1beta1.AnnotationSpecHash
 
-	// AnnotationPaused on a Robot, with the value "true", stops every write
-	// of the operator to the Robot's Deployment and Service, so that a
+	// AnnotationPaused on a Robot, with the value "true" (in any case),
+	// stops every write of the operator to what the Robot owns (its
+	// Deployment, Service, PodDisruptionBudget and HTTPRoute), so that a
 	// person can change them by hand (during an incident, a migration)
-	// without the operator putting them back.
+	// without the operator putting them back. "false" (in any case) is the
+	// same as no annotation. Any other value pauses nothing: the shipped
+	// admission policy refuses it, and the operator warns of it.
 	AnnotationPaused = "robot.dev/paused"
 
 	// ContainerName is the name of the Robot's container in the pod.
@@ -64,18 +69,29 @@ func DeploymentName(robot *robotv1beta1.Robot) string {
 	return robot.Name
 }
 
-// Paused reports whether robot's annotation robot.dev/paused is exactly
-// "true". Any other value is ignored: "false" or "no" must not pause, and
-// one exact spelling leaves no doubt about which values do.
+// PauseValues are the values of AnnotationPaused the operator reads, in
+// any case. Only these two: "yes", "1" and the like are one more spelling
+// to document each, and the admission policy's refusal, which names these,
+// costs whoever wrote one a moment.
+var PauseValues = []string{"true", "false"}
+
+// Paused reports whether robot's annotation robot.dev/paused is "true", in
+// any case.
 func Paused(robot *robotv1beta1.Robot) bool {
-	return robot.Annotations[AnnotationPaused] == "true"
+	return strings.EqualFold(robot.Annotations[AnnotationPaused], "true")
 }
 
 // PauseIgnored returns the value of robot's annotation robot.dev/paused
-// when it is set to something other than "true", and so pauses nothing.
+// when it is set to neither "true" nor "false" (in any case), and so is
+// ignored.
 func PauseIgnored(robot *robotv1beta1.Robot) (string, bool) {
 	value, ok := robot.Annotations[AnnotationPaused]
-	return value, ok && value != "true"
+	return value, ok && !oneOfFold(value, PauseValues)
+}
+
+// oneOfFold reports whether value is one of values, in any case.
+func oneOfFold(value string, values []string) bool {
+	return slices.ContainsFunc(values, func(v string) bool { return strings.EqualFold(value, v) })
 }
 
 // selectorLabels select robot's pods.

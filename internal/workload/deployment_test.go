@@ -306,8 +306,9 @@ func TestSpecHash(t *testing.T) {
 	}
 }
 
-// TestPaused: only the exact value "true" pauses a Robot; any other value is
-// reported as ignored, and no annotation is neither.
+// TestPaused: "true" pauses a Robot and "false" does not, in any case, as
+// people write them; any other value pauses nothing and is reported as
+// ignored, and no annotation is neither.
 func TestPaused(t *testing.T) {
 	for _, tt := range []struct {
 		annotations map[string]string
@@ -316,9 +317,15 @@ func TestPaused(t *testing.T) {
 	}{
 		{nil, false, false},
 		{map[string]string{AnnotationPaused: "true"}, true, false},
-		{map[string]string{AnnotationPaused: "True"}, false, true},
+		{map[string]string{AnnotationPaused: "True"}, true, false},
+		{map[string]string{AnnotationPaused: "TRUE"}, true, false},
+		{map[string]string{AnnotationPaused: "false"}, false, false},
+		{map[string]string{AnnotationPaused: "False"}, false, false},
 		{map[string]string{AnnotationPaused: "yes"}, false, true},
-		{map[string]string{AnnotationPaused: "false"}, false, true},
+		{map[string]string{AnnotationPaused: "no"}, false, true},
+		{map[string]string{AnnotationPaused: "1"}, false, true},
+		{map[string]string{AnnotationPaused: "0"}, false, true},
+		{map[string]string{AnnotationPaused: " true"}, false, true},
 		{map[string]string{AnnotationPaused: ""}, false, true},
 		{map[string]string{"example.com/paused": "true"}, false, false},
 	} {

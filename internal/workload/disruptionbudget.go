@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"strings"
+
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -22,10 +24,23 @@ const AnnotationDisruptionBudget = "robot.dev/disruption-budget"
 // takes a budget out of the operator's hands.
 const DisruptionBudgetUnmanaged = "unmanaged"
 
+// DisruptionBudgetValues are the values of AnnotationDisruptionBudget the
+// operator reads, in any case: "managed" hands a budget back, as removing
+// the annotation does.
+var DisruptionBudgetValues = []string{DisruptionBudgetUnmanaged, "managed"}
+
 // DisruptionBudgetReleased reports whether budget is annotated as out of
-// the operator's hands. Only the exact value counts, as for the pause.
+// the operator's hands: "unmanaged", in any case.
 func DisruptionBudgetReleased(budget *policyv1.PodDisruptionBudget) bool {
-	return budget.Annotations[AnnotationDisruptionBudget] == DisruptionBudgetUnmanaged
+	return strings.EqualFold(budget.Annotations[AnnotationDisruptionBudget], DisruptionBudgetUnmanaged)
+}
+
+// DisruptionBudgetIgnored returns the value of budget's annotation
+// robot.dev/disruption-budget when it is none of DisruptionBudgetValues
+// (in any case), and so is ignored.
+func DisruptionBudgetIgnored(budget *policyv1.PodDisruptionBudget) (string, bool) {
+	value, ok := budget.Annotations[AnnotationDisruptionBudget]
+	return value, ok && !oneOfFold(value, DisruptionBudgetValues)
 }
 
 // DisruptionBudgetName is the name of robot's PodDisruptionBudget: its

@@ -72,3 +72,27 @@ func TestNewDisruptionBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestDisruptionBudgetReleased: "unmanaged" takes a budget out of the
+// operator's hands in any case; "managed", no annotation or any other value
+// leaves it in them.
+func TestDisruptionBudgetReleased(t *testing.T) {
+	for value, released := range map[string]bool{
+		"unmanaged": true,
+		"Unmanaged": true,
+		"UNMANAGED": true,
+		"managed":   false,
+		"Managed":   false,
+		"true":      false,
+		"":          false,
+	} {
+		budget := &policyv1.PodDisruptionBudget{}
+		budget.Annotations = map[string]string{AnnotationDisruptionBudget: value}
+		if got := DisruptionBudgetReleased(budget); got != released {
+			t.Errorf("%q: released %v, want %v", value, got, released)
+		}
+	}
+	if DisruptionBudgetReleased(&policyv1.PodDisruptionBudget{}) {
+		t.Error("a budget with no annotation is released")
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/robottest"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -53,6 +54,14 @@ func TestGoldenApplyBodies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("newDeployment: %v", err)
 	}
+	// A port on the Service at another number than the container's, on
+	// a node port the Robot sets; the other at its own number, on the
+	// node port the API server picks.
+	servicePorts := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeNodePort)
+	servicePorts.Spec.Ports = []robotv1beta1.RobotPort{
+		{Name: "http", ContainerPort: 8080, ServicePort: 80, NodePort: 30080, Protocol: corev1.ProtocolTCP},
+		{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+	}
 	for file, body := range map[string]any{
 		"deployment.json":            desired,
 		"service.json":               NewService(robot),
@@ -60,6 +69,7 @@ func TestGoldenApplyBodies(t *testing.T) {
 		"service-rollout.json":       NewService(rollout),
 		"deployment-containers.json": desiredContainers,
 		"service-loadbalancer.json":  NewService(robottest.LoadBalancerRobot()),
+		"service-ports.json":         NewService(servicePorts),
 	} {
 		t.Run(file, func(t *testing.T) {
 			got, err := json.MarshalIndent(body, "", "  ")

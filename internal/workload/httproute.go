@@ -77,7 +77,7 @@ func NewHTTPRoute(robot *robotv1beta1.Robot) (*gatewayv1ac.HTTPRouteApplyConfigu
 		WithGroup("").
 		WithKind("Service").
 		WithName(gatewayv1.ObjectName(ServiceName(robot))).
-		WithPort(port.ContainerPort).
+		WithPort(robotv1beta1.ServicePort(port)).
 		WithWeight(1))
 	route := gatewayv1ac.HTTPRoute(RouteName(robot), robot.Namespace).
 		WithLabels(ObjectLabels(robot)).

@@ -101,3 +101,21 @@ func ptrString[T ~string](p *T) string {
 	}
 	return string(*p)
 }
+
+// TestHTTPRouteOnTheServicePort: the route reaches the Service, so it sends
+// requests to the port's servicePort, not to the container's number.
+func TestHTTPRouteOnTheServicePort(t *testing.T) {
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeClusterIP)
+	robot.Spec.Ports = []robotv1beta1.RobotPort{
+		{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+		{Name: "http", ContainerPort: 8080, ServicePort: 80, Protocol: corev1.ProtocolTCP},
+	}
+	robot.Spec.HTTP = &robotv1beta1.RobotHTTP{Gateways: []robotv1beta1.RobotGateway{{Name: "public"}}, Port: "http"}
+	route, err := NewHTTPRoute(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if port := *route.Spec.Rules[0].BackendRefs[0].Port; port != 80 {
+		t.Errorf("backend port %d, want the Service's, 80", port)
+	}
+}

@@ -23,7 +23,7 @@ func ServiceName(robot *robotv1beta1.Robot) string {
 // ValidateServiceName returns an error when robot asks for a Service that
 // cannot be: its name is not one a Service may have, or spec.service has a
 // field the API server would refuse on a Service (an annotation key, a
-// label). The CRD refuses such a Robot; one stored before those rules
+// label, a nodePort on a type that opens none). The CRD refuses such a Robot; one stored before those rules
 // existed would otherwise send a create that the API server refuses, again
 // on every sync. Only the Service is held back: the Deployment does not
 // depend on it.
@@ -36,6 +36,9 @@ func ValidateServiceName(robot *robotv1beta1.Robot) error {
 		return &outcome.InvalidSpecError{Err: fmt.Errorf("the Service %q cannot be created: a Service's name must be a DNS-1035 label (%s); set spec.deploymentName to such a name, or spec.service.type to None", name, strings.Join(msgs, "; "))}
 	}
 	if err := robotv1beta1.ValidateService(robot.Spec.Service); err != nil {
+		return &outcome.InvalidSpecError{Err: err}
+	}
+	if err := robotv1beta1.ValidateNodePorts(robot.Spec.Ports, robot.Spec.Service); err != nil {
 		return &outcome.InvalidSpecError{Err: err}
 	}
 	return nil
@@ -77,9 +80,9 @@ func controllerReference(robot *robotv1beta1.Robot) *metav1ac.OwnerReferenceAppl
 // Every field the operator owns is set whatever the Robot says (the type
 // too, ClusterIP by default), so that no field the Robot stops asking for
 // can be left behind. The API server fills in the rest (clusterIP, ip
-// families, session affinity, node ports): the operator never sets them,
-// so it never fights over them, and a node port it does not own is released
-// when the type goes back to ClusterIP.
+// families, session affinity, the node ports the Robot does not set): the
+// operator never sets them, so it never fights over them, and a node port
+// it does not own is released when the type goes back to ClusterIP.
 func NewService(robot *robotv1beta1.Robot) *corev1ac.ServiceApplyConfiguration {
 	if !WantsService(robot) {
 		return nil
@@ -89,15 +92,24 @@ func NewService(robot *robotv1beta1.Robot) *corev1ac.ServiceApplyConfiguration {
 		WithSelector(selectorLabels(robot))
 	addTraffic(robot.Spec.Service, spec)
 	for _, port := range robot.Spec.Ports {
-		// The Service's port number is the container's, so that a port
-		// has one number wherever it is reached. The target is the
-		// container port's name, which stays right when a pod of an older
-		// spec listens on another number during a rollout.
-		spec.WithPorts(corev1ac.ServicePort().
+		// The Service's port number is the port's servicePort, and the
+		// container's when it has none, so that a port has one number
+		// wherever it is reached unless the Robot says otherwise. The
+		// target is the container port's name, which stays right when a
+		// pod of an older spec listens on another number during a
+		// rollout, and which a change of servicePort leaves as it is.
+		servicePort := corev1ac.ServicePort().
 			WithName(port.Name).
 			WithProtocol(robotv1beta1.PortProtocol(port)).
-			WithPort(port.ContainerPort).
-			WithTargetPort(intstr.FromString(port.Name)))
+			WithPort(robotv1beta1.ServicePort(port)).
+			WithTargetPort(intstr.FromString(port.Name))
+		// A node port the Robot does not set is the API server's to
+		// pick, and to keep: the operator never sends one it did not
+		// ask for.
+		if port.NodePort != 0 {
+			servicePort.WithNodePort(port.NodePort)
+		}
+		spec.WithPorts(servicePort)
 	}
 	service := corev1ac.Service(ServiceName(robot), robot.Namespace)
 	if robot.Spec.Service != nil {

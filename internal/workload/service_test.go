@@ -59,6 +59,14 @@ func TestNewService(t *testing.T) {
 		}},
 		{name: "UDP only, None", robot: withPorts([]robotv1beta1.RobotPort{{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP}},
 			&robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNone})},
+		{"servicePort: the Service's number, the container port's name as target", withPorts([]robotv1beta1.RobotPort{
+			{Name: "http", ContainerPort: 8080, ServicePort: 80, Protocol: corev1.ProtocolTCP},
+		}, nil), "web", corev1.ServiceTypeClusterIP, []corev1.ServicePort{
+			{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromString("http")},
+		}},
+		{"servicePort equal to containerPort: the Service without it", withPorts([]robotv1beta1.RobotPort{
+			{Name: "http", ContainerPort: 8080, ServicePort: 8080, Protocol: corev1.ProtocolTCP},
+		}, nil), "web", corev1.ServiceTypeClusterIP, []corev1.ServicePort{httpPort}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			desired := NewService(tt.robot)
@@ -122,6 +130,11 @@ func TestServiceSpecHash(t *testing.T) {
 		"a label":        func(r *robotv1beta1.Robot) { r.Spec.Service.Labels = map[string]string{"team": "blue"} },
 		"internalTrafficPolicy": func(r *robotv1beta1.Robot) {
 			r.Spec.Service.InternalTrafficPolicy = corev1.ServiceInternalTrafficPolicyLocal
+		},
+		"a servicePort": func(r *robotv1beta1.Robot) { r.Spec.Ports[0].ServicePort = 53 },
+		"a nodePort": func(r *robotv1beta1.Robot) {
+			r.Spec.Service.Type = robotv1beta1.ServiceTypeNodePort
+			r.Spec.Ports[0].NodePort = 30053
 		},
 	} {
 		changed := robot.DeepCopy()
@@ -248,5 +261,28 @@ func TestReservedLabelsAreTheOperators(t *testing.T) {
 	}
 	if !slices.Equal(slices.Sorted(slices.Values(ReservedPodLabels)), want) {
 		t.Errorf("ReservedPodLabels %v, the API's %v", ReservedPodLabels, want)
+	}
+}
+
+// TestServiceNodePorts: a port's nodePort is on the Service as the Robot
+// sets it, and a port without one gets none from the operator: the API
+// server picks it, and nobody fights over it.
+func TestServiceNodePorts(t *testing.T) {
+	robot := robottest.NewRobot("web", 1)
+	robot.Spec.Service = &robotv1beta1.RobotService{Type: robotv1beta1.ServiceTypeNodePort}
+	robot.Spec.Ports = []robotv1beta1.RobotPort{
+		{Name: "http", ContainerPort: 8080, ServicePort: 80, NodePort: 30080, Protocol: corev1.ProtocolTCP},
+		{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
+	}
+	var s corev1.Service
+	if err := RoundTrip(NewService(robot), &s); err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.ServicePort{
+		{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080, TargetPort: intstr.FromString("http")},
+		{Name: "metrics", Protocol: corev1.ProtocolTCP, Port: 9090, TargetPort: intstr.FromString("metrics")},
+	}
+	if d := diff.Diff(want, s.Spec.Ports); d != "" {
+		t.Errorf("ports (-want +got):\n%s", d)
 	}
 }

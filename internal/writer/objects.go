@@ -52,9 +52,10 @@ type Kind[T Object, A ApplyConfiguration[A]] struct {
 	Name string
 	// Client returns the kind's typed client in a namespace.
 	Client func(namespace string) Client[T, A]
-	// Created, Updated and Deleted are the reasons of the Events that
-	// announce each write.
-	Created, Updated, Deleted string
+	// Updated and Deleted are the reasons of the Events that announce
+	// each such write. A create is named in the sync's one Created Event
+	// (EventCreated).
+	Updated, Deleted string
 	// SpecHash returns what identifies desired's spec, for the spec-check
 	// memo.
 	SpecHash func(desired A) string
@@ -148,7 +149,9 @@ func (o *Objects[T, A]) RobotChanged(desired A, current T, applied string) bool 
 // Create creates desired, the object robot asks for, with a plain create
 // rather than an apply: a create fails with AlreadyExists when an object of
 // that name exists, so one that someone else created after the cache was
-// filled is never written, and no read is needed first to make sure.
+// filled is never written, and no read is needed first to make sure. The
+// creation is named in the sync's one Created Event when ctx carries a
+// collector (CollectCreated), in an Event of its own otherwise.
 func (o *Objects[T, A]) Create(ctx context.Context, robot *robotv1beta1.Robot, desired A) (T, error) {
 	var zero, object T
 	if err := workload.RoundTrip(desired, &object); err != nil {
@@ -166,7 +169,9 @@ func (o *Objects[T, A]) Create(ctx context.Context, robot *robotv1beta1.Robot, d
 	// compare until either changes.
 	o.checked.Record(created.GetUID(), created.GetGeneration(), o.kind.SpecHash(desired))
 	klog.FromContext(ctx).V(2).Info("Created "+o.kind.Name, "object", klog.KObj(created))
-	o.w.Recorder.Eventf(robot, corev1.EventTypeNormal, o.kind.Created, "Created %s %q", o.kind.Name, created.GetName())
+	if !addCreated(ctx, o.kind.Name, created.GetName()) {
+		o.w.Recorder.Eventf(robot, corev1.EventTypeNormal, EventCreated, "Created %s %q", o.kind.Name, created.GetName())
+	}
 	return created, nil
 }
 

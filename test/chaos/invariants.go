@@ -159,15 +159,19 @@ func checkDeployments(ctx context.Context, c *cluster, uids *uidWatch, audit []a
 	return checkf("deployments", true, "%d Deployments, one per Robot, each with its first UID", len(deployments.Items))
 }
 
-// checkEvents: at most one DeploymentCreated Event per Robot.
+// checkEvents: at most one Deployment creation per Robot, as its Created
+// Events name them (one Event per sync names all the sync created).
 func checkEvents(ctx context.Context, c *cluster) check {
-	events, err := c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=DeploymentCreated"})
+	events, err := c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Created"})
 	if err != nil {
 		return checkf("events", false, "listing: %v", err)
 	}
 	perRobot := map[types.UID]int32{}
 	total := int32(0)
 	for _, e := range events.Items {
+		if !strings.Contains(e.Message, `Deployment "`) {
+			continue
+		}
 		n := max(e.Count, 1)
 		if e.Series != nil {
 			n = max(n, e.Series.Count)
@@ -183,9 +187,9 @@ func checkEvents(ctx context.Context, c *cluster) check {
 	}
 	if len(over) > 0 {
 		sort.Strings(over)
-		return checkf("events", false, "%d Robots have more than one DeploymentCreated, e.g. %s", len(over), strings.Join(over[:min(5, len(over))], ", "))
+		return checkf("events", false, "%d Robots have created their Deployment more than once, e.g. %s", len(over), strings.Join(over[:min(5, len(over))], ", "))
 	}
-	return checkf("events", true, "%d DeploymentCreated for %d Robots", total, len(perRobot))
+	return checkf("events", true, "%d Deployment creations for %d Robots", total, len(perRobot))
 }
 
 // writerOf returns the replica's identity from the User-Agent the operator

@@ -229,12 +229,13 @@ func TestChartMonitoringRendersArtifactsMonitoring(t *testing.T) {
 // chart carries are the originals, byte for byte (hack/update-chart.sh).
 func TestChartCopiesAreCurrent(t *testing.T) {
 	for copy, original := range map[string]string{
-		"crds/robot.dev_robots.yaml": "artifacts/crd/robot.dev_robots.yaml",
-		"files/service.yaml":         "artifacts/monitoring/service.yaml",
-		"files/servicemonitor.yaml":  "artifacts/monitoring/servicemonitor.yaml",
-		"files/prometheusrule.yaml":  "artifacts/monitoring/prometheusrule.yaml",
-		"files/aggregate-roles.yaml": "artifacts/deploy/aggregate-roles.yaml",
-		"files/size-policy.yaml":     "artifacts/deploy/size-policy.yaml",
+		"crds/robot.dev_robots.yaml":   "artifacts/crd/robot.dev_robots.yaml",
+		"files/service.yaml":           "artifacts/monitoring/service.yaml",
+		"files/servicemonitor.yaml":    "artifacts/monitoring/servicemonitor.yaml",
+		"files/prometheusrule.yaml":    "artifacts/monitoring/prometheusrule.yaml",
+		"files/aggregate-roles.yaml":   "artifacts/deploy/aggregate-roles.yaml",
+		"files/size-policy.yaml":       "artifacts/deploy/size-policy.yaml",
+		"files/annotation-policy.yaml": "artifacts/deploy/annotation-policy.yaml",
 	} {
 		a, err := os.ReadFile(filepath.Join(chart, copy))
 		if err != nil {
@@ -258,7 +259,7 @@ func TestChartValues(t *testing.T) {
 		"replicas=1", "leaderElection.enabled=false", "logFormat=text", "extraArgs={-workers=8,-v=2}",
 		"metrics.certSecret=robot-operator-metrics-tls", "nodeSelector.pool=system", "priorityClassName=system-cluster-critical",
 		"tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "resources.limits.memory=768Mi", "podDisruptionBudget.enabled=false", "aggregateRoles=false",
-		"robotDisruptionBudgets=off", "sizePolicy=false")
+		"robotDisruptionBudgets=off", "sizePolicy=false", "annotationPolicy=false")
 	d := objs["Deployment "+namespace+"/robot-operator"]
 	if d == nil {
 		t.Fatal("no Deployment rendered")
@@ -290,7 +291,7 @@ func TestChartValues(t *testing.T) {
 		}
 	}
 	for key := range objs {
-		if strings.HasPrefix(key, "PodDisruptionBudget ") || strings.Contains(key, "leader-election") || strings.Contains(key, "robot-operator-robots-") || strings.Contains(key, "robot-operator-v1alpha1-size") {
+		if strings.HasPrefix(key, "PodDisruptionBudget ") || strings.Contains(key, "leader-election") || strings.Contains(key, "robot-operator-robots-") || strings.Contains(key, "robot-operator-v1alpha1-size") || strings.Contains(key, "robot-operator-annotations") {
 			t.Errorf("%s is rendered although it is turned off", key)
 		}
 	}

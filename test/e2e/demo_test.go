@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -46,13 +48,25 @@ func TestDemoInstallsTheCRDAgain(t *testing.T) {
 }
 
 // TestDemoAppliesTheExamplesAgain: make demo's steps that apply
-// artifacts/examples/, accept site's route as a Gateway controller would and
+// artifacts/examples/, make the Gateway site names once the Robot says it
+// does not exist, accept site's route as a Gateway controller would and
 // replace hello through v1alpha1 succeed a second time on the Robots the
 // first made: site is Ready, and hello keeps both its ports.
 func TestDemoAppliesTheExamplesAgain(t *testing.T) {
-	exclusive(t, "it installs the Gateway API's HTTPRoute CRD, as make demo does")
-	t.Cleanup(func() { removeRoutesCRD(t) })
-	mustKubectl(t, "apply", "--server-side", "-f", routesCRDFile(t))
+	exclusive(t, "it installs the Gateway API's CRDs, as make demo does")
+	t.Cleanup(func() {
+		removeRoutesCRD(t)
+		removeGatewaysCRD(t)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 90*time.Second)
+		defer cancel()
+		if _, stderr, err := kubectl(ctx, "", "delete", "crd", "gatewayclasses.gateway.networking.k8s.io", "--ignore-not-found", "--wait=true", "--timeout=60s"); err != nil {
+			t.Errorf("deleting the GatewayClass CRD: %v\n%s", err, stderr)
+		}
+	})
+	for _, crd := range []string{"gatewayclasses", "gateways", "httproutes"} {
+		mustKubectl(t, "apply", "--server-side", "-f", strings.Replace(routesCRDFile(t), "httproutes.yaml", crd+".yaml", 1))
+	}
+	waitForEstablished(t, gatewaysCRD)
 	ns := newNamespace(t)
 	waitForConversion(t, ns)
 	// The examples name no namespace: the kubeconfig's context gives ns.
@@ -68,8 +82,13 @@ func TestDemoAppliesTheExamplesAgain(t *testing.T) {
 	for run := 1; run <= 2; run++ {
 		cmd := exec.CommandContext(t.Context(), filepath.Join(env.root, "hack", "demo.sh"), "examples")
 		cmd.Env = append(os.Environ(), "KUBECONFIG_OUT="+kubeconfig)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Fatalf("run %d of hack/demo.sh examples: %v\n%s", run, err, out)
+		}
+		// The first run meets site without its Gateway, and makes it.
+		if made := strings.Contains(string(out), "Making the Gateway public"); made != (run == 1) {
+			t.Errorf("run %d of hack/demo.sh examples made the Gateway: %v, want %v\n%s", run, made, run == 1, out)
 		}
 	}
 	if ready := readyCondition(getRobot(t, ns, "site")); ready == nil || ready.Status != metav1.ConditionTrue {

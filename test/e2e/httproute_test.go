@@ -38,6 +38,31 @@ func routesCRDFile(t *testing.T) string {
 	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml")
 }
 
+// gatewaysCRD is the Gateway API's Gateway CRD.
+const gatewaysCRD = "gateways.gateway.networking.k8s.io"
+
+// removeGatewaysCRD deletes the Gateway CRD and waits until it is gone. It
+// runs in a cleanup too, after the test's context has ended.
+func removeGatewaysCRD(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 90*time.Second)
+	defer cancel()
+	if _, stderr, err := kubectl(ctx, "", "delete", "crd", gatewaysCRD, "--ignore-not-found", "--wait=true", "--timeout=60s"); err != nil {
+		t.Errorf("deleting the Gateway CRD: %v\n%s", err, stderr)
+	}
+}
+
+// waitForEstablished waits until the CRD named is established. kubectl wait fails
+// at once, rather than waiting, while a new CRD has no conditions yet: it
+// asks until the CRD says Established.
+func waitForEstablished(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, convergeTimeout, "CRD "+name+" is established", func(ctx context.Context) (bool, string, error) {
+		out, _, err := kubectl(ctx, "", "get", "crd", name, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+		return out == "True", out, err
+	})
+}
+
 // removeRoutesCRD deletes the HTTPRoute CRD and waits until it is gone. It
 // runs in a cleanup too, after the test's context has ended.
 func removeRoutesCRD(t *testing.T) {
@@ -85,12 +110,17 @@ func setAccepted(t *testing.T, routes gatewayclient.Interface, ns, name, gateway
 // TestHTTPRoute: a Robot that asks for an HTTPRoute on a cluster with no
 // Gateway API gets its Deployment and Service all the same, and says why it
 // has no route. Once the Gateway API's CRD is installed, the operator,
-// still running, makes the route; the Robot is Ready only once the Gateway
-// accepts it, and says the Gateway's own reason when it does not.
+// still running, makes the route; once the Gateway CRD is too, the Robot
+// says its Gateway does not exist (Stalled), and waits for its answer again
+// once it does. The Robot is Ready only once the Gateway accepts the route,
+// and says the Gateway's own reason when it does not. A port's servicePort
+// moves the route's backend to it.
 func TestHTTPRoute(t *testing.T) {
 	parallel(t)
 	removeRoutesCRD(t)
+	removeGatewaysCRD(t)
 	t.Cleanup(func() { removeRoutesCRD(t) })
+	t.Cleanup(func() { removeGatewaysCRD(t) })
 	ns := newNamespace(t)
 	robot := newRobot(ns, "site", 1)
 	robot.Spec.Ports = httpPorts(8080)
@@ -114,12 +144,7 @@ func TestHTTPRoute(t *testing.T) {
 
 	// The Gateway API arrives; the operator is not restarted.
 	mustKubectl(t, "apply", "--server-side", "-f", routesCRDFile(t))
-	// kubectl wait fails at once, rather than waiting, while the new CRD
-	// has no conditions yet: ask until it says Established.
-	eventually(t, convergeTimeout, "the HTTPRoute CRD is established", func(ctx context.Context) (bool, string, error) {
-		out, _, err := kubectl(ctx, "", "get", "crd", routesCRD, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
-		return out == "True", out, err
-	})
+	waitForEstablished(t, routesCRD)
 	routes := gatewayClient(t)
 	var route *gatewayv1.HTTPRoute
 	eventually(t, convergeTimeout, "the Robot's HTTPRoute is made", func(ctx context.Context) (bool, string, error) {
@@ -148,17 +173,46 @@ func TestHTTPRoute(t *testing.T) {
 		return ready != nil && ready.Reason == robotv1beta1.ReasonRouteNotAccepted && synced != nil && synced.Status == metav1.ConditionTrue
 	})
 
-	// The Gateway refuses it: its reason and message are the Robot's.
-	setAccepted(t, routes, ns, "site", "public", metav1.ConditionFalse, "NotAllowedByListeners", "no listener of Gateway public allows routes from "+ns)
-	waitForRobot(t, ns, "site", convergeTimeout, "says why the Gateway refused the route", func(r *robotv1beta1.Robot) bool {
-		ready := readyCondition(r)
-		return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == "NotAllowedByListeners" &&
-			strings.Contains(ready.Message, "allows routes from "+ns)
+	// The Gateways' CRD arrives, without Gateway public: no controller
+	// will ever answer the route, and the Robot says so, Stalled.
+	gatewaysFile := strings.Replace(routesCRDFile(t), "httproutes.yaml", "gateways.yaml", 1)
+	mustKubectl(t, "apply", "--server-side", "-f", gatewaysFile)
+	waitForEstablished(t, gatewaysCRD)
+	waitForRobot(t, ns, "site", 2*convergeTimeout, "says Gateway public does not exist, Stalled", func(r *robotv1beta1.Robot) bool {
+		ready, stalled := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionStalled)
+		return ready != nil && ready.Reason == robotv1beta1.ReasonGatewayNotFound && strings.Contains(ready.Message, "Gateway "+ns+"/public") &&
+			stalled != nil && stalled.Status == metav1.ConditionTrue
+	})
+	// It is made: the Robot waits for its answer again, by itself.
+	if _, err := routes.GatewayV1().Gateways(ns).Create(t.Context(), &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "public"},
+		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "e2e", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForRobot(t, ns, "site", convergeTimeout, "waits for the Gateway again, Reconciling", func(r *robotv1beta1.Robot) bool {
+		ready, reconciling := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionReconciling)
+		return ready != nil && ready.Reason == robotv1beta1.ReasonRouteNotAccepted && reconciling != nil && reconciling.Status == metav1.ConditionTrue
 	})
 
-	// Accepted: Ready.
+	// The Gateway refuses it: its reason and message are the Robot's.
+	setAccepted(t, routes, ns, "site", "public", metav1.ConditionFalse, "NotAllowedByListeners", "no listener of Gateway public allows routes from "+ns)
+	waitForRobot(t, ns, "site", convergeTimeout, "says why the Gateway refused the route, Stalled", func(r *robotv1beta1.Robot) bool {
+		ready, stalled := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionStalled)
+		return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == "NotAllowedByListeners" &&
+			strings.Contains(ready.Message, "allows routes from "+ns) && stalled != nil && stalled.Status == metav1.ConditionTrue
+	})
+
+	// Accepted: Ready, and reached at the route's URL.
 	setAccepted(t, routes, ns, "site", "public", metav1.ConditionTrue, "Accepted", "")
-	waitForRobotReady(t, ns, "site")
+	if ready := waitForRobotReady(t, ns, "site"); meta.FindStatusCondition(ready.Status.Conditions, robotv1beta1.ConditionStalled) != nil ||
+		meta.FindStatusCondition(ready.Status.Conditions, robotv1beta1.ConditionReconciling) != nil {
+		t.Errorf("the Ready Robot keeps Reconciling or Stalled: %+v", ready.Status.Conditions)
+	}
+	waitForRobot(t, ns, "site", convergeTimeout, "is reached at the route's URL", func(r *robotv1beta1.Robot) bool {
+		a := r.Status.Address
+		return a != nil && a.URL == "http://site.example.com/" && len(a.RouteURLs) == 1 && a.RouteURLs[0] == a.URL && a.Hostname == "site."+ns+".svc"
+	})
 
 	// A hand edit of the route is put back.
 	if _, err := routes.GatewayV1().HTTPRoutes(ns).Patch(t.Context(), "site", "application/merge-patch+json",
@@ -172,6 +226,19 @@ func TestHTTPRoute(t *testing.T) {
 		}
 		return len(r.Spec.Hostnames) == 1 && r.Spec.Hostnames[0] == "site.example.com", fmt.Sprint(r.Spec.Hostnames), nil
 	})
+
+	// A servicePort: the route reaches the Service on it, not on the
+	// container's number.
+	patchRobot(t, ns, "site", `{"spec":{"ports":[{"name":"http","containerPort":8080,"servicePort":80}]}}`)
+	eventually(t, convergeTimeout, "the route's backend is on the Service port, 80", func(ctx context.Context) (bool, string, error) {
+		r, err := routes.GatewayV1().HTTPRoutes(ns).Get(ctx, "site", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		b := r.Spec.Rules[0].BackendRefs
+		return len(b) == 1 && b[0].Port != nil && *b[0].Port == 80, fmt.Sprintf("%+v", b), nil
+	})
+	waitForService(t, ns, "site", "is on port 80", func(s *corev1.Service) bool { return len(s.Spec.Ports) == 1 && s.Spec.Ports[0].Port == 80 })
 
 	// No http: the route goes.
 	patchRobot(t, ns, "site", `{"spec":{"http":null}}`)

@@ -93,12 +93,36 @@ func TestCreateRobot(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("kubectl get robot printed %d lines, want a header and one row:\n%s", len(lines), out)
 	}
-	if header, want := strings.Fields(lines[0]), []string{"NAME", "DESIRED", "READY", "AVAILABLE", "STATUS", "SYNCED", "SERVICE", "IMAGE", "AGE"}; !slices.Equal(header, want) {
+	if header, want := strings.Fields(lines[0]), []string{"NAME", "DESIRED", "READY", "AVAILABLE", "STATUS", "SYNCED", "ADDRESS", "AGE"}; !slices.Equal(header, want) {
 		t.Errorf("kubectl get robot header = %v, want %v:\n%s", header, want, out)
 	}
 	row := strings.Fields(lines[1])
-	if want := []string{"web", "2", "2", "2", robotv1beta1.ReasonRolloutComplete, "True", "web", image1}; len(row) != 9 || !slices.Equal(row[:8], want) {
+	if want := []string{"web", "2", "2", "2", robotv1beta1.ReasonRolloutComplete, "True", "http://web." + ns + ".svc:8080"}; len(row) != 8 || !slices.Equal(row[:7], want) {
 		t.Errorf("kubectl get robot row = %v, want %v followed by the age:\n%s", row, want, out)
+	}
+	// -o wide adds the Synced reason, the up-to-date pods, the Service and
+	// the image.
+	out = mustKubectl(t, "get", "robot", "web", "-n", ns, "-o", "wide")
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if header, want := strings.Fields(lines[0]), []string{"NAME", "DESIRED", "READY", "AVAILABLE", "STATUS", "SYNCED", "ADDRESS", "AGE", "SYNC-REASON", "UP-TO-DATE", "SERVICE", "IMAGE"}; !slices.Equal(header, want) {
+		t.Errorf("kubectl get robot -o wide header = %v, want %v:\n%s", header, want, out)
+	}
+	if row, want := strings.Fields(lines[len(lines)-1]), []string{robotv1beta1.ReasonSynced, "2", "web", image1}; len(row) != 12 || !slices.Equal(row[8:], want) {
+		t.Errorf("kubectl get robot -o wide row = %v, want it to end with %v:\n%s", row, want, out)
+	}
+
+	// One Normal Event names all that the first sync created.
+	want := `Created Deployment "web", Service "web"`
+	if _, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(t.Context(), "web", metav1.GetOptions{}); err == nil {
+		want += `, PodDisruptionBudget "web"`
+	}
+	waitForEvents(t, ns, robot.UID, "Created", 1)
+	events, err := robotEvents(t.Context(), ns, robot.UID, "Created")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eventCount(events) != 1 || events[0].Type != corev1.EventTypeNormal || events[0].Message != want {
+		t.Errorf("creation Events: %s; want one Normal %q", summarizeEvents(events), want)
 	}
 }
 
@@ -247,7 +271,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 	robot := createRobot(t, newRobot(ns, "web", 2))
 	waitForRobotReady(t, ns, "web")
 	old := getDeployment(t, ns, "web")
-	waitForEvents(t, ns, robot.UID, "DeploymentCreated", 1)
+	waitForEvents(t, ns, robot.UID, "Created", 1)
 
 	if err := env.kube.AppsV1().Deployments(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("deleting Deployment %s/web: %v", ns, err)
@@ -255,7 +279,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 	recreated := waitForDeployment(t, ns, "web", "is recreated", func(d *appsv1.Deployment) bool { return d.UID != old.UID })
 	checkControlledBy(t, recreated, robot)
 	waitForRobotReady(t, ns, "web")
-	waitForEvents(t, ns, robot.UID, "DeploymentCreated", 2)
+	waitForEvents(t, ns, robot.UID, "Created", 2)
 
 	// Once, and only once: after a while there is still exactly that one
 	// Deployment, and no further creation.
@@ -271,12 +295,19 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 		}
 		t.Errorf("Deployments labelled %s=web: %v; want only the recreated one, %s", labelRobot, uids, recreated.UID)
 	}
-	events, err := robotEvents(t.Context(), ns, robot.UID, "DeploymentCreated")
+	// The first sync's Event names all it created, the Deployment first;
+	// the second names the Deployment alone.
+	events, err := robotEvents(t.Context(), ns, robot.UID, "Created")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := eventCount(events); n != 2 {
-		t.Errorf("DeploymentCreated recorded %d times, want 2 (created, recreated): %s", n, summarizeEvents(events))
+		t.Errorf("Created recorded %d times, want 2 (created, recreated): %s", n, summarizeEvents(events))
+	}
+	for _, e := range events {
+		if !strings.HasPrefix(e.Message, `Created Deployment "web"`) {
+			t.Errorf("Created Event %q does not name the Deployment first", e.Message)
+		}
 	}
 }
 

@@ -137,7 +137,12 @@ func TestAdministratorSwitches(t *testing.T) {
 		t.Errorf("Synced message %q, want it to name the annotation", synced.Message)
 	}
 	waitForEvents(t, ns, dns.UID, robotv1beta1.ReasonServiceMetadataNotAllowed, 1)
-	waitForRobotReady(t, ns, "dns")
+	// Its pod runs, but it has no Service until a person acts: Stalled.
+	waitForRobot(t, ns, "dns", convergeTimeout, "is Ready=False, Stalled, ServiceMetadataNotAllowed, with its pod available", func(r *robotv1beta1.Robot) bool {
+		ready, stalled := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionStalled)
+		return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == robotv1beta1.ReasonServiceMetadataNotAllowed &&
+			stalled != nil && stalled.Status == metav1.ConditionTrue && r.Status.AvailableReplicas == 1
+	})
 	if _, err := env.kube.CoreV1().Services(ns).Get(t.Context(), "dns", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Service dns: %v, want none", err)
 	}

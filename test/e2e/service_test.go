@@ -153,9 +153,9 @@ func TestServiceLifecycle(t *testing.T) {
 }
 
 // TestServiceNameTaken: a Robot whose Service name is taken by a Service it
-// does not control leaves that Service alone, runs all the same (Ready),
-// says why in Synced with one Warning, and gets its Service soon after the
-// name is free.
+// does not control leaves that Service alone, runs all the same, says why
+// in Synced and Ready (Stalled: it waits on a person) with one Warning, and
+// gets its Service soon after the name is free.
 func TestServiceNameTaken(t *testing.T) {
 	parallel(t)
 	ns := newNamespace(t)
@@ -173,9 +173,12 @@ func TestServiceNameTaken(t *testing.T) {
 	robot := newRobot(ns, "web", 1)
 	robot.Spec.Ports = httpPorts(8080)
 	robot = createRobot(t, robot)
-	robot = waitForRobot(t, ns, "web", convergeTimeout, "is Ready and reports the Service name taken", func(r *robotv1beta1.Robot) bool {
+	robot = waitForRobot(t, ns, "web", convergeTimeout, "runs and reports the Service name taken, Stalled", func(r *robotv1beta1.Robot) bool {
 		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
-		return robotConverged(r) && synced != nil && synced.Status == metav1.ConditionFalse && synced.Reason == robotv1beta1.ReasonServiceNameTaken
+		ready, stalled := readyCondition(r), meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionStalled)
+		return r.Status.AvailableReplicas == 1 && synced != nil && synced.Status == metav1.ConditionFalse && synced.Reason == robotv1beta1.ReasonServiceNameTaken &&
+			ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == robotv1beta1.ReasonServiceNameTaken &&
+			stalled != nil && stalled.Status == metav1.ConditionTrue
 	})
 	if robot.Status.ServiceName != "" {
 		t.Errorf("status.serviceName %q while the Service is someone else's", robot.Status.ServiceName)
@@ -207,6 +210,7 @@ func TestServiceNameTaken(t *testing.T) {
 		synced := meta.FindStatusCondition(r.Status.Conditions, robotv1beta1.ConditionSynced)
 		return r.Status.ServiceName == "web" && synced != nil && synced.Status == metav1.ConditionTrue
 	})
+	waitForRobotReady(t, ns, "web")
 	s := waitForService(t, ns, "web", "exists", func(*corev1.Service) bool { return true })
 	checkServiceControlledBy(t, s, robot)
 }
@@ -276,7 +280,14 @@ func updateService(t *testing.T, ns, name, manager string, edit func(*corev1.Ser
 // Service ns/name after since, per the audit log.
 func operatorServiceWrites(t *testing.T, ns, name string, since time.Time) []string {
 	t.Helper()
-	events, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: since, Namespace: ns, Resource: "services", Name: name})
+	return operatorWrites(t, ns, "services", name, since)
+}
+
+// operatorWrites returns the operator's requests that changed the object
+// ns/name of resource after since, per the audit log.
+func operatorWrites(t *testing.T, ns, resource, name string, since time.Time) []string {
+	t.Helper()
+	events, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, After: since, Namespace: ns, Resource: resource, Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}

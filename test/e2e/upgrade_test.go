@@ -94,6 +94,7 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		t.Fatalf("installing the previous release's CRD: %v\n%s", err, stderr)
 	}
 	waitForCRD(t, func(crd string) bool { return strings.Contains(crd, `"storedVersions":["v1alpha1"]`) }, "serves and stores v1alpha1")
+	waitForDiscovery(t, "robot.dev/v1alpha1")
 
 	args, err := operatorArgs(oldBin, env.operator.args[1])
 	if err != nil {
@@ -201,6 +202,20 @@ func waitForCRD(t *testing.T, done func(crd string) bool, what string) {
 	})
 }
 
+// waitForDiscovery waits until the API server's discovery lists Robots in
+// groupVersion: a CRD made again is Established a moment before, and an
+// operator that starts in between finds no Robots served and exits.
+func waitForDiscovery(t *testing.T, groupVersion string) {
+	t.Helper()
+	eventually(t, upgradeTimeout, "discovery lists robots in "+groupVersion, func(ctx context.Context) (bool, string, error) {
+		out, _, err := kubectl(ctx, "", "get", "--raw", "/apis/"+groupVersion)
+		if err != nil {
+			return false, "", nil
+		}
+		return strings.Contains(out, `"name":"robots"`), out, nil
+	})
+}
+
 // TestUpgradeSideBySide is the rolling upgrade as a Deployment makes it: the
 // previous release leads on the Lease, and this tree's operator starts
 // beside it, as a follower, on the same Lease, with the webhook's Secret
@@ -226,6 +241,7 @@ func TestUpgradeSideBySide(t *testing.T) {
 		t.Fatalf("installing the previous release's CRD: %v\n%s", err, stderr)
 	}
 	waitForCRD(t, func(crd string) bool { return strings.Contains(crd, `"storedVersions":["v1alpha1"]`) }, "serves and stores v1alpha1")
+	waitForDiscovery(t, "robot.dev/v1alpha1")
 
 	leaseID := newLease(t)
 	args, err := operatorArgs(oldBin, env.operator.args[1])

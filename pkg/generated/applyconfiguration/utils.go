@@ -48,6 +48,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		// Group=robot.dev, Version=v1beta1
 	case v1beta1.SchemeGroupVersion.WithKind("Robot"):
 		return &robotv1beta1.RobotApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotAddress"):
+		return &robotv1beta1.RobotAddressApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotAddressPort"):
+		return &robotv1beta1.RobotAddressPortApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotContainer"):
 		return &robotv1beta1.RobotContainerApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotDisruptionBudget"):
@@ -58,6 +62,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &robotv1beta1.RobotGatewayApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotHTTP"):
 		return &robotv1beta1.RobotHTTPApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotLoadBalancerAddress"):
+		return &robotv1beta1.RobotLoadBalancerAddressApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotNetworkAddress"):
+		return &robotv1beta1.RobotNetworkAddressApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotPlacement"):
 		return &robotv1beta1.RobotPlacementApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotPort"):

@@ -37,9 +37,9 @@ import (
 //
 // v1beta1 can hold everything v1alpha1 can. The other way round, what
 // v1alpha1 has no field for (a second port, a port named other than "http"
-// or not TCP, a rollout strategy, minReadySeconds, init containers,
-// sidecars, a grace period, a preStop hook, the Service's metadata and
-// traffic fields) is kept in the annotation ConversionDataAnnotation, so
+// or not TCP, a port's servicePort or nodePort, a rollout strategy,
+// minReadySeconds, init containers, sidecars, a grace period, a preStop
+// hook, the Service's metadata and traffic fields) is kept in the annotation ConversionDataAnnotation, so
 // that a read-modify-write through v1alpha1 (kubectl edit, an older client)
 // loses none of it.
 
@@ -158,6 +158,13 @@ func Convert_v1alpha1_Robot_To_v1beta1_Robot(in *Robot, out *v1beta1.Robot, s co
 	if out.Spec.Service != nil && data.Service != nil {
 		*out.Spec.Service = RestoreService(out.Spec.Service.Type, *data.Service)
 	}
+	// Through v1alpha1, a type that opens no port on the nodes drops the
+	// ports' nodePorts, as the API server drops a Service's.
+	if out.Spec.Service == nil || !v1beta1.TakesNodePorts(out.Spec.Service.Type) {
+		for i := range out.Spec.Ports {
+			out.Spec.Ports[i].NodePort = 0
+		}
+	}
 	return nil
 }
 
@@ -247,13 +254,15 @@ func Convert_v1beta1_Robot_To_v1alpha1_Robot(in *v1beta1.Robot, out *Robot, s co
 }
 
 // onePlainPort reports whether ports are exactly what v1alpha1's port means:
-// none, or one TCP port named PortName.
+// none, or one TCP port named PortName, on the Service at its own number
+// and with the node port the API server picks.
 func onePlainPort(ports []v1beta1.RobotPort) bool {
 	switch len(ports) {
 	case 0:
 		return true
 	case 1:
-		return ports[0].Name == PortName && ports[0].Protocol == corev1.ProtocolTCP
+		return ports[0].Name == PortName && ports[0].Protocol == corev1.ProtocolTCP &&
+			ports[0].ServicePort == 0 && ports[0].NodePort == 0
 	}
 	return false
 }

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +86,13 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 				c.FillNoCustom(port)
 				port.Name = []string{"http", "metrics", "grpc", "admin"}[c.Intn(4)]
 				port.Protocol = []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP, ""}[c.Intn(4)]
+				port.ServicePort, port.NodePort = 0, 0
+				if c.Bool() {
+					port.ServicePort = 1 + c.Int31n(65535)
+				}
+				if c.Bool() {
+					port.NodePort = 30000 + c.Int31n(2768)
+				}
 			},
 			func(strategy *v1beta1.RobotStrategy, c randfill.Continue) {
 				c.FillNoCustom(strategy)
@@ -104,14 +112,21 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 				spec.MinReadySeconds = c.Int31n(v1beta1.MaxMinReadySeconds + 1)
 				names := map[string]bool{}
 				numbers := map[string]bool{}
+				nodePorts := spec.Service != nil && v1beta1.TakesNodePorts(spec.Service.Type)
 				var ports []v1beta1.RobotPort
 				for _, port := range spec.Ports {
 					port.ContainerPort = 1 + c.Int31n(65535)
-					number := fmt.Sprint(port.ContainerPort, v1beta1.PortProtocol(port))
-					if names[port.Name] || numbers[number] {
+					if !nodePorts {
+						port.NodePort = 0
+					}
+					protocol := v1beta1.PortProtocol(port)
+					number := fmt.Sprint(port.ContainerPort, protocol)
+					servicePort := fmt.Sprint("service ", v1beta1.ServicePort(port), protocol)
+					nodePort := fmt.Sprint("node ", port.NodePort, protocol)
+					if names[port.Name] || numbers[number] || numbers[servicePort] || (port.NodePort != 0 && numbers[nodePort]) {
 						continue
 					}
-					names[port.Name], numbers[number] = true, true
+					names[port.Name], numbers[number], numbers[servicePort], numbers[nodePort] = true, true, true, true
 					ports = append(ports, port)
 				}
 				if spec.Ports != nil {
@@ -236,6 +251,8 @@ func validContainers(spec *v1beta1.RobotSpec, c randfill.Continue) {
 			port := &sidecar.Ports[j]
 			port.Name = fmt.Sprintf("side%d-%d", i, j)
 			port.ContainerPort = int32(20000 + j)
+			// Not on the Service: the CRD refuses both.
+			port.ServicePort, port.NodePort = 0, 0
 		}
 	}
 }
@@ -296,7 +313,7 @@ func TestRoundTripFromV1beta1(t *testing.T) {
 	// round trips prove nothing of a field the fuzzer never fills.
 	kept := map[string]int{}
 	t.Cleanup(func() {
-		for _, field := range []string{"initContainers", "sidecars", "terminationGracePeriodSeconds", "preStop.sleep", "preStop.exec"} {
+		for _, field := range []string{"initContainers", "sidecars", "terminationGracePeriodSeconds", "preStop.sleep", "preStop.exec", "ports.servicePort", "ports.nodePort"} {
 			if kept[field] == 0 {
 				t.Errorf("no Robot of %d had %s", roundTrips, field)
 			}
@@ -311,6 +328,8 @@ func TestRoundTripFromV1beta1(t *testing.T) {
 			"terminationGracePeriodSeconds": original.Spec.TerminationGracePeriodSeconds != nil,
 			"preStop.sleep":                 original.Spec.PreStop != nil && original.Spec.PreStop.Sleep != nil,
 			"preStop.exec":                  original.Spec.PreStop != nil && original.Spec.PreStop.Exec != nil,
+			"ports.servicePort":             slices.ContainsFunc(original.Spec.Ports, func(p v1beta1.RobotPort) bool { return p.ServicePort != 0 }),
+			"ports.nodePort":                slices.ContainsFunc(original.Spec.Ports, func(p v1beta1.RobotPort) bool { return p.NodePort != 0 }),
 		} {
 			if set {
 				kept[field]++
@@ -355,7 +374,7 @@ func twoPortRobot() *v1beta1.Robot {
 		Spec: v1beta1.RobotSpec{
 			Image: "registry.example.com/web:1.0",
 			Ports: []v1beta1.RobotPort{
-				{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
+				{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP, ServicePort: 80, NodePort: 30080},
 				{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
 			},
 			Strategy: &v1beta1.RobotStrategy{
@@ -420,16 +439,17 @@ func TestEditThroughV1alpha1(t *testing.T) {
 			r.Spec.Service.LoadBalancerSourceRanges, r.Spec.Service.LoadBalancerClass = nil, ""
 		},
 	}, {
-		name: "service type to ClusterIP: externalTrafficPolicy dropped too, metadata kept",
+		name: "service type to ClusterIP: externalTrafficPolicy and the nodePort dropped too, metadata and servicePort kept",
 		edit: func(r *v1alpha1.Robot) { r.Spec.Service.Type = v1alpha1.ServiceTypeClusterIP },
 		want: func(r *v1beta1.Robot) {
 			*r.Spec.Service = v1beta1.RobotService{Type: v1beta1.ServiceTypeClusterIP, Annotations: r.Spec.Service.Annotations,
 				Labels: r.Spec.Service.Labels, InternalTrafficPolicy: r.Spec.Service.InternalTrafficPolicy}
+			r.Spec.Ports[0].NodePort = 0
 		},
 	}, {
-		name: "service removed: the default Service, with none of the kept fields",
+		name: "service removed: the default Service, with none of the kept fields and no nodePort",
 		edit: func(r *v1alpha1.Robot) { r.Spec.Service = nil },
-		want: func(r *v1beta1.Robot) { r.Spec.Service = nil },
+		want: func(r *v1beta1.Robot) { r.Spec.Service, r.Spec.Ports[0].NodePort = nil, 0 },
 	}, {
 		name: "an annotation added",
 		edit: func(r *v1alpha1.Robot) { r.Annotations["note"] = "edited" },
@@ -455,7 +475,41 @@ func TestEditThroughV1alpha1(t *testing.T) {
 			if !apiequality.Semantic.DeepEqual(want, &got) {
 				t.Fatalf("after the edit through v1alpha1 (- want, + got):\n%s", diff.Diff(want, &got))
 			}
+			// The webhook's conversion, on JSON, restores the same.
+			read.APIVersion, read.Kind = v1alpha1.SchemeGroupVersion.String(), "Robot"
+			var fromJSON v1beta1.Robot
+			convertJSON(t, &read, v1beta1.SchemeGroupVersion.String(), &fromJSON)
+			agree(t, 0, &got, &fromJSON)
 		})
+	}
+}
+
+// TestServicePortIsNoPlainPort: one TCP port named http with a servicePort
+// or a nodePort is more than v1alpha1's port says, and is kept whole.
+func TestServicePortIsNoPlainPort(t *testing.T) {
+	scheme := newScheme(t)
+	for name, port := range map[string]v1beta1.RobotPort{
+		"servicePort": {Name: v1alpha1.PortName, ContainerPort: 8080, Protocol: corev1.ProtocolTCP, ServicePort: 80},
+		"nodePort":    {Name: v1alpha1.PortName, ContainerPort: 8080, Protocol: corev1.ProtocolTCP, NodePort: 30080},
+	} {
+		robot := &v1beta1.Robot{
+			ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+			Spec: v1beta1.RobotSpec{
+				Image:   "registry.example.com/hello:1.0",
+				Ports:   []v1beta1.RobotPort{port},
+				Service: &v1beta1.RobotService{Type: v1beta1.ServiceTypeNodePort},
+			},
+		}
+		var alpha v1alpha1.Robot
+		convert(t, scheme, robot.DeepCopy(), &alpha)
+		if _, ok := alpha.Annotations[v1alpha1.ConversionDataAnnotation]; !ok {
+			t.Errorf("%s: no %s annotation on the v1alpha1 Robot", name, v1alpha1.ConversionDataAnnotation)
+		}
+		var back v1beta1.Robot
+		convert(t, scheme, &alpha, &back)
+		if !apiequality.Semantic.DeepEqual(robot, &back) {
+			t.Errorf("%s: lost through v1alpha1 (- original, + back):\n%s", name, diff.Diff(robot, &back))
+		}
 	}
 }
 

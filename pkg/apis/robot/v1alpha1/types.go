@@ -362,6 +362,14 @@ type RobotStatus struct {
 	// +optional
 	ServiceName string `json:"serviceName,omitempty"`
 
+	// Address is where the Robot is reached, as v1beta1 says it. v1alpha1
+	// shows it too, as v1beta1's type: the operator writes the status
+	// through v1beta1 alone, but a write of a Robot through v1alpha1 carries
+	// the status it read, which must not lose the address on its way back
+	// to v1beta1 (the conversion round trip holds for the status too).
+	// +optional
+	Address *v1beta1.RobotAddress `json:"address,omitempty"`
+
 	// Replicas is the number of pods of the Deployment, of any version.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`

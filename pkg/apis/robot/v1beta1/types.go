@@ -33,9 +33,12 @@ import (
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Pods that have been ready for at least minReadySeconds"
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the Robot is or is not Ready"
 // +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.status.conditions[?(@.type=="Synced")].status`,description="Whether the operator's last sync of the Robot succeeded; its reason says why not"
-// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.status.serviceName`,description="The Service that reaches the Robot's pods on its ports, when it has one"
-// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=0
+// +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.address.url`,description="The best single way in: the route's URL, the load balancer's, or the Service's in-cluster one"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Sync-Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Synced")].reason`,description="Why the operator's last sync of the Robot did or did not succeed",priority=1
+// +kubebuilder:printcolumn:name="Up-to-date",type=integer,JSONPath=`.status.updatedReplicas`,description="Pods that run the Robot's current spec",priority=1
+// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.status.serviceName`,description="The Service that reaches the Robot's pods on its ports, when it has one",priority=1
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image",priority=1
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="the Robot's name must be at most 63 characters: it is used as a label value on the Deployment and its pods",fieldPath=".metadata"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.ports) || size(self.spec.ports) == 0 || (has(self.spec.service) && has(self.spec.service.type) && self.spec.service.type == 'None') || (has(self.spec.deploymentName) ? self.spec.deploymentName : self.metadata.name).matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="a Robot with ports gets a Service named as its Deployment (spec.deploymentName, or else the Robot's name), and a Service's name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter, no dots; set spec.deploymentName to such a name, or spec.service.type to None",fieldPath=".metadata"
 
@@ -71,6 +74,7 @@ type Robot struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.initContainers) || self.initContainers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="every volumeMounts entry of an init container must name a volume of spec.volumes",fieldPath=".initContainers"
 // +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="every volumeMounts entry of a sidecar must name a volume of spec.volumes",fieldPath=".sidecars"
 // +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(s, !has(s.ports) || s.ports.all(p, !(has(self.ports) && self.ports.exists(q, q.name == p.name)) && self.sidecars.exists_one(o, has(o.ports) && o.ports.exists(q, q.name == p.name))))",message="a sidecar's port cannot have the name of another port of the pod (of spec.ports or of another sidecar): a Service or a probe finds a port by its name",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, !has(p.nodePort)) || (has(self.service) && has(self.service.type) && self.service.type in ['NodePort', 'LoadBalancer'])",message="a port's nodePort can be set only when service.type is NodePort or LoadBalancer: a Service of another type opens no port on the nodes",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.preStop) || !has(self.preStop.sleep) || self.preStop.sleep.seconds < (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="preStop.sleep.seconds must be below terminationGracePeriodSeconds (30 when unset), so that the container has time to stop after the sleep",fieldPath=".preStop"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || type(self.readinessProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.httpGet.port))",message="readinessProbe.httpGet.port must be a port number or the name of one of spec.ports: a probe finds a port by its name on its own container",fieldPath=".readinessProbe.httpGet.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || type(self.readinessProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.tcpSocket.port))",message="readinessProbe.tcpSocket.port must be a port number or the name of one of spec.ports: a probe finds a port by its name on its own container",fieldPath=".readinessProbe.tcpSocket.port"
@@ -114,6 +118,8 @@ type RobotSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="size(self) > 16 || self.all(p, self.exists_one(q, q.containerPort == p.containerPort && q.protocol == p.protocol))",message="two ports cannot have the same containerPort and protocol"
+	// +kubebuilder:validation:XValidation:rule="size(self) > 16 || self.all(p, self.exists_one(q, (has(q.servicePort) ? q.servicePort : q.containerPort) == (has(p.servicePort) ? p.servicePort : p.containerPort) && q.protocol == p.protocol))",message="two ports cannot have the same Service port and protocol: a port's Service port is its servicePort, or its containerPort when it has none"
+	// +kubebuilder:validation:XValidation:rule="size(self) > 16 || self.all(p, !has(p.nodePort) || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort && q.protocol == p.protocol))",message="two ports cannot have the same nodePort and protocol"
 	Ports []RobotPort `json:"ports,omitempty"`
 
 	// Service is how the Robot is reached. When ports are set, the operator
@@ -424,12 +430,14 @@ type RobotContainer struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe) || !has(self.livenessProbe.tcpSocket) || type(self.livenessProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.livenessProbe.tcpSocket.port))",message="livenessProbe.tcpSocket.port must be a port number or the name of one of the sidecar's ports: a probe finds a port by its name on its own container",fieldPath=".livenessProbe.tcpSocket.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.httpGet) || type(self.startupProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.httpGet.port))",message="startupProbe.httpGet.port must be a port number or the name of one of the sidecar's ports: a probe finds a port by its name on its own container",fieldPath=".startupProbe.httpGet.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.tcpSocket) || type(self.startupProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.tcpSocket.port))",message="startupProbe.tcpSocket.port must be a port number or the name of one of the sidecar's ports: a probe finds a port by its name on its own container",fieldPath=".startupProbe.tcpSocket.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, !has(p.servicePort) && !has(p.nodePort))",message="a sidecar's ports cannot set servicePort or nodePort: they are not on the Robot's Service, which exposes spec.ports",fieldPath=".ports"
 type RobotSidecar struct {
 	RobotContainer `json:",inline"`
 
 	// Ports are the ports the sidecar listens on, declared on it by name,
 	// for its probes and for whoever reaches the pod. They are not on the
-	// Robot's Service, which exposes spec.ports.
+	// Robot's Service, which exposes spec.ports, so they cannot set
+	// servicePort or nodePort.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -527,6 +535,28 @@ type RobotPort struct {
 	// +kubebuilder:default=TCP
 	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
 	Protocol corev1.Protocol `json:"protocol,omitempty"`
+
+	// ServicePort is the port number of the Robot's Service, which sends
+	// what it receives there to the container's port of this name: 80 for
+	// a container that listens on 8080, say. Unset, the containerPort. An
+	// HTTPRoute reaches the port on this number; probes and the container
+	// keep containerPort. Changing it changes the Service alone, not the
+	// pods. Only for spec.ports: a sidecar's ports are not on the Service.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	ServicePort int32 `json:"servicePort,omitempty"`
+
+	// NodePort is the port this port opens on every node, for a Service of
+	// type NodePort or LoadBalancer only. It must be free and in the
+	// cluster's node port range (30000-32767 unless the API server is told
+	// otherwise): the API server refuses another on the Service, which the
+	// Robot then reports (Synced=False, InvalidSpec). Unset, the API server
+	// picks one, and keeps it while the Service has this port.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	NodePort int32 `json:"nodePort,omitempty"`
 }
 
 // RobotStrategy is how the Deployment replaces old pods with new ones.
@@ -855,6 +885,14 @@ type RobotStatus struct {
 	// +optional
 	ServiceName string `json:"serviceName,omitempty"`
 
+	// Address is where the Robot is reached, read from its Service and its
+	// HTTPRoute as they are (not as the spec asks): the best single URL,
+	// the Service's in-cluster name and ports, the load balancer's
+	// addresses and the route's URLs. It is absent while the Robot has no
+	// Service of its own.
+	// +optional
+	Address *RobotAddress `json:"address,omitempty"`
+
 	// Replicas is the number of pods of the Deployment, of any version.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
@@ -891,6 +929,91 @@ type RobotStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// RobotAddress is where a Robot is reached, as Knative's status.address and
+// the Gateway API's status.addresses say it of theirs.
+type RobotAddress struct {
+	// URL is the best single way in: the route's first URL once every
+	// Gateway accepted the route; else the load balancer's first address
+	// with the Service's first port; else the Service's in-cluster URL,
+	// http://NAME.NAMESPACE.svc:PORT, on its first port. The scheme is
+	// always http: whether a Gateway's listener or the container speaks
+	// TLS is not known here.
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// Hostname is the Service's name in the cluster's DNS, NAME.NAMESPACE.svc
+	// (the cluster's domain, often cluster.local, may follow).
+	// +optional
+	Hostname string `json:"hostname,omitempty"`
+
+	// Ports are the Service's ports as the Service has them, node ports
+	// included once they are allocated.
+	// +optional
+	// +listType=atomic
+	Ports []RobotAddressPort `json:"ports,omitempty"`
+
+	// LoadBalancer is the Service's load balancer, for a Service of type
+	// LoadBalancer: the addresses it was given, or a message saying it has
+	// none yet.
+	// +optional
+	LoadBalancer *RobotLoadBalancerAddress `json:"loadBalancer,omitempty"`
+
+	// RouteURLs are the URLs of the Robot's HTTPRoute, once every Gateway
+	// it attaches to accepted it: http://HOST/PATH for each hostname and
+	// path prefix of the route. The scheme is always http (the Gateway's
+	// listener may serve https), and a route with no hostnames has none,
+	// since the host is the Gateway's.
+	// +optional
+	// +listType=atomic
+	RouteURLs []string `json:"routeURLs,omitempty"`
+}
+
+// RobotAddressPort is a port of a Robot's Service.
+type RobotAddressPort struct {
+	// Name is the port's name.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Port is the port the Service listens on.
+	Port int32 `json:"port"`
+	// Protocol is TCP, UDP or SCTP.
+	// +optional
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
+	// NodePort is the port on every node, for a Service of type NodePort or
+	// LoadBalancer, once allocated.
+	// +optional
+	NodePort int32 `json:"nodePort,omitempty"`
+}
+
+// RobotLoadBalancerAddress is what a Robot's load balancer was given.
+type RobotLoadBalancerAddress struct {
+	// Addresses are the load balancer's ingress points, from the Service's
+	// status.loadBalancer.ingress.
+	// +optional
+	// +listType=atomic
+	Addresses []RobotNetworkAddress `json:"addresses,omitempty"`
+	// Message says, while Addresses is empty, that the load balancer has no
+	// address yet.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RobotNetworkAddress is an address of a load balancer, typed as the
+// Gateway API types a Gateway's.
+type RobotNetworkAddress struct {
+	// Type is IPAddress or Hostname.
+	Type string `json:"type"`
+	// Value is the IP address or the hostname.
+	Value string `json:"value"`
+}
+
+// The types of a RobotNetworkAddress.
+const (
+	// AddressTypeIPAddress: the value is an IP address.
+	AddressTypeIPAddress = "IPAddress"
+	// AddressTypeHostname: the value is a DNS name.
+	AddressTypeHostname = "Hostname"
+)
+
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // RobotList is a list of Robots.
@@ -922,14 +1045,16 @@ const (
 	ConditionSynced = "Synced"
 	// ConditionReconciling is True while the Robot is on its way to Ready
 	// (a rollout in progress, a Deployment not yet observed), with Ready's
-	// reason; False once it is Ready or stalled. It and Stalled are the
+	// reason and message. It is never False: once the Robot is Ready or
+	// stalled it is removed. It and Stalled are the abnormal-true
 	// conditions that kstatus, and with it Flux and kpt, read: a Robot
-	// with neither True and its generation observed is Current.
+	// with neither (kstatus reads an absent one as False) and its
+	// generation observed is Current.
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is True when the Robot will not become Ready
 	// without a change (an image that cannot be pulled, a crash loop, an
 	// invalid spec, a progress deadline exceeded...), with Ready's reason
-	// and message.
+	// and message. Like Reconciling, it is on the Robot only while True.
 	ConditionStalled = "Stalled"
 )
 
@@ -1018,6 +1143,14 @@ const (
 	// Gateway refused it, Ready carries the Gateway's own reason and
 	// message instead.
 	ReasonRouteNotAccepted = "RouteNotAccepted"
+	// ReasonGatewayNotFound: Ready is False because a Gateway the Robot's
+	// HTTPRoute attaches to does not exist, so that no controller will
+	// ever answer the route; the message names it (namespace/name). The
+	// Robot is Stalled until someone makes the Gateway, or changes
+	// spec.http.gateways; it syncs again as soon as the Gateway is made.
+	// Said only where the operator may read the Gateways and the cluster
+	// has their CRD: elsewhere the route waits with RouteNotAccepted.
+	ReasonGatewayNotFound = "GatewayNotFound"
 	// ReasonRouteNotAllowed: the Robot asks for an HTTPRoute the operator
 	// was told not to make: routes are off (-http-routes=false), or a
 	// Gateway or a hostname is outside -route-gateways or -route-hostnames.
@@ -1039,10 +1172,16 @@ const (
 	// Deployment is created, and one the Robot has is left as it is.
 	ReasonGracePeriodNotAllowed = "GracePeriodNotAllowed"
 	// ReasonPaused: the Robot carries the annotation robot.dev/paused:
-	// "true", and the operator writes nothing to its Deployment or its
-	// Service until it is removed. The status still reports the
-	// Deployment as it is.
+	// "true" (in any case), and the operator writes nothing to what it
+	// owns (its Deployment, Service, PodDisruptionBudget and HTTPRoute)
+	// until it is removed or set to "false". The status still reports them
+	// as they are.
 	ReasonPaused = "Paused"
+	// ReasonAnnotationIgnored, a Warning event's reason only: the Robot's
+	// robot.dev/paused, or its PodDisruptionBudget's
+	// robot.dev/disruption-budget, holds a value the operator does not read
+	// and so ignores. Recorded once per value.
+	ReasonAnnotationIgnored = "AnnotationIgnored"
 	// ReasonNewerAPI: the Robot holds spec fields this operator's release
 	// does not know, written through a newer release's CRD (this release
 	// was rolled back to). The operator writes nothing to what the Robot

@@ -101,14 +101,79 @@ const (
 
 // ValidatePorts checks spec.ports: at most MaxPorts, each an IANA service
 // name, a number in 1-65535 and TCP, UDP or SCTP (unset is TCP), no two of
-// one name, no two of one number and protocol. Server-side apply keys a
-// container's ports by number and protocol, and the API server would refuse
-// the rest in the Deployment.
+// one name, no two of one number and protocol; a servicePort and a nodePort,
+// when set, in 1-65535, no two of one Service port (ServicePort) and
+// protocol, no two of one nodePort and protocol. Server-side apply keys a
+// container's ports, and a Service's, by number and protocol, and the API
+// server would refuse the rest in the Deployment or the Service.
 func ValidatePorts(ports []RobotPort) error {
-	return validatePorts("spec.ports", ports)
+	if err := validatePorts("spec.ports", ports); err != nil {
+		return err
+	}
+	type key struct {
+		port     int32
+		protocol corev1.Protocol
+	}
+	servicePorts, nodePorts := map[key]bool{}, map[key]bool{}
+	for i, port := range ports {
+		protocol := PortProtocol(port)
+		if port.ServicePort < 0 || port.ServicePort > 65535 {
+			return fmt.Errorf("spec.ports[%d].servicePort must be between 1 and 65535, not %d", i, port.ServicePort)
+		}
+		if port.NodePort < 0 || port.NodePort > 65535 {
+			return fmt.Errorf("spec.ports[%d].nodePort must be between 1 and 65535, not %d", i, port.NodePort)
+		}
+		k := key{ServicePort(port), protocol}
+		if servicePorts[k] {
+			return fmt.Errorf("spec.ports[%d]: two ports have the Service port %d and protocol %s (a port's servicePort, or its containerPort when it has none)", i, k.port, protocol)
+		}
+		servicePorts[k] = true
+		if port.NodePort == 0 {
+			continue
+		}
+		k = key{port.NodePort, protocol}
+		if nodePorts[k] {
+			return fmt.Errorf("spec.ports[%d]: two ports have nodePort %d and protocol %s", i, port.NodePort, protocol)
+		}
+		nodePorts[k] = true
+	}
+	return nil
 }
 
-// validatePorts is ValidatePorts for the ports at path.
+// ValidateNodePorts checks that no port of spec.ports sets a nodePort
+// unless spec.service's type is NodePort or LoadBalancer, which alone open
+// a port on the nodes. A type left unset is ClusterIP.
+func ValidateNodePorts(ports []RobotPort, service *RobotService) error {
+	serviceType := ServiceTypeClusterIP
+	if service != nil {
+		serviceType = cmp.Or(service.Type, ServiceTypeClusterIP)
+	}
+	if TakesNodePorts(serviceType) {
+		return nil
+	}
+	for i, port := range ports {
+		if port.NodePort != 0 {
+			return fmt.Errorf("spec.ports[%d].nodePort can be set only when spec.service.type is NodePort or LoadBalancer, not %s", i, serviceType)
+		}
+	}
+	return nil
+}
+
+// TakesNodePorts reports whether a Service of serviceType opens its ports
+// on the nodes, and so may have a port's nodePort: NodePort and
+// LoadBalancer do. Unset is ClusterIP, which does not.
+func TakesNodePorts(serviceType ServiceType) bool {
+	return serviceType == ServiceTypeNodePort || serviceType == ServiceTypeLoadBalancer
+}
+
+// ServicePort is the number of port on the Robot's Service: its
+// servicePort, or its containerPort when it has none.
+func ServicePort(port RobotPort) int32 {
+	return cmp.Or(port.ServicePort, port.ContainerPort)
+}
+
+// validatePorts checks what spec.ports and a sidecar's ports have alike, for
+// the ports at path.
 func validatePorts(path string, ports []RobotPort) error {
 	if len(ports) > MaxPorts {
 		return fmt.Errorf("%s must have at most %d ports, not %d", path, MaxPorts, len(ports))
@@ -334,6 +399,11 @@ func ValidateContainers(initContainers []RobotContainer, sidecars []RobotSidecar
 		}
 		if err := validatePorts(path+".ports", sidecars[i].Ports); err != nil {
 			return err
+		}
+		for j, port := range sidecars[i].Ports {
+			if port.ServicePort != 0 || port.NodePort != 0 {
+				return fmt.Errorf("%s.ports[%d] cannot set servicePort or nodePort: a sidecar's ports are not on the Robot's Service, which exposes spec.ports", path, j)
+			}
 		}
 		sidecar := &sidecars[i]
 		if err := ValidateProbes(path, sidecar.ReadinessProbe, sidecar.LivenessProbe, sidecar.StartupProbe); err != nil {

@@ -17,6 +17,7 @@ limitations under the License.
 package v1beta1
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -164,5 +165,88 @@ func TestValidateEnv(t *testing.T) {
 				t.Errorf("error %v, want one with %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestValidatePortsServicePorts: a port's servicePort and nodePort as the
+// CRD checks them: in 1-65535, no two ports on one Service port and
+// protocol (a port without servicePort is on its containerPort), no two on
+// one nodePort and protocol, a nodePort only for NodePort and LoadBalancer,
+// and neither on a sidecar's port.
+func TestValidatePortsServicePorts(t *testing.T) {
+	http := RobotPort{Name: "http", ContainerPort: 8080, Protocol: "TCP"}
+	with := func(port RobotPort, change func(*RobotPort)) RobotPort {
+		change(&port)
+		return port
+	}
+	nodePort := &RobotService{Type: ServiceTypeNodePort}
+	for _, tt := range []struct {
+		name    string
+		ports   []RobotPort
+		service *RobotService
+		want    string // a substring of the error; "" for none
+	}{
+		{name: "servicePort", ports: []RobotPort{with(http, func(p *RobotPort) { p.ServicePort = 80 })}},
+		{name: "the Service port of one, the container port of another", ports: []RobotPort{
+			with(http, func(p *RobotPort) { p.ServicePort = 80 }),
+			{Name: "alt", ContainerPort: 80, ServicePort: 8081, Protocol: "TCP"},
+		}},
+		{name: "one Service port, two protocols", ports: []RobotPort{
+			with(http, func(p *RobotPort) { p.ServicePort = 53 }),
+			{Name: "dns", ContainerPort: 5353, ServicePort: 53, Protocol: "UDP"},
+		}},
+		{name: "nodePort, NodePort", ports: []RobotPort{with(http, func(p *RobotPort) { p.NodePort = 30080 })}, service: nodePort},
+		{name: "nodePort, LoadBalancer", ports: []RobotPort{with(http, func(p *RobotPort) { p.NodePort = 40000 })}, service: &RobotService{Type: ServiceTypeLoadBalancer}},
+
+		{name: "two on one Service port", ports: []RobotPort{
+			with(http, func(p *RobotPort) { p.ServicePort = 80 }),
+			{Name: "alt", ContainerPort: 8081, ServicePort: 80},
+		}, want: "spec.ports[1]: two ports have the Service port 80 and protocol TCP"},
+		{name: "a servicePort that is another's containerPort", ports: []RobotPort{
+			with(http, func(p *RobotPort) { p.ServicePort = 9090 }),
+			{Name: "metrics", ContainerPort: 9090, Protocol: "TCP"},
+		}, want: "two ports have the Service port 9090"},
+		{name: "servicePort too large", ports: []RobotPort{with(http, func(p *RobotPort) { p.ServicePort = 65536 })},
+			want: "spec.ports[0].servicePort must be between 1 and 65535, not 65536"},
+		{name: "nodePort negative", ports: []RobotPort{with(http, func(p *RobotPort) { p.NodePort = -1 })}, service: nodePort,
+			want: "spec.ports[0].nodePort must be between 1 and 65535, not -1"},
+		{name: "two on one nodePort", ports: []RobotPort{
+			with(http, func(p *RobotPort) { p.NodePort = 30080 }),
+			{Name: "alt", ContainerPort: 8081, NodePort: 30080, Protocol: "TCP"},
+		}, service: nodePort, want: "spec.ports[1]: two ports have nodePort 30080 and protocol TCP"},
+		{name: "nodePort, ClusterIP", ports: []RobotPort{with(http, func(p *RobotPort) { p.NodePort = 30080 })}, service: &RobotService{Type: ServiceTypeClusterIP},
+			want: "spec.ports[0].nodePort can be set only when spec.service.type is NodePort or LoadBalancer, not ClusterIP"},
+		{name: "nodePort, no service", ports: []RobotPort{with(http, func(p *RobotPort) { p.NodePort = 30080 })}, want: "not ClusterIP"},
+		{name: "nodePort, None", ports: []RobotPort{with(http, func(p *RobotPort) { p.NodePort = 30080 })}, service: &RobotService{Type: ServiceTypeNone}, want: "not None"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := errors.Join(ValidatePorts(tt.ports), ValidateNodePorts(tt.ports, tt.service))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
+	for name, port := range map[string]RobotPort{
+		"servicePort": {Name: "admin", ContainerPort: 9901, ServicePort: 80},
+		"nodePort":    {Name: "admin", ContainerPort: 9901, NodePort: 30081},
+	} {
+		sidecars := []RobotSidecar{{RobotContainer: RobotContainer{Name: "proxy", Image: "envoy"}, Ports: []RobotPort{port}}}
+		if err := ValidateContainers(nil, sidecars); err == nil || !strings.Contains(err.Error(), "spec.sidecars[0].ports[0] cannot set servicePort or nodePort") {
+			t.Errorf("a sidecar's port with %s: error %v", name, err)
+		}
+	}
+}
+
+// TestServicePort: a port is on the Service at its servicePort, or at its
+// containerPort when it has none.
+func TestServicePort(t *testing.T) {
+	if got := ServicePort(RobotPort{ContainerPort: 8080, ServicePort: 80}); got != 80 {
+		t.Errorf("servicePort 80: %d", got)
+	}
+	if got := ServicePort(RobotPort{ContainerPort: 8080}); got != 8080 {
+		t.Errorf("no servicePort: %d", got)
 	}
 }

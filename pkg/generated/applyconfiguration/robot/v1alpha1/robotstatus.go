@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	v1beta1 "github.com/robot-operator/robot-operator/pkg/generated/applyconfiguration/robot/v1beta1"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -36,6 +37,12 @@ type RobotStatusApplyConfiguration struct {
 	// on its port; empty when the Robot has no Service, or its Service is
 	// not the operator's to keep.
 	ServiceName *string `json:"serviceName,omitempty"`
+	// Address is where the Robot is reached, as v1beta1 says it. v1alpha1
+	// shows it too, as v1beta1's type: the operator writes the status
+	// through v1beta1 alone, but a write of a Robot through v1alpha1 carries
+	// the status it read, which must not lose the address on its way back
+	// to v1beta1 (the conversion round trip holds for the status too).
+	Address *v1beta1.RobotAddressApplyConfiguration `json:"address,omitempty"`
 	// Replicas is the number of pods of the Deployment, of any version.
 	Replicas *int32 `json:"replicas,omitempty"`
 	// UpdatedReplicas is the number of pods that run the Robot's current
@@ -86,6 +93,14 @@ func (b *RobotStatusApplyConfiguration) WithDeploymentName(value string) *RobotS
 // If called multiple times, the ServiceName field is set to the value of the last call.
 func (b *RobotStatusApplyConfiguration) WithServiceName(value string) *RobotStatusApplyConfiguration {
 	b.ServiceName = &value
+	return b
+}
+
+// WithAddress sets the Address field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Address field is set to the value of the last call.
+func (b *RobotStatusApplyConfiguration) WithAddress(value *v1beta1.RobotAddressApplyConfiguration) *RobotStatusApplyConfiguration {
+	b.Address = value
 	return b
 }
 

@@ -35,6 +35,20 @@ type RobotPortApplyConfiguration struct {
 	ContainerPort *int32 `json:"containerPort,omitempty"`
 	// Protocol is the port's protocol: TCP (the default), UDP or SCTP.
 	Protocol *v1.Protocol `json:"protocol,omitempty"`
+	// ServicePort is the port number of the Robot's Service, which sends
+	// what it receives there to the container's port of this name: 80 for
+	// a container that listens on 8080, say. Unset, the containerPort. An
+	// HTTPRoute reaches the port on this number; probes and the container
+	// keep containerPort. Changing it changes the Service alone, not the
+	// pods. Only for spec.ports: a sidecar's ports are not on the Service.
+	ServicePort *int32 `json:"servicePort,omitempty"`
+	// NodePort is the port this port opens on every node, for a Service of
+	// type NodePort or LoadBalancer only. It must be free and in the
+	// cluster's node port range (30000-32767 unless the API server is told
+	// otherwise): the API server refuses another on the Service, which the
+	// Robot then reports (Synced=False, InvalidSpec). Unset, the API server
+	// picks one, and keeps it while the Service has this port.
+	NodePort *int32 `json:"nodePort,omitempty"`
 }
 
 // RobotPortApplyConfiguration constructs a declarative configuration of the RobotPort type for use with
@@ -64,5 +78,21 @@ func (b *RobotPortApplyConfiguration) WithContainerPort(value int32) *RobotPortA
 // If called multiple times, the Protocol field is set to the value of the last call.
 func (b *RobotPortApplyConfiguration) WithProtocol(value v1.Protocol) *RobotPortApplyConfiguration {
 	b.Protocol = &value
+	return b
+}
+
+// WithServicePort sets the ServicePort field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServicePort field is set to the value of the last call.
+func (b *RobotPortApplyConfiguration) WithServicePort(value int32) *RobotPortApplyConfiguration {
+	b.ServicePort = &value
+	return b
+}
+
+// WithNodePort sets the NodePort field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NodePort field is set to the value of the last call.
+func (b *RobotPortApplyConfiguration) WithNodePort(value int32) *RobotPortApplyConfiguration {
+	b.NodePort = &value
 	return b
 }

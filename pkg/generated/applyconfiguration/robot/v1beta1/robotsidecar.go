@@ -31,7 +31,8 @@ type RobotSidecarApplyConfiguration struct {
 	RobotContainerApplyConfiguration `json:""`
 	// Ports are the ports the sidecar listens on, declared on it by name,
 	// for its probes and for whoever reaches the pod. They are not on the
-	// Robot's Service, which exposes spec.ports.
+	// Robot's Service, which exposes spec.ports, so they cannot set
+	// servicePort or nodePort.
 	Ports []RobotPortApplyConfiguration `json:"ports,omitempty"`
 	// ReadinessProbe tells when the sidecar is ready; the pod is ready
 	// only when its sidecars are. Unset, the sidecar is ready once it has

@@ -36,6 +36,12 @@ type RobotStatusApplyConfiguration struct {
 	// on its ports; empty when the Robot has no Service, or its Service is
 	// not the operator's to keep.
 	ServiceName *string `json:"serviceName,omitempty"`
+	// Address is where the Robot is reached, read from its Service and its
+	// HTTPRoute as they are (not as the spec asks): the best single URL,
+	// the Service's in-cluster name and ports, the load balancer's
+	// addresses and the route's URLs. It is absent while the Robot has no
+	// Service of its own.
+	Address *RobotAddressApplyConfiguration `json:"address,omitempty"`
 	// Replicas is the number of pods of the Deployment, of any version.
 	Replicas *int32 `json:"replicas,omitempty"`
 	// UpdatedReplicas is the number of pods that run the Robot's current
@@ -86,6 +92,14 @@ func (b *RobotStatusApplyConfiguration) WithDeploymentName(value string) *RobotS
 // If called multiple times, the ServiceName field is set to the value of the last call.
 func (b *RobotStatusApplyConfiguration) WithServiceName(value string) *RobotStatusApplyConfiguration {
 	b.ServiceName = &value
+	return b
+}
+
+// WithAddress sets the Address field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Address field is set to the value of the last call.
+func (b *RobotStatusApplyConfiguration) WithAddress(value *RobotAddressApplyConfiguration) *RobotStatusApplyConfiguration {
+	b.Address = value
 	return b
 }
 
