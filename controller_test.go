@@ -2467,6 +2467,43 @@ func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
 	}
 }
 
+// TestBadServiceAnnotationKeepsTheDeployment: a Robot stored with a Service
+// annotation whose key the API server refuses on a Service (the CRD refuses
+// it now) gets its Deployment all the same, and says InvalidSpec about its
+// Service, which is not sent.
+func TestBadServiceAnnotationKeepsTheDeployment(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeClusterIP)
+	robot.Spec.Service.Annotations = map[string]string{"not a key": "x"}
+	f.addRobot(robot)
+
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	var writes []string
+	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+		writes = append(writes, action.GetVerb()+" "+action.GetResource().Resource)
+	}
+	if !slices.Contains(writes, "create deployments") || slices.ContainsFunc(writes, func(w string) bool { return strings.HasSuffix(w, " services") }) {
+		t.Errorf("requests %q, want the Deployment created and nothing sent for the Service", writes)
+	}
+	robots := filterInformerActions(f.robotClient.Actions())
+	if len(robots) == 0 {
+		t.Fatal("no status written")
+	}
+	written := robots[len(robots)-1].(core.PatchAction)
+	var status robotv1beta1.Robot
+	if err := json.Unmarshal(written.GetPatch(), &status); err != nil {
+		t.Fatal(err)
+	}
+	synced := meta.FindStatusCondition(status.Status.Conditions, robotv1beta1.ConditionSynced)
+	if synced == nil || synced.Reason != robotv1beta1.ReasonInvalidSpec || !strings.Contains(synced.Message, "spec.service.annotations") {
+		t.Errorf("Synced condition %v, want %s naming spec.service.annotations", synced, robotv1beta1.ReasonInvalidSpec)
+	}
+}
+
 // TestServiceTypeNotAllowed: with -service-types limited to ClusterIP, a
 // Robot that asks for a NodePort keeps its Deployment, gets no Service, and
 // says why in Synced, with one Warning; a Robot that asks for a ClusterIP gets

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -85,5 +86,46 @@ spec:
 	}
 	if err := trim(path, []string{"v2"}); err == nil || !strings.Contains(err.Error(), "found 0 of the versions [v2]") {
 		t.Errorf("a version the CRD does not have: error %v, want one that says so", err)
+	}
+}
+
+// TestQuantitiesAndLabelValues: in every version, the quantities of
+// requests, limits and sizeLimit get the rule in place of the pattern, with
+// bounds; other quantities keep the pattern; label values get a length.
+func TestQuantitiesAndLabelValues(t *testing.T) {
+	quantity := func() map[string]any {
+		return map[string]any{"x-kubernetes-int-or-string": true, "pattern": quantityPattern}
+	}
+	root := map[string]any{"properties": map[string]any{"spec": map[string]any{"properties": map[string]any{
+		"resources": map[string]any{"properties": map[string]any{
+			"limits":   map[string]any{"additionalProperties": quantity()},
+			"requests": map[string]any{"additionalProperties": quantity()},
+		}},
+		"emptyDir":  map[string]any{"properties": map[string]any{"sizeLimit": quantity()}},
+		"divisor":   quantity(),
+		"podLabels": map[string]any{"additionalProperties": map[string]any{"type": "string"}},
+	}}}}
+	checkQuantities(root)
+	boundLabelValues(root)
+	spec := root["properties"].(map[string]any)["spec"].(map[string]any)["properties"].(map[string]any)
+	resources := spec["resources"].(map[string]any)["properties"].(map[string]any)
+	for _, got := range []map[string]any{
+		resources["limits"].(map[string]any)["additionalProperties"].(map[string]any),
+		resources["requests"].(map[string]any)["additionalProperties"].(map[string]any),
+		spec["emptyDir"].(map[string]any)["properties"].(map[string]any)["sizeLimit"].(map[string]any),
+	} {
+		rules, _ := got["x-kubernetes-validations"].([]any)
+		if _, ok := got["pattern"]; ok || got["maxLength"] != maxQuantityLength || len(rules) != 1 || !reflect.DeepEqual(rules[0], quantityRule) {
+			t.Errorf("quantity %v, want the rule, a maxLength and no pattern", got)
+		}
+	}
+	if got := resources["limits"].(map[string]any)["maxProperties"]; got != maxResources {
+		t.Errorf("limits' maxProperties %v, want %d", got, maxResources)
+	}
+	if got := spec["divisor"].(map[string]any); got["pattern"] != quantityPattern || got["x-kubernetes-validations"] != nil {
+		t.Errorf("divisor %v, want the pattern kept", got)
+	}
+	if got := spec["podLabels"].(map[string]any)["additionalProperties"].(map[string]any)["maxLength"]; got != 63 {
+		t.Errorf("podLabels' values have maxLength %v, want 63", got)
 	}
 }

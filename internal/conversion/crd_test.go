@@ -192,6 +192,16 @@ func TestValidationMatchesTheCRD(t *testing.T) {
 			t.Errorf("no rule of podLabels refuses %s", key)
 		}
 	}
+	// Every image is checked with the expression ValidateImage uses.
+	for path, image := range map[string]apiextensionsv1.JSONSchemaProps{
+		"spec.image":                  spec.Properties["image"],
+		"spec.initContainers[].image": spec.Properties["initContainers"].Items.Schema.Properties["image"],
+		"spec.sidecars[].image":       sidecars.Items.Schema.Properties["image"],
+	} {
+		if !strings.Contains(rules(image), "self.matches(r'"+robotv1beta1.ImageReferencePattern+"')") {
+			t.Errorf("no rule of %s matches ImageReferencePattern", path)
+		}
+	}
 	for _, key := range []string{robotv1beta1.AnnotationSpecHash, robotv1beta1.AnnotationLoadBalancerSourceRanges} {
 		if !strings.Contains(rules(service["annotations"]), "'"+key+"'") {
 			t.Errorf("no rule of service.annotations refuses %s", key)

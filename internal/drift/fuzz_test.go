@@ -206,7 +206,7 @@ func robotSeeds() []robotSeed {
 		{image: "registry.example/robot:1.0", replicas: 2, hasReplicas: true, port: 8080, hasPort: true,
 			env: robottest.EncodeFuzzInput(envValue, "MODE", "demo")},
 		{name: "minimal", image: "robot"},
-		{name: "every.field", deploymentName: "robot-runner", image: "ghcr.io/acme/robot@sha256:0123456789abcdef", replicas: 0, hasReplicas: true,
+		{name: "every.field", deploymentName: "robot-runner", image: "ghcr.io/acme/robot@sha256:" + strings.Repeat("0123456789abcdef", 4), replicas: 0, hasReplicas: true,
 			port: 65535, hasPort: true, args: []string{"serve", "--verbose", "", "--name=$(POD)"},
 			env: robottest.EncodeFuzzInput(
 				envValue, "MODE", "prod",
@@ -225,7 +225,7 @@ func robotSeeds() []robotSeed {
 		// Limits alone, and an extended resource.
 		{image: "robot:1", resources: "lc=2,lm=1G,lx=1,rx=1"},
 		// Quantities finer than the thousandths the API server keeps.
-		{image: "robot:1", resources: "rc=100u,lc=1.2336,rm=0.5m,lm=1e-9"},
+		{image: "robot:1", resources: "rc=100u,lc=1.2336,rm=0.5m,lm=1e-3"},
 	}
 }
 
@@ -306,6 +306,18 @@ func crdRefuses(robot *robotv1beta1.Robot) string {
 			return "spec.env: a name twice"
 		}
 		names[e.Name] = true
+	}
+	// The CRD's rules on the image, the resources, the env and the probes,
+	// which the Go validation repeats.
+	for _, err := range []error{
+		robotv1beta1.ValidateImage("spec.image", spec.Image),
+		robotv1beta1.ValidateResources("spec.resources", spec.Resources),
+		robotv1beta1.ValidateEnv("spec", spec.Env, spec.EnvFrom),
+		robotv1beta1.ValidateProbes("spec", spec.ReadinessProbe, spec.LivenessProbe, spec.StartupProbe),
+	} {
+		if err != nil {
+			return err.Error()
+		}
 	}
 	return ""
 }

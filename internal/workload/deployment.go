@@ -117,11 +117,23 @@ func ObjectLabels(robot *robotv1beta1.Robot) map[string]string {
 // validateSpec repeats the CRD's validation, for Robots stored before a rule
 // existed or written around it.
 func validateSpec(spec *robotv1beta1.RobotSpec) error {
-	switch {
-	case spec.Image == "":
-		return fmt.Errorf("spec.image must not be empty")
-	case spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000):
+	if spec.Replicas != nil && (*spec.Replicas < 0 || *spec.Replicas > 1000) {
 		return fmt.Errorf("spec.replicas must be between 0 and 1000, not %d", *spec.Replicas)
+	}
+	// An image the container runtime cannot parse would never start; a
+	// limit below its request, an env source and a probe the API server
+	// refuses would have the Deployment refused.
+	if err := robotv1beta1.ValidateImage("spec.image", spec.Image); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateResources("spec.resources", spec.Resources); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateEnv("spec", spec.Env, spec.EnvFrom); err != nil {
+		return err
+	}
+	if err := robotv1beta1.ValidateProbes("spec", spec.ReadinessProbe, spec.LivenessProbe, spec.StartupProbe); err != nil {
+		return err
 	}
 	// The API server refuses a Deployment whose progress deadline is not
 	// above its minReadySeconds, and the operator leaves the deadline at
@@ -135,14 +147,9 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 	if err := robotv1beta1.ValidateStrategy(spec.Strategy); err != nil {
 		return err
 	}
-	// The Service's fields too: the API server would refuse its create or
-	// apply on every sync, and the CRD cannot check every key's syntax.
-	if err := robotv1beta1.ValidateService(spec.Service); err != nil {
-		return err
-	}
-	if err := robotv1beta1.ValidateNodePorts(spec.Ports, spec.Service); err != nil {
-		return err
-	}
+	// The Service's fields are not the Deployment's: ValidateServiceName
+	// checks them on the Service's path, so that a mistake in how the
+	// Robot is reached never keeps it from running.
 	return validateWorkload(spec)
 }
 

@@ -20,10 +20,13 @@ func ServiceName(robot *robotv1beta1.Robot) string {
 	return DeploymentName(robot)
 }
 
-// ValidateServiceName returns an error when robot asks for a Service and
-// its name cannot be one. The CRD refuses such a Robot; one stored before
-// that rule existed would otherwise send a create that the API server
-// refuses, again on every sync.
+// ValidateServiceName returns an error when robot asks for a Service that
+// cannot be: its name is not one a Service may have, or spec.service has a
+// field the API server would refuse on a Service (an annotation key, a
+// label, a nodePort on a type that opens none). The CRD refuses such a Robot; one stored before those rules
+// existed would otherwise send a create that the API server refuses, again
+// on every sync. Only the Service is held back: the Deployment does not
+// depend on it.
 func ValidateServiceName(robot *robotv1beta1.Robot) error {
 	if !WantsService(robot) {
 		return nil
@@ -31,6 +34,12 @@ func ValidateServiceName(robot *robotv1beta1.Robot) error {
 	name := ServiceName(robot)
 	if msgs := validation.IsDNS1035Label(name); len(msgs) > 0 {
 		return &outcome.InvalidSpecError{Err: fmt.Errorf("the Service %q cannot be created: a Service's name must be a DNS-1035 label (%s); set spec.deploymentName to such a name, or spec.service.type to None", name, strings.Join(msgs, "; "))}
+	}
+	if err := robotv1beta1.ValidateService(robot.Spec.Service); err != nil {
+		return &outcome.InvalidSpecError{Err: err}
+	}
+	if err := robotv1beta1.ValidateNodePorts(robot.Spec.Ports, robot.Spec.Service); err != nil {
+		return &outcome.InvalidSpecError{Err: err}
 	}
 	return nil
 }

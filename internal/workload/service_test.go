@@ -1,11 +1,13 @@
 package workload
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -231,16 +233,20 @@ func TestNewServiceMetadataAndTraffic(t *testing.T) {
 
 // TestServiceLabelsDoNotOverrideTheOperators: a Robot stored around the
 // CRD's rule cannot take the labels the operator finds its Service by: the
-// operator's win in the Service, and the spec is refused before anything
-// is sent.
+// operator's win in the Service, and the Service is refused before it is
+// sent. The Deployment does not depend on the Service, and is built.
 func TestServiceLabelsDoNotOverrideTheOperators(t *testing.T) {
 	robot := robottest.NewServiceRobot("web", robotv1beta1.ServiceTypeClusterIP)
 	robot.Spec.Service.Labels = map[string]string{LabelManagedBy: "someone-else", LabelRobot: "other"}
 	if s := NewService(robot); s.Labels[LabelManagedBy] != LabelManagedByValue || s.Labels[LabelRobot] != robot.Name {
 		t.Errorf("labels %v, want the operator's", s.Labels)
 	}
-	if _, err := NewDeployment(robot); err == nil || !strings.Contains(err.Error(), "spec.service.labels cannot set") {
-		t.Errorf("NewDeployment: %v, want the labels refused", err)
+	var invalid *outcome.InvalidSpecError
+	if err := ValidateServiceName(robot); !errors.As(err, &invalid) || !strings.Contains(err.Error(), "spec.service.labels cannot set") {
+		t.Errorf("ValidateServiceName: %v, want the labels refused as an invalid spec", err)
+	}
+	if _, err := NewDeployment(robot); err != nil {
+		t.Errorf("NewDeployment: %v, want the Deployment built whatever the Service's labels", err)
 	}
 }
 

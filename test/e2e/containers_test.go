@@ -237,7 +237,7 @@ func TestContainersInvalidRobotsAreRejected(t *testing.T) {
 		{"a sidecar port named as a Robot port", "port-name", []string{"ports: [{name: http, containerPort: 8080}]", sidecar(", ports: [{name: http, containerPort: 15001}]")},
 			[]string{"spec.sidecars", "a sidecar's port cannot have the name of another port of the pod"}},
 		{"a sidecar's `cpu: 1e1.5`", "sidecar-quantity", []string{sidecar(", resources: {requests: {cpu: 1e1.5}}")},
-			[]string{"spec.sidecars[0].resources", "must be quantities"}},
+			[]string{"spec.sidecars[0].resources.requests", `must be a quantity such as 128Mi, 1Gi, 500m or 0.5; "1e1.5" is not one`}},
 		{"`preStop.sleep` of the default grace period", "sleep-30", []string{"preStop: {sleep: {seconds: 30}}"},
 			[]string{"spec.preStop", "preStop.sleep.seconds must be below terminationGracePeriodSeconds (30 when unset)"}},
 		{"`preStop.sleep` longer than `terminationGracePeriodSeconds`", "sleep-long", []string{"terminationGracePeriodSeconds: 5", "preStop: {sleep: {seconds: 10}}"},

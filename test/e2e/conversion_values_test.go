@@ -353,7 +353,7 @@ func TestQuantitiesGoCannotParseAreRefused(t *testing.T) {
 			err := send(version, spec)
 			// The CRD's own message: a failed conversion also names
 			// quantities, and is no refusal by the schema.
-			if err == nil || !strings.Contains(err.Error(), "must be quantities") {
+			if err == nil || !strings.Contains(err.Error(), "must be a quantity such as 128Mi, 1Gi, 500m or 0.5") {
 				t.Errorf("%s %s: %v, want a refusal saying it is not a quantity", version, spec, err)
 			} else {
 				t.Logf("%s %s refused: %v", version, spec, err)

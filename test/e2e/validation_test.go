@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,11 +11,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
 // robotYAML is a Robot manifest with the given name and spec lines (each
@@ -119,6 +125,56 @@ func TestInvalidRobotsAreRejected(t *testing.T) {
 			[]string{"metadata", "a Service's name must be a DNS-1035 label"}},
 		{"`deploymentName: 1web` with a port (its Service would be named `1web`)", "digit-first", []string{"image: " + image1, "ports: [{name: http, containerPort: 8080}]", "deploymentName: 1web"},
 			[]string{"metadata", "a Service's name must be a DNS-1035 label"}},
+		{"`image: nginx:1.27:latest`", "image-two-tags", []string{"image: nginx:1.27:latest"},
+			[]string{"spec.image", `image must be an image reference such as nginx:1.27 or registry.example.com/team/app@sha256:…; "nginx:1.27:latest" has two tags`}},
+		{"`image: Nginx:latest`", "image-upper-case", []string{"image: Nginx:latest"},
+			[]string{"spec.image", `"Nginx:latest" has upper-case letters: a repository name is lower-case`}},
+		{"`image: nginx@sha256:abc` (a digest too short)", "image-short-digest", []string{"image: nginx@sha256:abc"},
+			[]string{"spec.image", "has a digest that is not sha256:, sha384: or sha512: followed by 64, 96 or 128 lower-case hex digits"}},
+		{"a sidecar's `image: \"envoy:\"` (no tag after the `:`)", "sidecar-image-no-tag", []string{"image: " + image1, `sidecars: [{name: proxy, image: "envoy:"}]`},
+			[]string{"spec.sidecars[0].image", `"envoy:" has a ":" with no tag after it`}},
+		{"an init container's `image: app:1:2`", "init-image-two-tags", []string{"image: " + image1, "initContainers: [{name: migrate, image: \"app:1:2\"}]"},
+			[]string{"spec.initContainers[0].image", "has two tags"}},
+		{"`resources: {limits: {memory: 64Mi}, requests: {memory: 128Mi}}`", "limit-below-request", []string{"image: " + image1, "resources: {limits: {memory: 64Mi}, requests: {memory: 128Mi}}"},
+			[]string{"spec.resources", "resources.limits.memory (64Mi) must be at least resources.requests.memory (128Mi)"}},
+		{"a sidecar's `resources: {limits: {cpu: 100m}, requests: {cpu: 250m}}`", "sidecar-limit-below-request", []string{"image: " + image1, "sidecars: [{name: proxy, image: " + image2 + ", resources: {limits: {cpu: 100m}, requests: {cpu: 250m}}}]"},
+			[]string{"spec.sidecars[0].resources", "resources.limits.cpu (100m) must be at least resources.requests.cpu (250m)"}},
+		{"`resources: {limits: {memory: 64MB}}`", "quantity-mb", []string{"image: " + image1, "resources: {limits: {memory: 64MB}}"},
+			[]string{"spec.resources.limits", `must be a quantity such as 128Mi, 1Gi, 500m or 0.5; "64MB" is not one: write 64M or 64Mi`}},
+		{"`resources: {requests: {cpu: 1.5 cores}}`", "quantity-cores", []string{"image: " + image1, "resources: {requests: {cpu: 1.5 cores}}"},
+			[]string{"spec.resources.requests", `"1.5 cores" is not one`, "cpu is in cores (1.5 or 1500m)"}},
+		{"an emptyDir's `sizeLimit: -1Gi`", "quantity-negative", []string{"image: " + image1, "volumes: [{name: scratch, emptyDir: {sizeLimit: -1Gi}}]"},
+			[]string{"spec.volumes[0].emptyDir.sizeLimit", "it cannot be negative"}},
+		{"`readinessProbe: {periodSeconds: 5}` (no action)", "probe-no-action", []string{"image: " + image1, "readinessProbe: {periodSeconds: 5}"},
+			[]string{"spec.readinessProbe", "readinessProbe must have exactly one of httpGet, tcpSocket, grpc or exec"}},
+		{"a sidecar's `startupProbe: {failureThreshold: 30}` (no action)", "sidecar-probe-no-action", []string{"image: " + image1, "sidecars: [{name: proxy, image: " + image2 + ", startupProbe: {failureThreshold: 30}}]"},
+			[]string{"spec.sidecars[0].startupProbe", "startupProbe must have exactly one of httpGet, tcpSocket, grpc or exec"}},
+		{"`livenessProbe: {tcpSocket: {port: 0}}`", "probe-port-zero", []string{"image: " + image1, "livenessProbe: {tcpSocket: {port: 0}}"},
+			[]string{"spec.livenessProbe", "livenessProbe's port must be a number from 1 to 65535"}},
+		{"`livenessProbe: {exec: {command: [\"true\"]}, successThreshold: 3}`", "probe-liveness-threshold", []string{"image: " + image1, `livenessProbe: {exec: {command: ["true"]}, successThreshold: 3}`},
+			[]string{"spec.livenessProbe.successThreshold", "livenessProbe.successThreshold must be 1"}},
+		{"`service: {type: LoadBalancer}` with no ports", "service-without-ports", []string{"image: " + image1, "service: {type: LoadBalancer}"},
+			[]string{"spec.service", "a Service needs ports: set spec.ports, or remove spec.service"}},
+		{"`service: {annotations: {\"not a key\": x}}`", "service-annotation-key", []string{"image: " + image1, "ports: [{name: http, containerPort: 8080}]", `service: {annotations: {"not a key": x}}`},
+			[]string{"spec.service.annotations", "every service.annotations key must be an annotation key"}},
+		{"`service: {labels: {team: blue-}}`", "service-label-value", []string{"image: " + image1, "ports: [{name: http, containerPort: 8080}]", "service: {labels: {team: blue-}}"},
+			[]string{"spec.service.labels", "every service.labels value must be a label value"}},
+		{"`podLabels: {team: \"blue team\"}`", "pod-label-value", []string{"image: " + image1, `podLabels: {team: "blue team"}`},
+			[]string{"spec.podLabels", "every podLabels value must be a label value"}},
+		{"`podAnnotations: {\"-owner\": x}`", "pod-annotation-key", []string{"image: " + image1, `podAnnotations: {"-owner": x}`},
+			[]string{"spec.podAnnotations", "every podAnnotations key must be an annotation key"}},
+		{"`http: {hostnames: [https://robot.example.com]}`", "http-hostname-scheme", []string{"image: " + image1, "ports: [{name: http, containerPort: 8080}]", "http: {gateways: [{name: gw}], hostnames: [\"https://robot.example.com\"]}"},
+			[]string{"spec.http.hostnames", "hostnames are lower-case DNS names, with no scheme, port or path"}},
+		{"`http: {pathPrefixes: [/api//v1]}`", "http-path-double-slash", []string{"image: " + image1, "ports: [{name: http, containerPort: 8080}]", "http: {gateways: [{name: gw}], pathPrefixes: [/api//v1]}"},
+			[]string{"spec.http.pathPrefixes", "pathPrefixes are paths such as /api"}},
+		{"a toleration `{key: gpu, operator: Exists, value: \"yes\"}`", "toleration-exists-value", []string{"image: " + image1, `placement: {tolerations: [{key: gpu, operator: Exists, value: "yes"}]}`},
+			[]string{"spec.placement.tolerations", "a toleration with operator Exists cannot have a value"}},
+		{"`env: [{name: PASSWORD, value: x, valueFrom: {secretKeyRef: {name: db, key: password}}}]`", "env-value-and-from", []string{"image: " + image1, "env: [{name: PASSWORD, value: x, valueFrom: {secretKeyRef: {name: db, key: password}}}]"},
+			[]string{"spec.env", "an env variable has a value or a valueFrom, not both"}},
+		{"`envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]`", "envfrom-two", []string{"image: " + image1, "envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]"},
+			[]string{"spec.envFrom", "every envFrom entry has exactly one of configMapRef or secretRef"}},
+		{"`placement: {priorityClassName: High}`", "priority-class-upper", []string{"image: " + image1, "placement: {priorityClassName: High}"},
+			[]string{"spec.placement.priorityClassName", "priorityClassName must be the name of a PriorityClass"}},
 	}
 	for _, tc := range creates {
 		manifest := robotYAML(ns, tc.name, tc.spec...)
@@ -206,4 +262,78 @@ func markdownCode(text string) string {
 		lines = append(lines, "`"+strings.ReplaceAll(strings.TrimRight(line, "\n"), "|", `\|`)+"`")
 	}
 	return strings.Join(lines, "<br>")
+}
+
+// TestMistakesOnlyTheClusterKnowsAreReported: a mistake that no rule of the
+// CRD can see, since it is about the rest of the cluster, is admitted and
+// then reported on the Robot, Ready=False with the reason the diagnosis
+// gives and the cluster's own words. The messages are written to
+// _output/validation-cluster-messages.md (docs/validation.md shows them).
+// kwok runs no kubelet: the kubelet's message for the missing Secret is
+// played by the cluster's stages (hack/kwok-stages.yaml, secret-missing),
+// for pods that name that Secret; the ResourceQuota is the API server's.
+func TestMistakesOnlyTheClusterKnowsAreReported(t *testing.T) {
+	parallel(t)
+	type reported struct{ input, reason, message string }
+	var seen []reported
+	t.Cleanup(func() {
+		if len(seen) == 0 {
+			return
+		}
+		var b strings.Builder
+		b.WriteString("| Mistake | Ready's reason | Ready's message |\n|---|---|---|\n")
+		for _, r := range seen {
+			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", r.input, r.reason, markdownCode(r.message))
+		}
+		path := filepath.Join(env.root, "_output", "validation-cluster-messages.md")
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Errorf("writing %s: %v", path, err)
+		}
+	})
+	for _, tc := range []struct {
+		input  string
+		setup  func(t *testing.T, ns string)
+		spec   []string
+		reason string
+		want   string // what Ready's message must say
+	}{
+		{"`envFrom: [{secretRef: {name: db-credentials}}]`, no such Secret", nil,
+			[]string{"image: " + image1, "envFrom: [{secretRef: {name: db-credentials}}]", "podLabels: {" + simulateLabel + ": secret-missing}"},
+			robotv1beta1.ReasonConfigMissing, `secret "db-credentials" not found`},
+		{"a namespace whose ResourceQuota allows no more pods", fillQuota, []string{"image: " + image1},
+			robotv1beta1.ReasonQuotaExceeded, "exceeded quota: pods"},
+	} {
+		ns := newNamespace(t)
+		if tc.setup != nil {
+			tc.setup(t, ns)
+		}
+		since := time.Now()
+		if _, stderr, err := kubectl(t.Context(), robotYAML(ns, "web", tc.spec...), "apply", "-f", "-"); err != nil {
+			t.Fatalf("%s: kubectl apply refused the Robot, which no rule can know is wrong: %v\n%s", tc.input, err, stderr)
+		}
+		robot := expectCause(t, ns, "web", tc.reason, since, tc.want)
+		seen = append(seen, reported{tc.input, tc.reason, readyCondition(robot).Message})
+	}
+}
+
+// fillQuota gives ns a ResourceQuota of no pods, and waits until the quota
+// controller has counted it: until then pods are refused for another
+// reason ("status unknown for quota").
+func fillQuota(t *testing.T, ns string) {
+	t.Helper()
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "pods"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
+	}
+	if _, err := env.kube.CoreV1().ResourceQuotas(ns).Create(t.Context(), quota, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the ResourceQuota: %v", err)
+	}
+	eventually(t, convergeTimeout, "the ResourceQuota counted", func(ctx context.Context) (bool, string, error) {
+		q, err := env.kube.CoreV1().ResourceQuotas(ns).Get(ctx, "pods", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		_, counted := q.Status.Hard[corev1.ResourcePods]
+		return counted, fmt.Sprintf("status %v", q.Status), nil
+	})
 }

@@ -179,7 +179,9 @@ func robotFuzzer(scheme *runtime.Scheme, seed int64) *randfill.Filler {
 
 // validContainers makes the fuzzer's init containers and sidecars what
 // v1beta1's rules admit: names of their own, images, unique env names and
-// mount paths, sidecar ports whose names no other port of the pod has.
+// mount paths, env sources of one kind, limits at least their requests,
+// probes of one action,
+// sidecar ports whose names no other port of the pod has.
 func validContainers(spec *v1beta1.RobotSpec, c randfill.Continue) {
 	n := 0
 	valid := func(container *v1beta1.RobotContainer) {
@@ -197,6 +199,21 @@ func validContainers(spec *v1beta1.RobotSpec, c randfill.Continue) {
 		if container.Env != nil {
 			container.Env = env
 		}
+		// A variable has a value or one source; an envFrom entry one
+		// source.
+		for i := range container.Env {
+			if from := container.Env[i].ValueFrom; from != nil {
+				container.Env[i].Value = ""
+				container.Env[i].ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: c.String(4)}}
+			}
+		}
+		for i := range container.EnvFrom {
+			from := &container.EnvFrom[i]
+			if from.SecretRef != nil || from.ConfigMapRef == nil {
+				from.ConfigMapRef = nil
+				from.SecretRef = &corev1.SecretEnvSource{}
+			}
+		}
 		paths := map[string]bool{}
 		var mounts []corev1.VolumeMount
 		for _, m := range container.VolumeMounts {
@@ -208,6 +225,18 @@ func validContainers(spec *v1beta1.RobotSpec, c randfill.Continue) {
 		if container.VolumeMounts != nil {
 			container.VolumeMounts = mounts
 		}
+		for name, limit := range container.Resources.Limits {
+			if request, ok := container.Resources.Requests[name]; ok && limit.Cmp(request) < 0 {
+				container.Resources.Limits[name] = request
+			}
+		}
+	}
+	// A probe with exactly one action, its numbers as the API server takes
+	// them.
+	probe := func(p **corev1.Probe) {
+		if *p != nil {
+			*p = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"check", c.String(4)}}}, PeriodSeconds: int32(c.Intn(30))}
+		}
 	}
 	for i := range spec.InitContainers {
 		valid(&spec.InitContainers[i])
@@ -215,6 +244,9 @@ func validContainers(spec *v1beta1.RobotSpec, c randfill.Continue) {
 	for i := range spec.Sidecars {
 		sidecar := &spec.Sidecars[i]
 		valid(&sidecar.RobotContainer)
+		probe(&sidecar.ReadinessProbe)
+		probe(&sidecar.LivenessProbe)
+		probe(&sidecar.StartupProbe)
 		for j := range sidecar.Ports {
 			port := &sidecar.Ports[j]
 			port.Name = fmt.Sprintf("side%d-%d", i, j)

@@ -139,7 +139,6 @@ type RobotSpec struct {
 	// Resources are the compute resources the container requests and is
 	// limited to.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="['cpu', 'memory', 'ephemeral-storage'].all(k, (!has(self.limits) || !(k in self.limits) || type(self.limits[k]) != string || isQuantity(self.limits[k])) && (!has(self.requests) || !(k in self.requests) || type(self.requests[k]) != string || isQuantity(self.requests[k])))",message="the cpu, memory and ephemeral-storage of requests and limits must be quantities, such as 500m, 2, 1.5Gi or 1e3: the pattern admits some (1e1.5) that no Kubernetes client can read"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// Command replaces the image's entrypoint. Args are passed to it.

@@ -65,6 +65,7 @@ type Robot struct {
 }
 
 // RobotSpec is the desired state of a Robot.
+// +kubebuilder:validation:XValidation:rule="!has(self.service) || (has(self.service.type) && self.service.type == 'None') || (has(self.ports) && size(self.ports) > 0)",message="a Service needs ports: set spec.ports, or remove spec.service",fieldPath=".service"
 // +kubebuilder:validation:XValidation:rule="!has(self.http) || (has(self.ports) && size(self.ports) > 0 && (!has(self.service) || !has(self.service.type) || self.service.type != 'None'))",message="http routes requests to the Robot's Service: set ports, and a service type other than None"
 // +kubebuilder:validation:XValidation:rule="!has(self.http) || !has(self.http.port) || (has(self.ports) && self.ports.exists(p, p.name == self.http.port))",message="http.port must name one of spec.ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="every volumeMounts entry must name a volume of spec.volumes",fieldPath=".volumeMounts"
@@ -88,6 +89,7 @@ type RobotSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:space:]]')",message="image must be an image reference without spaces, such as registry.example.com/team/robot:1.4"
+	// +kubebuilder:validation:XValidation:rule=`size(self) == 0 || self.matches('[[:space:]]') || self.matches(r'^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][-a-zA-Z0-9]*[a-zA-Z0-9])(?:[.](?:[a-zA-Z0-9]|[a-zA-Z0-9][-a-zA-Z0-9]*[a-zA-Z0-9]))*(?::[0-9]+)?/|\[[a-fA-F0-9:]+\](?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][-a-zA-Z0-9_.]{0,127})?(?:@sha256:[a-f0-9]{64}|@sha384:[a-f0-9]{96}|@sha512:[a-f0-9]{128})?$')`,messageExpression=`'image must be an image reference such as nginx:1.27 or registry.example.com/team/app@sha256:…; "' + self + '" ' + (self.matches(r'^[^@]*:[^/@]*:[^/@]*(@.*)?$') ? 'has two tags' : self.matches(r':(@|$)') ? 'has a ":" with no tag after it' : self.contains('@') ? 'has a digest that is not sha256:, sha384: or sha512: followed by 64, 96 or 128 lower-case hex digits' : self.matches('[A-Z]') ? 'has upper-case letters: a repository name is lower-case' : 'is not one')`
 	Image string `json:"image"`
 
 	// Replicas is the number of pods to run. It is also what `kubectl scale`
@@ -174,12 +176,15 @@ type RobotSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.valueFrom) || ((!has(e.value) || size(e.value) == 0) && [has(e.valueFrom.fieldRef), has(e.valueFrom.resourceFieldRef), has(e.valueFrom.configMapKeyRef), has(e.valueFrom.secretKeyRef), has(e.valueFrom.fileKeyRef)].filter(x, x).size() == 1))",message="an env variable has a value or a valueFrom, not both, and a valueFrom has exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef"
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// Resources are the compute resources the container requests and is
 	// limited to.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="['cpu', 'memory', 'ephemeral-storage'].all(k, (!has(self.limits) || !(k in self.limits) || type(self.limits[k]) != string || isQuantity(self.limits[k])) && (!has(self.requests) || !(k in self.requests) || type(self.requests[k]) != string || isQuantity(self.requests[k])))",message="the cpu, memory and ephemeral-storage of requests and limits must be quantities, such as 500m, 2, 1.5Gi or 1e3: the pattern admits some (1e1.5) that no Kubernetes client can read"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || !('cpu' in self.limits) || !('cpu' in self.requests) || (type(self.limits['cpu']) == int && type(self.requests['cpu']) == int ? self.limits['cpu'] >= self.requests['cpu'] : type(self.limits['cpu']) != string || type(self.requests['cpu']) != string || !isQuantity(self.limits['cpu']) || !isQuantity(self.requests['cpu']) || quantity(self.limits['cpu']).compareTo(quantity(self.requests['cpu'])) >= 0)",messageExpression="'resources.limits.cpu (' + string(self.limits['cpu']) + ') must be at least resources.requests.cpu (' + string(self.requests['cpu']) + ')'"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || !('memory' in self.limits) || !('memory' in self.requests) || (type(self.limits['memory']) == int && type(self.requests['memory']) == int ? self.limits['memory'] >= self.requests['memory'] : type(self.limits['memory']) != string || type(self.requests['memory']) != string || !isQuantity(self.limits['memory']) || !isQuantity(self.requests['memory']) || quantity(self.limits['memory']).compareTo(quantity(self.requests['memory'])) >= 0)",messageExpression="'resources.limits.memory (' + string(self.limits['memory']) + ') must be at least resources.requests.memory (' + string(self.requests['memory']) + ')'"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || !('ephemeral-storage' in self.limits) || !('ephemeral-storage' in self.requests) || (type(self.limits['ephemeral-storage']) == int && type(self.requests['ephemeral-storage']) == int ? self.limits['ephemeral-storage'] >= self.requests['ephemeral-storage'] : type(self.limits['ephemeral-storage']) != string || type(self.requests['ephemeral-storage']) != string || !isQuantity(self.limits['ephemeral-storage']) || !isQuantity(self.requests['ephemeral-storage']) || quantity(self.limits['ephemeral-storage']).compareTo(quantity(self.requests['ephemeral-storage'])) >= 0)",messageExpression="'resources.limits.ephemeral-storage (' + string(self.limits['ephemeral-storage']) + ') must be at least resources.requests.ephemeral-storage (' + string(self.requests['ephemeral-storage']) + ')'"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// Command replaces the image's entrypoint. Args are passed to it.
@@ -210,6 +215,7 @@ type RobotSpec struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(e, has(e.configMapRef) != has(e.secretRef))",message="every envFrom entry has exactly one of configMapRef or secretRef"
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
 	// ReadinessProbe tells when a pod may receive traffic; the Robot is
@@ -218,15 +224,30 @@ type RobotSpec struct {
 	// Ready means the port answers; a Robot without one is ready as soon
 	// as its container starts.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.httpGet), has(self.tcpSocket), has(self.grpc), has(self.exec)].filter(x, x).size() == 1",message="readinessProbe must have exactly one of httpGet, tcpSocket, grpc or exec: how the kubelet checks the container"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || type(self.httpGet.port) != int || (self.httpGet.port >= 1 && self.httpGet.port <= 65535)) && (!has(self.tcpSocket) || type(self.tcpSocket.port) != int || (self.tcpSocket.port >= 1 && self.tcpSocket.port <= 65535)) && (!has(self.grpc) || (self.grpc.port >= 1 && self.grpc.port <= 65535))",message="readinessProbe's port must be a number from 1 to 65535, or the name of a port"
+	// +kubebuilder:validation:XValidation:rule="!has(self.exec) || (has(self.exec.command) && size(self.exec.command) > 0)",message="readinessProbe.exec.command must name the command to run",fieldPath=".exec"
+	// +kubebuilder:validation:XValidation:rule="[has(self.initialDelaySeconds) ? self.initialDelaySeconds : 0, has(self.timeoutSeconds) ? self.timeoutSeconds : 0, has(self.periodSeconds) ? self.periodSeconds : 0, has(self.successThreshold) ? self.successThreshold : 0, has(self.failureThreshold) ? self.failureThreshold : 0].all(n, n >= 0) && (!has(self.terminationGracePeriodSeconds) || self.terminationGracePeriodSeconds > 0)",message="readinessProbe's initialDelaySeconds, timeoutSeconds, periodSeconds, successThreshold and failureThreshold cannot be negative, and its terminationGracePeriodSeconds must be above 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.terminationGracePeriodSeconds)",message="readinessProbe.terminationGracePeriodSeconds cannot be set: a failing readiness probe does not stop the container",fieldPath=".terminationGracePeriodSeconds"
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 
 	// LivenessProbe tells when the container must be restarted.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.httpGet), has(self.tcpSocket), has(self.grpc), has(self.exec)].filter(x, x).size() == 1",message="livenessProbe must have exactly one of httpGet, tcpSocket, grpc or exec: how the kubelet checks the container"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || type(self.httpGet.port) != int || (self.httpGet.port >= 1 && self.httpGet.port <= 65535)) && (!has(self.tcpSocket) || type(self.tcpSocket.port) != int || (self.tcpSocket.port >= 1 && self.tcpSocket.port <= 65535)) && (!has(self.grpc) || (self.grpc.port >= 1 && self.grpc.port <= 65535))",message="livenessProbe's port must be a number from 1 to 65535, or the name of a port"
+	// +kubebuilder:validation:XValidation:rule="!has(self.exec) || (has(self.exec.command) && size(self.exec.command) > 0)",message="livenessProbe.exec.command must name the command to run",fieldPath=".exec"
+	// +kubebuilder:validation:XValidation:rule="[has(self.initialDelaySeconds) ? self.initialDelaySeconds : 0, has(self.timeoutSeconds) ? self.timeoutSeconds : 0, has(self.periodSeconds) ? self.periodSeconds : 0, has(self.successThreshold) ? self.successThreshold : 0, has(self.failureThreshold) ? self.failureThreshold : 0].all(n, n >= 0) && (!has(self.terminationGracePeriodSeconds) || self.terminationGracePeriodSeconds > 0)",message="livenessProbe's initialDelaySeconds, timeoutSeconds, periodSeconds, successThreshold and failureThreshold cannot be negative, and its terminationGracePeriodSeconds must be above 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="livenessProbe.successThreshold must be 1: the kubelet counts only failures of a liveness probe",fieldPath=".successThreshold"
 	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
 
 	// StartupProbe holds the other probes back until the container has
 	// started, for slow starters.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.httpGet), has(self.tcpSocket), has(self.grpc), has(self.exec)].filter(x, x).size() == 1",message="startupProbe must have exactly one of httpGet, tcpSocket, grpc or exec: how the kubelet checks the container"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || type(self.httpGet.port) != int || (self.httpGet.port >= 1 && self.httpGet.port <= 65535)) && (!has(self.tcpSocket) || type(self.tcpSocket.port) != int || (self.tcpSocket.port >= 1 && self.tcpSocket.port <= 65535)) && (!has(self.grpc) || (self.grpc.port >= 1 && self.grpc.port <= 65535))",message="startupProbe's port must be a number from 1 to 65535, or the name of a port"
+	// +kubebuilder:validation:XValidation:rule="!has(self.exec) || (has(self.exec.command) && size(self.exec.command) > 0)",message="startupProbe.exec.command must name the command to run",fieldPath=".exec"
+	// +kubebuilder:validation:XValidation:rule="[has(self.initialDelaySeconds) ? self.initialDelaySeconds : 0, has(self.timeoutSeconds) ? self.timeoutSeconds : 0, has(self.periodSeconds) ? self.periodSeconds : 0, has(self.successThreshold) ? self.successThreshold : 0, has(self.failureThreshold) ? self.failureThreshold : 0].all(n, n >= 0) && (!has(self.terminationGracePeriodSeconds) || self.terminationGracePeriodSeconds > 0)",message="startupProbe's initialDelaySeconds, timeoutSeconds, periodSeconds, successThreshold and failureThreshold cannot be negative, and its terminationGracePeriodSeconds must be above 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="startupProbe.successThreshold must be 1: the kubelet counts only failures of a startup probe",fieldPath=".successThreshold"
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
 
 	// Volumes are the pod's volumes. Only ConfigMaps, Secrets, emptyDir and
@@ -258,12 +279,15 @@ type RobotSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['robot.dev/name', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/name', 'app.kubernetes.io/instance']))",message="podLabels cannot set robot.dev/name, app.kubernetes.io/managed-by, app.kubernetes.io/name or app.kubernetes.io/instance: the operator sets them, and robot.dev/name selects the Robot's pods"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",message="every podLabels key must be a label key: an optional DNS subdomain prefix (such as example.com) and '/', then a name of at most 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.labelValue().validate(self[k]).hasValue())",message="every podLabels value must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty"
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 
 	// PodAnnotations are added to the annotations of the pods, for example
 	// to have them scraped for metrics.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k.lowerAscii()).hasValue())",message="every podAnnotations key must be an annotation key: an optional DNS subdomain prefix (such as example.com) and '/', then a name of at most 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// ServiceAccountName is the ServiceAccount the pods run as, in the
@@ -350,6 +374,7 @@ type RobotContainer struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:space:]]')",message="image must be an image reference without spaces, such as registry.example.com/team/robot:1.4"
+	// +kubebuilder:validation:XValidation:rule=`size(self) == 0 || self.matches('[[:space:]]') || self.matches(r'^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][-a-zA-Z0-9]*[a-zA-Z0-9])(?:[.](?:[a-zA-Z0-9]|[a-zA-Z0-9][-a-zA-Z0-9]*[a-zA-Z0-9]))*(?::[0-9]+)?/|\[[a-fA-F0-9:]+\](?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][-a-zA-Z0-9_.]{0,127})?(?:@sha256:[a-f0-9]{64}|@sha384:[a-f0-9]{96}|@sha512:[a-f0-9]{128})?$')`,messageExpression=`'image must be an image reference such as nginx:1.27 or registry.example.com/team/app@sha256:…; "' + self + '" ' + (self.matches(r'^[^@]*:[^/@]*:[^/@]*(@.*)?$') ? 'has two tags' : self.matches(r':(@|$)') ? 'has a ":" with no tag after it' : self.contains('@') ? 'has a digest that is not sha256:, sha384: or sha512: followed by 64, 96 or 128 lower-case hex digits' : self.matches('[A-Z]') ? 'has upper-case letters: a repository name is lower-case' : 'is not one')`
 	Image string `json:"image"`
 
 	// Command replaces the image's entrypoint. Args are passed to it.
@@ -369,6 +394,7 @@ type RobotContainer struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.valueFrom) || ((!has(e.value) || size(e.value) == 0) && [has(e.valueFrom.fieldRef), has(e.valueFrom.resourceFieldRef), has(e.valueFrom.configMapKeyRef), has(e.valueFrom.secretKeyRef), has(e.valueFrom.fileKeyRef)].filter(x, x).size() == 1))",message="an env variable has a value or a valueFrom, not both, and a valueFrom has exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef"
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// EnvFrom sets environment variables from every key of ConfigMaps and
@@ -376,12 +402,15 @@ type RobotContainer struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(e, has(e.configMapRef) != has(e.secretRef))",message="every envFrom entry has exactly one of configMapRef or secretRef"
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
 	// Resources are the compute resources the container requests and is
 	// limited to.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="['cpu', 'memory', 'ephemeral-storage'].all(k, (!has(self.limits) || !(k in self.limits) || type(self.limits[k]) != string || isQuantity(self.limits[k])) && (!has(self.requests) || !(k in self.requests) || type(self.requests[k]) != string || isQuantity(self.requests[k])))",message="the cpu, memory and ephemeral-storage of requests and limits must be quantities, such as 500m, 2, 1.5Gi or 1e3: the pattern admits some (1e1.5) that no Kubernetes client can read"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || !('cpu' in self.limits) || !('cpu' in self.requests) || (type(self.limits['cpu']) == int && type(self.requests['cpu']) == int ? self.limits['cpu'] >= self.requests['cpu'] : type(self.limits['cpu']) != string || type(self.requests['cpu']) != string || !isQuantity(self.limits['cpu']) || !isQuantity(self.requests['cpu']) || quantity(self.limits['cpu']).compareTo(quantity(self.requests['cpu'])) >= 0)",messageExpression="'resources.limits.cpu (' + string(self.limits['cpu']) + ') must be at least resources.requests.cpu (' + string(self.requests['cpu']) + ')'"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || !('memory' in self.limits) || !('memory' in self.requests) || (type(self.limits['memory']) == int && type(self.requests['memory']) == int ? self.limits['memory'] >= self.requests['memory'] : type(self.limits['memory']) != string || type(self.requests['memory']) != string || !isQuantity(self.limits['memory']) || !isQuantity(self.requests['memory']) || quantity(self.limits['memory']).compareTo(quantity(self.requests['memory'])) >= 0)",messageExpression="'resources.limits.memory (' + string(self.limits['memory']) + ') must be at least resources.requests.memory (' + string(self.requests['memory']) + ')'"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || !('ephemeral-storage' in self.limits) || !('ephemeral-storage' in self.requests) || (type(self.limits['ephemeral-storage']) == int && type(self.requests['ephemeral-storage']) == int ? self.limits['ephemeral-storage'] >= self.requests['ephemeral-storage'] : type(self.limits['ephemeral-storage']) != string || type(self.requests['ephemeral-storage']) != string || !isQuantity(self.limits['ephemeral-storage']) || !isQuantity(self.requests['ephemeral-storage']) || quantity(self.limits['ephemeral-storage']).compareTo(quantity(self.requests['ephemeral-storage'])) >= 0)",messageExpression="'resources.limits.ephemeral-storage (' + string(self.limits['ephemeral-storage']) + ') must be at least resources.requests.ephemeral-storage (' + string(self.requests['ephemeral-storage']) + ')'"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// VolumeMounts mount the Robot's volumes into the container. Each names
@@ -420,16 +449,31 @@ type RobotSidecar struct {
 	// only when its sidecars are. Unset, the sidecar is ready once it has
 	// started.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.httpGet), has(self.tcpSocket), has(self.grpc), has(self.exec)].filter(x, x).size() == 1",message="readinessProbe must have exactly one of httpGet, tcpSocket, grpc or exec: how the kubelet checks the container"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || type(self.httpGet.port) != int || (self.httpGet.port >= 1 && self.httpGet.port <= 65535)) && (!has(self.tcpSocket) || type(self.tcpSocket.port) != int || (self.tcpSocket.port >= 1 && self.tcpSocket.port <= 65535)) && (!has(self.grpc) || (self.grpc.port >= 1 && self.grpc.port <= 65535))",message="readinessProbe's port must be a number from 1 to 65535, or the name of a port"
+	// +kubebuilder:validation:XValidation:rule="!has(self.exec) || (has(self.exec.command) && size(self.exec.command) > 0)",message="readinessProbe.exec.command must name the command to run",fieldPath=".exec"
+	// +kubebuilder:validation:XValidation:rule="[has(self.initialDelaySeconds) ? self.initialDelaySeconds : 0, has(self.timeoutSeconds) ? self.timeoutSeconds : 0, has(self.periodSeconds) ? self.periodSeconds : 0, has(self.successThreshold) ? self.successThreshold : 0, has(self.failureThreshold) ? self.failureThreshold : 0].all(n, n >= 0) && (!has(self.terminationGracePeriodSeconds) || self.terminationGracePeriodSeconds > 0)",message="readinessProbe's initialDelaySeconds, timeoutSeconds, periodSeconds, successThreshold and failureThreshold cannot be negative, and its terminationGracePeriodSeconds must be above 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.terminationGracePeriodSeconds)",message="readinessProbe.terminationGracePeriodSeconds cannot be set: a failing readiness probe does not stop the container",fieldPath=".terminationGracePeriodSeconds"
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 
 	// LivenessProbe tells when the sidecar must be restarted.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.httpGet), has(self.tcpSocket), has(self.grpc), has(self.exec)].filter(x, x).size() == 1",message="livenessProbe must have exactly one of httpGet, tcpSocket, grpc or exec: how the kubelet checks the container"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || type(self.httpGet.port) != int || (self.httpGet.port >= 1 && self.httpGet.port <= 65535)) && (!has(self.tcpSocket) || type(self.tcpSocket.port) != int || (self.tcpSocket.port >= 1 && self.tcpSocket.port <= 65535)) && (!has(self.grpc) || (self.grpc.port >= 1 && self.grpc.port <= 65535))",message="livenessProbe's port must be a number from 1 to 65535, or the name of a port"
+	// +kubebuilder:validation:XValidation:rule="!has(self.exec) || (has(self.exec.command) && size(self.exec.command) > 0)",message="livenessProbe.exec.command must name the command to run",fieldPath=".exec"
+	// +kubebuilder:validation:XValidation:rule="[has(self.initialDelaySeconds) ? self.initialDelaySeconds : 0, has(self.timeoutSeconds) ? self.timeoutSeconds : 0, has(self.periodSeconds) ? self.periodSeconds : 0, has(self.successThreshold) ? self.successThreshold : 0, has(self.failureThreshold) ? self.failureThreshold : 0].all(n, n >= 0) && (!has(self.terminationGracePeriodSeconds) || self.terminationGracePeriodSeconds > 0)",message="livenessProbe's initialDelaySeconds, timeoutSeconds, periodSeconds, successThreshold and failureThreshold cannot be negative, and its terminationGracePeriodSeconds must be above 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="livenessProbe.successThreshold must be 1: the kubelet counts only failures of a liveness probe",fieldPath=".successThreshold"
 	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
 
 	// StartupProbe tells when the sidecar has started: the containers
 	// after it in the pod (the next sidecar, the init containers, the
 	// Robot's) start only then.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.httpGet), has(self.tcpSocket), has(self.grpc), has(self.exec)].filter(x, x).size() == 1",message="startupProbe must have exactly one of httpGet, tcpSocket, grpc or exec: how the kubelet checks the container"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || type(self.httpGet.port) != int || (self.httpGet.port >= 1 && self.httpGet.port <= 65535)) && (!has(self.tcpSocket) || type(self.tcpSocket.port) != int || (self.tcpSocket.port >= 1 && self.tcpSocket.port <= 65535)) && (!has(self.grpc) || (self.grpc.port >= 1 && self.grpc.port <= 65535))",message="startupProbe's port must be a number from 1 to 65535, or the name of a port"
+	// +kubebuilder:validation:XValidation:rule="!has(self.exec) || (has(self.exec.command) && size(self.exec.command) > 0)",message="startupProbe.exec.command must name the command to run",fieldPath=".exec"
+	// +kubebuilder:validation:XValidation:rule="[has(self.initialDelaySeconds) ? self.initialDelaySeconds : 0, has(self.timeoutSeconds) ? self.timeoutSeconds : 0, has(self.periodSeconds) ? self.periodSeconds : 0, has(self.successThreshold) ? self.successThreshold : 0, has(self.failureThreshold) ? self.failureThreshold : 0].all(n, n >= 0) && (!has(self.terminationGracePeriodSeconds) || self.terminationGracePeriodSeconds > 0)",message="startupProbe's initialDelaySeconds, timeoutSeconds, periodSeconds, successThreshold and failureThreshold cannot be negative, and its terminationGracePeriodSeconds must be above 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="startupProbe.successThreshold must be 1: the kubelet counts only failures of a startup probe",fieldPath=".successThreshold"
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
 }
 
@@ -562,12 +606,19 @@ type RobotPlacement struct {
 	// NodeSelector limits the pods to the nodes that have these labels.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",message="every placement.nodeSelector key must be a label key: an optional DNS subdomain prefix (such as example.com) and '/', then a name of at most 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.labelValue().validate(self[k]).hasValue())",message="every placement.nodeSelector value must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty"
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// Tolerations let the pods run on nodes with matching taints.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['Equal', 'Exists'])",message="a toleration's operator must be Equal or Exists"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.effect) || t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="a toleration's effect must be NoSchedule, PreferNoSchedule or NoExecute, or unset for every effect"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator != 'Exists' || !has(t.value) || t.value == '')",message="a toleration with operator Exists cannot have a value: it matches every value of the taint's key"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, (has(t.key) && t.key != '') || (has(t.operator) && t.operator == 'Exists'))",message="a toleration without a key must have operator Exists: it then tolerates every taint"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="a toleration's tolerationSeconds can be set only with effect NoExecute"
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// Affinity is the pods' node affinity and pod (anti-)affinity.
@@ -581,11 +632,13 @@ type RobotPlacement struct {
 	// +listMapKey=topologyKey
 	// +listMapKey=whenUnsatisfiable
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.maxSkew >= 1 && c.whenUnsatisfiable in ['DoNotSchedule', 'ScheduleAnyway'] && (!has(c.minDomains) || (c.minDomains >= 1 && c.whenUnsatisfiable == 'DoNotSchedule')))",message="a topology spread constraint has a maxSkew of at least 1, whenUnsatisfiable DoNotSchedule or ScheduleAnyway, and a minDomains of at least 1 only with DoNotSchedule"
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 
 	// PriorityClassName is the PriorityClass of the pods.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="priorityClassName must be the name of a PriorityClass: lower-case letters, digits, '-' and '.'"
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
@@ -605,7 +658,7 @@ type RobotHTTP struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=253
-	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule=`self.all(h, h.matches(r'^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'))`,message="hostnames are lower-case DNS names, with no scheme, port or path, such as robot.example.com, or *.example.com for every name under example.com"
 	Hostnames []string `json:"hostnames,omitempty"`
 
 	// PathPrefixes are the path prefixes routed to the Robot. Unset, "/":
@@ -614,7 +667,7 @@ type RobotHTTP struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=1024
-	// +kubebuilder:validation:items:Pattern=`^/[^;?#\s]*$`
+	// +kubebuilder:validation:XValidation:rule=`self.all(p, p.matches(r'^/([-A-Za-z0-9/._~!$&()*+,=:@]|%[0-9a-fA-F]{2})*$') && !p.contains('//') && !p.contains('/./') && !p.contains('/../') && !p.lowerAscii().contains('%2f') && !p.endsWith('/.') && !p.endsWith('/..'))`,message="pathPrefixes are paths such as /api: they start with '/', hold no spaces, quotes, '?', '#' or ';', no '//', '/./' or '/../', no %2F, and do not end in '/.' or '/..'"
 	PathPrefixes []string `json:"pathPrefixes,omitempty"`
 
 	// Port names the port of spec.ports that the requests go to, through
@@ -635,12 +688,14 @@ type RobotGateway struct {
 	// of another namespace must allow routes from the Robot's.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a gateway's namespace must be the name of a namespace: lower-case letters, digits and '-', starting and ending with a letter or digit"
 	Namespace string `json:"namespace,omitempty"`
 
 	// SectionName names one listener of the Gateway. Unset, every
 	// listener that allows the route.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="a gateway's sectionName must be the name of one of its listeners: lower-case letters, digits, '-' and '.'"
 	SectionName string `json:"sectionName,omitempty"`
 }
 
@@ -691,6 +746,7 @@ type RobotService struct {
 	// +kubebuilder:validation:XValidation:rule="!('robot.dev/spec-hash' in self)",message="service.annotations cannot set robot.dev/spec-hash: the operator records on it what it applied"
 	// +kubebuilder:validation:XValidation:rule="!('service.beta.kubernetes.io/load-balancer-source-ranges' in self)",message="service.annotations cannot set service.beta.kubernetes.io/load-balancer-source-ranges: set service.loadBalancerSourceRanges, the field the API server reads first"
 	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(self[k])).sum() <= 262144",message="service.annotations must be at most 256 KiB in all (keys and values), as a Service's annotations"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k.lowerAscii()).hasValue())",message="every service.annotations key must be an annotation key: an optional DNS subdomain prefix (such as example.com) and '/', then a name of at most 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
 	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// Labels are added to the Service's labels, for example for a
@@ -704,6 +760,8 @@ type RobotService struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['robot.dev/name', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/name', 'app.kubernetes.io/instance']))",message="service.labels cannot set robot.dev/name, app.kubernetes.io/managed-by, app.kubernetes.io/name or app.kubernetes.io/instance: the operator sets them, and finds the Robot's Service by them"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 63)",message="a service.labels value must be at most 63 characters, as every label value"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",message="every service.labels key must be a label key: an optional DNS subdomain prefix (such as example.com) and '/', then a name of at most 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.labelValue().validate(self[k]).hasValue())",message="every service.labels value must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty"
 	Labels map[string]string `json:"labels,omitempty"`
 
 	// ExternalTrafficPolicy is how a NodePort or LoadBalancer Service

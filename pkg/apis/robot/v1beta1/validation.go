@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -360,7 +361,8 @@ func isZero(value *intstr.IntOrString) bool {
 // ValidateContainers checks spec.initContainers and spec.sidecars on their
 // own: at most MaxInitContainers and MaxSidecars; each named by a DNS-1123
 // label that is not ContainerName and that no other of them has; an image
-// without spaces; its lists within their bounds, env and volumeMounts
+// reference (ValidateImage); limits at least requests (ValidateResources);
+// a sidecar's probes (ValidateProbes); its lists within their bounds, env and volumeMounts
 // without two of one key; a sidecar's ports as spec.ports' are checked.
 // ValidateContainerReferences checks what they refer to elsewhere in the
 // spec.
@@ -403,6 +405,10 @@ func ValidateContainers(initContainers []RobotContainer, sidecars []RobotSidecar
 				return fmt.Errorf("%s.ports[%d] cannot set servicePort or nodePort: a sidecar's ports are not on the Robot's Service, which exposes spec.ports", path, j)
 			}
 		}
+		sidecar := &sidecars[i]
+		if err := ValidateProbes(path, sidecar.ReadinessProbe, sidecar.LivenessProbe, sidecar.StartupProbe); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -410,13 +416,16 @@ func ValidateContainers(initContainers []RobotContainer, sidecars []RobotSidecar
 // validateContainer checks what the CRD's schema says of one container's
 // fields.
 func validateContainer(path string, c *RobotContainer) error {
+	if err := ValidateImage(path+".image", c.Image); err != nil {
+		return err
+	}
+	if err := ValidateResources(path+".resources", c.Resources); err != nil {
+		return err
+	}
+	if err := ValidateEnv(path, c.Env, c.EnvFrom); err != nil {
+		return err
+	}
 	switch {
-	case c.Image == "":
-		return fmt.Errorf("%s.image must not be empty", path)
-	case len(c.Image) > maxImageLength:
-		return fmt.Errorf("%s.image must be at most %d characters, not %d", path, maxImageLength, len(c.Image))
-	case strings.ContainsAny(c.Image, " \t\n\v\f\r"):
-		return fmt.Errorf("%s.image %q must be an image reference without spaces", path, c.Image)
 	case len(c.Command) > maxArgs:
 		return fmt.Errorf("%s.command must have at most %d items, not %d", path, maxArgs, len(c.Command))
 	case len(c.Args) > maxArgs:
@@ -562,6 +571,146 @@ func ValidateShutdown(gracePeriodSeconds *int64, preStop *RobotPreStop) error {
 		return fmt.Errorf("spec.preStop.sleep.seconds (%d) must be below terminationGracePeriodSeconds (%d), so that the container has time to stop after the sleep", preStop.Sleep.Seconds, grace)
 	case preStop.Exec != nil && (len(preStop.Exec.Command) < 1 || len(preStop.Exec.Command) > maxArgs):
 		return fmt.Errorf("spec.preStop.exec.command must have 1 to %d items, not %d", maxArgs, len(preStop.Exec.Command))
+	}
+	return nil
+}
+
+// ImageReferencePattern is the form of an image reference, as the container
+// runtimes parse one (github.com/distribution/reference): an optional
+// registry host, with a port, and '/'; a lower-case repository path; an
+// optional tag; an optional digest of a known algorithm. The CRD's rule on
+// every image has the same expression: the conversion's tests run one table
+// through both.
+const ImageReferencePattern = `^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][-a-zA-Z0-9]*[a-zA-Z0-9])(?:[.](?:[a-zA-Z0-9]|[a-zA-Z0-9][-a-zA-Z0-9]*[a-zA-Z0-9]))*(?::[0-9]+)?/|\[[a-fA-F0-9:]+\](?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][-a-zA-Z0-9_.]{0,127})?(?:@sha256:[a-f0-9]{64}|@sha384:[a-f0-9]{96}|@sha512:[a-f0-9]{128})?$`
+
+var (
+	imageReference = regexp.MustCompile(ImageReferencePattern)
+	twoTags        = regexp.MustCompile(`^[^@]*:[^/@]*:[^/@]*(@.*)?$`)
+	emptyTag       = regexp.MustCompile(`:(@|$)`)
+	upperCase      = regexp.MustCompile(`[A-Z]`)
+)
+
+// ValidateImage checks the image at path, as the CRD's rules do: no spaces,
+// and an image reference. Its message says what is wrong with the
+// reference in the CRD's words.
+func ValidateImage(path, image string) error {
+	switch {
+	case image == "":
+		return fmt.Errorf("%s must not be empty", path)
+	case len(image) > maxImageLength:
+		return fmt.Errorf("%s must be at most %d characters, not %d", path, maxImageLength, len(image))
+	case strings.ContainsAny(image, " \t\n\v\f\r"):
+		return fmt.Errorf("%s %q must be an image reference without spaces", path, image)
+	case imageReference.MatchString(image):
+		return nil
+	}
+	what := "is not one"
+	switch {
+	case twoTags.MatchString(image):
+		what = "has two tags"
+	case emptyTag.MatchString(image):
+		what = `has a ":" with no tag after it`
+	case strings.Contains(image, "@"):
+		what = "has a digest that is not sha256:, sha384: or sha512: followed by 64, 96 or 128 lower-case hex digits"
+	case upperCase.MatchString(image):
+		what = "has upper-case letters: a repository name is lower-case"
+	}
+	return fmt.Errorf("%s must be an image reference such as nginx:1.27 or registry.example.com/team/app@sha256:…; %q %s", path, image, what)
+}
+
+// ValidateResources checks the resources at path as the CRD's rules do:
+// the limit of cpu, memory and ephemeral-storage at least its request, which
+// the API server requires of a pod's container.
+func ValidateResources(path string, resources corev1.ResourceRequirements) error {
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
+		limit, limited := resources.Limits[name]
+		request, requested := resources.Requests[name]
+		if limited && requested && limit.Cmp(request) < 0 {
+			return fmt.Errorf("%s.limits.%s (%s) must be at least %s.requests.%s (%s)", path, name, limit.String(), path, name, request.String())
+		}
+	}
+	return nil
+}
+
+// ValidateProbe checks the probe at path, the container's probe called
+// name (readinessProbe, livenessProbe or startupProbe), as the CRD's rules
+// do: exactly one action, port numbers from 1 to 65535, an exec with a
+// command, no negative number, successThreshold 1 for a liveness or startup
+// probe and no terminationGracePeriodSeconds for a readiness probe, as the
+// API server requires of a pod.
+func ValidateProbe(path, name string, probe *corev1.Probe) error {
+	if probe == nil {
+		return nil
+	}
+	actions := 0
+	for _, set := range []bool{probe.HTTPGet != nil, probe.TCPSocket != nil, probe.GRPC != nil, probe.Exec != nil} {
+		if set {
+			actions++
+		}
+	}
+	if actions != 1 {
+		return fmt.Errorf("%s must have exactly one of httpGet, tcpSocket, grpc or exec: how the kubelet checks the container", path)
+	}
+	outOfRange := func(port *intstr.IntOrString) bool {
+		return port != nil && port.Type == intstr.Int && (port.IntVal < 1 || port.IntVal > 65535)
+	}
+	if outOfRange(httpGetPort(probe)) || outOfRange(tcpSocketPort(probe)) || probe.GRPC != nil && (probe.GRPC.Port < 1 || probe.GRPC.Port > 65535) {
+		return fmt.Errorf("%s's port must be a number from 1 to 65535, or the name of a port", path)
+	}
+	if probe.Exec != nil && len(probe.Exec.Command) == 0 {
+		return fmt.Errorf("%s.exec.command must name the command to run", path)
+	}
+	if min(probe.InitialDelaySeconds, probe.TimeoutSeconds, probe.PeriodSeconds, probe.SuccessThreshold, probe.FailureThreshold) < 0 ||
+		probe.TerminationGracePeriodSeconds != nil && *probe.TerminationGracePeriodSeconds <= 0 {
+		return fmt.Errorf("%s's initialDelaySeconds, timeoutSeconds, periodSeconds, successThreshold and failureThreshold cannot be negative, and its terminationGracePeriodSeconds must be above 0", path)
+	}
+	switch {
+	case name == "readinessProbe" && probe.TerminationGracePeriodSeconds != nil:
+		return fmt.Errorf("%s.terminationGracePeriodSeconds cannot be set: a failing readiness probe does not stop the container", path)
+	case name != "readinessProbe" && probe.SuccessThreshold != 0 && probe.SuccessThreshold != 1:
+		return fmt.Errorf("%s.successThreshold must be 1: the kubelet counts only failures of a %s probe", path, strings.TrimSuffix(name, "Probe"))
+	}
+	return nil
+}
+
+// ValidateProbes checks the readiness, liveness and startup probes of the
+// container at path with ValidateProbe.
+func ValidateProbes(path string, readiness, liveness, startup *corev1.Probe) error {
+	for _, probe := range []struct {
+		name  string
+		probe *corev1.Probe
+	}{{"readinessProbe", readiness}, {"livenessProbe", liveness}, {"startupProbe", startup}} {
+		if err := ValidateProbe(path+"."+probe.name, probe.name, probe.probe); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateEnv checks the env and envFrom of the container at path as the
+// CRD's rules do, and as the API server does in a pod: a variable has a
+// value or a valueFrom, not both, and a valueFrom exactly one source; an
+// envFrom entry exactly one of configMapRef and secretRef.
+func ValidateEnv(path string, env []corev1.EnvVar, envFrom []corev1.EnvFromSource) error {
+	for i, e := range env {
+		if e.ValueFrom == nil {
+			continue
+		}
+		from := e.ValueFrom
+		sources := 0
+		for _, set := range []bool{from.FieldRef != nil, from.ResourceFieldRef != nil, from.ConfigMapKeyRef != nil, from.SecretKeyRef != nil, from.FileKeyRef != nil} {
+			if set {
+				sources++
+			}
+		}
+		if e.Value != "" || sources != 1 {
+			return fmt.Errorf("%s.env[%d] (%q): an env variable has a value or a valueFrom, not both, and a valueFrom has exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef or fileKeyRef", path, i, e.Name)
+		}
+	}
+	for i, e := range envFrom {
+		if (e.ConfigMapRef == nil) == (e.SecretRef == nil) {
+			return fmt.Errorf("%s.envFrom[%d]: every envFrom entry has exactly one of configMapRef or secretRef", path, i)
+		}
 	}
 	return nil
 }

@@ -21,6 +21,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 // TestValidateService: spec.service as Kubernetes checks a Service's
@@ -87,6 +92,79 @@ func TestValidateService(t *testing.T) {
 	}
 	if err := ValidateService(nil); err != nil {
 		t.Errorf("no service: %v", err)
+	}
+}
+
+// TestValidateResourcesAndProbes: a limit below its request, and the
+// probes the API server refuses in a pod, as the CRD's rules refuse them.
+func TestValidateResourcesAndProbes(t *testing.T) {
+	resources := func(limit, request string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limit)},
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(request)},
+		}
+	}
+	if err := ValidateResources("spec.resources", resources("1Gi", "128Mi")); err != nil {
+		t.Errorf("limit above request: %v", err)
+	}
+	if err := ValidateResources("spec.resources", resources("64Mi", "128Mi")); err == nil ||
+		err.Error() != "spec.resources.limits.memory (64Mi) must be at least spec.resources.requests.memory (128Mi)" {
+		t.Errorf("limit below request: %v", err)
+	}
+	exec := corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}
+	for _, tt := range []struct {
+		name, field string
+		probe       corev1.Probe
+		want        string // "" for none
+	}{
+		{"exec", "livenessProbe", corev1.Probe{ProbeHandler: exec, SuccessThreshold: 1}, ""},
+		{"named port", "readinessProbe", corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}, ""},
+		{"no action", "readinessProbe", corev1.Probe{PeriodSeconds: 5}, "exactly one of httpGet, tcpSocket, grpc or exec"},
+		{"two actions", "readinessProbe", corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: exec.Exec, GRPC: &corev1.GRPCAction{Port: 9090}}}, "exactly one of"},
+		{"port 0", "readinessProbe", corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(0)}}}, "from 1 to 65535"},
+		{"no command", "livenessProbe", corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{}}}, "exec.command must name the command"},
+		{"negative", "startupProbe", corev1.Probe{ProbeHandler: exec, FailureThreshold: -1}, "cannot be negative"},
+		{"liveness threshold", "livenessProbe", corev1.Probe{ProbeHandler: exec, SuccessThreshold: 2}, "successThreshold must be 1"},
+		{"readiness threshold", "readinessProbe", corev1.Probe{ProbeHandler: exec, SuccessThreshold: 2}, ""},
+		{"readiness grace", "readinessProbe", corev1.Probe{ProbeHandler: exec, TerminationGracePeriodSeconds: ptr.To[int64](5)}, "cannot be set"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateProbe("spec."+tt.field, tt.field, &tt.probe)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestValidateEnv: a variable with a value and a valueFrom, a valueFrom of
+// no source, an envFrom of two, as the CRD's rules refuse them.
+func TestValidateEnv(t *testing.T) {
+	secretKey := &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "password"}}
+	for _, tt := range []struct {
+		name    string
+		env     []corev1.EnvVar
+		envFrom []corev1.EnvFromSource
+		want    string // "" for none
+	}{
+		{"value", []corev1.EnvVar{{Name: "A", Value: "1"}}, nil, ""},
+		{"valueFrom", []corev1.EnvVar{{Name: "A", ValueFrom: secretKey}}, []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{}}}, ""},
+		{"both", []corev1.EnvVar{{Name: "A", Value: "1", ValueFrom: secretKey}}, nil, `spec.env[0] ("A"): an env variable has a value or a valueFrom, not both`},
+		{"no source", []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{}}}, nil, "exactly one of fieldRef"},
+		{"envFrom of none", nil, []corev1.EnvFromSource{{Prefix: "X_"}}, "spec.envFrom[0]: every envFrom entry has exactly one of configMapRef or secretRef"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateEnv("spec", tt.env, tt.envFrom)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
 	}
 }
 
