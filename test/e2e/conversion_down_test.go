@@ -18,6 +18,11 @@ import (
 // uses the stored version (v1beta1 clients, the garbage collector) goes on,
 // v1alpha1 requests fail with the API server's message naming the webhook,
 // and everything converges once a replica is back.
+//
+// It runs among the exclusive tests before upgrade_test.go's, which delete
+// the Robot CRD and make it again: after that, Kubernetes 1.35's garbage
+// collector was seen not to watch Robots for minutes, and deleted no
+// Deployment of a deleted Robot in that time.
 func TestWebhookDown(t *testing.T) {
 	exclusive(t, "stops the shared operator, and with it the only conversion webhook")
 	ctx := t.Context()
