@@ -1,6 +1,8 @@
 package status
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/robot-operator/robot-operator/internal/robottest"
@@ -115,5 +117,32 @@ func TestAddressIsApplied(t *testing.T) {
 	}
 	if ac := ApplyConfiguration(robot, &robotv1beta1.RobotStatus{}); ac.Status.Address != nil {
 		t.Errorf("a Robot without a Service applies an address: %+v", ac.Status.Address)
+	}
+}
+
+// TestRouteAddressIsBounded: a route of 16 hostnames and 16 long path
+// prefixes, as the schema admits, would put 256 URLs of over a kilobyte
+// each in every status write; the address keeps the first few.
+func TestRouteAddressIsBounded(t *testing.T) {
+	robot := robottest.NewRobot("web", 1)
+	robot.Spec.HTTP = &robotv1beta1.RobotHTTP{Gateways: []robotv1beta1.RobotGateway{{Name: "public"}}}
+	deployment := liveDeployment(t, robot)
+	now := metav1.NewTime(robottest.FixtureNow)
+	yes := metav1.Condition{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: 1}
+	route := routeOf(robot, 1, map[string]metav1.Condition{"public": yes}, "public")
+	route.Spec.Hostnames, route.Spec.Rules = nil, []gatewayv1.HTTPRouteRule{{}}
+	for i := range 16 {
+		route.Spec.Hostnames = append(route.Spec.Hostnames, gatewayv1.Hostname(fmt.Sprintf("host-%d.example.com", i)))
+		path := fmt.Sprintf("/%d/%s", i, strings.Repeat("p", 1000))
+		route.Spec.Rules[0].Matches = append(route.Spec.Rules[0].Matches, gatewayv1.HTTPRouteMatch{
+			Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To(path)}})
+	}
+	status, _ := Diagnosed(robot, deployment, serviceOf(corev1.ServiceTypeClusterIP), nil, nil, nil, now)
+	WithRoute(robot, &status, route, nil, nil, now)
+	if n := len(status.Address.RouteURLs); n != 16 {
+		t.Errorf("%d route URLs, want the first 16", n)
+	}
+	if want := "http://host-0.example.com/0/" + strings.Repeat("p", 1000); status.Address.URL != want {
+		t.Errorf("url %.60q..., want the first route URL", status.Address.URL)
 	}
 }
