@@ -71,11 +71,18 @@ func hostURL(host string, port int32) string {
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
+// maxRouteURLs is how many of its route's URLs a Robot's address keeps.
+const maxRouteURLs = 16
+
 // routeURLs returns the URLs of route, the Robot's HTTPRoute as cached:
 // http://HOST/PATH for each hostname and path prefix of its rules. A
 // wildcard hostname names no one host, and a route without hostnames takes
 // the Gateway's, which is not read here: neither gives a URL. The scheme
 // is http: whether the Gateway's listener serves https is not known here.
+//
+// It returns the first maxRouteURLs: the schema admits 16 hostnames times 16
+// path prefixes of up to 1024 characters, which would be a third of a
+// megabyte in every status write.
 func routeURLs(route *gatewayv1.HTTPRoute) []string {
 	var urls []string
 	seen := map[string]bool{}
@@ -92,6 +99,9 @@ func routeURLs(route *gatewayv1.HTTPRoute) []string {
 				if url := "http://" + string(hostname) + path; !seen[url] {
 					seen[url] = true
 					urls = append(urls, url)
+					if len(urls) == maxRouteURLs {
+						return urls
+					}
 				}
 			}
 		}

@@ -43,7 +43,7 @@ type RobotAddressApplyConfiguration struct {
 	LoadBalancer *RobotLoadBalancerAddressApplyConfiguration `json:"loadBalancer,omitempty"`
 	// RouteURLs are the URLs of the Robot's HTTPRoute, once every Gateway
 	// it attaches to accepted it: http://HOST/PATH for each hostname and
-	// path prefix of the route. The scheme is always http (the Gateway's
+	// path prefix of the route, the first 16 of them. The scheme is always http (the Gateway's
 	// listener may serve https), and a route with no hostnames has none,
 	// since the host is the Gateway's.
 	RouteURLs []string `json:"routeURLs,omitempty"`
