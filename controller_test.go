@@ -247,90 +247,15 @@ func (f *fixture) run(ctx context.Context, key cache.ObjectName) time.Duration {
 	if err != nil {
 		f.t.Fatalf("syncing %v: %v", key, err)
 	}
-	f.checkActions("robot", f.robotActions, filterInformerActions(f.robotClient.Actions()))
-	f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
+	f.checkActions("robot", f.robotActions, robottest.FilterInformerActions(f.robotClient.Actions()))
+	f.checkActions("kube", f.kubeActions, robottest.FilterInformerActions(f.kubeClient.Actions()))
 	return requeueAfter
 }
 
+// checkActions compares the requests client got with those expected.
 func (f *fixture) checkActions(client string, expected, actual []core.Action) {
 	f.t.Helper()
-	for i, action := range actual {
-		if i >= len(expected) {
-			f.t.Errorf("%s client: %d unexpected requests, the first: %s", client, len(actual)-len(expected), describe(action))
-			return
-		}
-		checkAction(f.t, expected[i], action)
-	}
-	if len(expected) > len(actual) {
-		f.t.Errorf("%s client: %d more requests expected, the first: %s", client, len(expected)-len(actual), describe(expected[len(actual)]))
-	}
-}
-
-// checkAction compares verb, resource, subresource, name and body.
-func checkAction(t *testing.T, expected, actual core.Action) {
-	t.Helper()
-	if describe(expected) != describe(actual) {
-		t.Errorf("expected request %s, got %s", describe(expected), describe(actual))
-		return
-	}
-	if e, ok := expected.(core.CreateAction); ok {
-		if d := diff.Diff(e.GetObject(), actual.(core.CreateAction).GetObject()); d != "" {
-			t.Errorf("%s: object differs (-want +got):\n%s", describe(actual), d)
-		}
-		return
-	}
-	e, ok := expected.(core.PatchAction)
-	if !ok {
-		return
-	}
-	a := actual.(core.PatchAction)
-	if e.GetPatchType() != a.GetPatchType() {
-		t.Errorf("%s: expected patch type %s, got %s", describe(actual), e.GetPatchType(), a.GetPatchType())
-	}
-	var want, got any
-	if err := json.Unmarshal(e.GetPatch(), &want); err != nil {
-		t.Fatalf("expected patch of %s: %v", describe(expected), err)
-	}
-	if err := json.Unmarshal(a.GetPatch(), &got); err != nil {
-		t.Fatalf("patch of %s: %v", describe(actual), err)
-	}
-	if d := diff.Diff(want, got); d != "" {
-		t.Errorf("%s: patch differs (-want +got):\n%s", describe(actual), d)
-	}
-}
-
-func describe(action core.Action) string {
-	s := action.GetVerb() + " " + action.GetResource().Resource
-	if sub := action.GetSubresource(); sub != "" {
-		s += "/" + sub
-	}
-	s += " " + action.GetNamespace()
-	switch a := action.(type) {
-	case core.GetAction:
-		s += "/" + a.GetName()
-	case core.PatchAction:
-		s += "/" + a.GetName()
-	case core.CreateAction:
-		if object, err := meta.Accessor(a.GetObject()); err == nil {
-			s += "/" + object.GetName()
-		}
-	}
-	return s
-}
-
-// filterInformerActions drops the list and watch requests of the informers,
-// and the events the broadcaster may send.
-func filterInformerActions(actions []core.Action) []core.Action {
-	var out []core.Action
-	for _, action := range actions {
-		if action.Matches("list", action.GetResource().Resource) ||
-			action.Matches("watch", action.GetResource().Resource) ||
-			action.GetResource().Resource == "events" {
-			continue
-		}
-		out = append(out, action)
-	}
-	return out
+	robottest.CheckActions(f.t, client, expected, actual)
 }
 
 // One expectation helper per kind of request.
@@ -718,7 +643,7 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 // the test unless that was the one request to the Robot client.
 func (f *fixture) onlyStatusWrite() robotv1beta1.Robot {
 	f.t.Helper()
-	actions := filterInformerActions(f.robotClient.Actions())
+	actions := robottest.FilterInformerActions(f.robotClient.Actions())
 	if len(actions) != 1 {
 		f.t.Fatalf("expected one status write, got %d", len(actions))
 	}
@@ -764,9 +689,9 @@ func TestOneCreatedEventPerSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	var creates []string
-	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+	for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
 		if action.GetVerb() == "create" {
-			creates = append(creates, describe(action))
+			creates = append(creates, robottest.Describe(action))
 		}
 	}
 	if want := []string{"create deployments default/test", "create services default/test", "create poddisruptionbudgets default/test"}; fmt.Sprint(creates) != fmt.Sprint(want) {
@@ -874,14 +799,14 @@ func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(filterInformerActions(f.robotClient.Actions())); n != 1 {
+	if n := len(robottest.FilterInformerActions(f.robotClient.Actions())); n != 1 {
 		t.Fatalf("first sync: %d status writes, want 1", n)
 	}
 	// The cache has not seen that write yet; a second sync must not repeat it.
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(filterInformerActions(f.robotClient.Actions())); n != 1 {
+	if n := len(robottest.FilterInformerActions(f.robotClient.Actions())); n != 1 {
 		t.Errorf("a sync against the stale cache wrote again: %d status writes in all, want 1", n)
 	}
 }
@@ -902,7 +827,7 @@ func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
 	if err != nil || requeueAfter != 0 {
 		t.Errorf("sync returned %v, %v; want neither a retry nor a recheck", requeueAfter, err)
 	}
-	if actions := filterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
+	if actions := robottest.FilterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
 		t.Errorf("wrote the status of a Robot whose namespace is going away: %v", actions)
 	}
 }
@@ -1269,7 +1194,7 @@ func TestProcessNextWorkItemSuccessForgetsTheBackoff(t *testing.T) {
 		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
 	}
 	// The sync ran in full: it created the Deployment and wrote the status.
-	if n := len(filterInformerActions(f.robotClient.Actions())); n != 1 {
+	if n := len(robottest.FilterInformerActions(f.robotClient.Actions())); n != 1 {
 		t.Fatalf("%d Robot writes, want the status write of a sync that succeeded", n)
 	}
 	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Forget", key: key}}); got != want {
@@ -1495,11 +1420,11 @@ func TestRunDrainsTheSyncInFlight(t *testing.T) {
 		t.Errorf("the in-flight sync's Deployment: %v", err)
 	}
 	var kubeRequests, robotRequests []string
-	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
-		kubeRequests = append(kubeRequests, describe(action))
+	for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
+		kubeRequests = append(kubeRequests, robottest.Describe(action))
 	}
-	for _, action := range filterInformerActions(f.robotClient.Actions()) {
-		robotRequests = append(robotRequests, describe(action))
+	for _, action := range robottest.FilterInformerActions(f.robotClient.Actions()) {
+		robotRequests = append(robotRequests, robottest.Describe(action))
 	}
 	// Nothing at all about the queued Robot: its sync never started.
 	if got, want := fmt.Sprint(kubeRequests), fmt.Sprint([]string{"create deployments default/in-flight"}); got != want {
@@ -1555,7 +1480,7 @@ func TestRunCancelsTheSyncInFlightAfterTheShutdownTimeout(t *testing.T) {
 	}
 	// The sync ends as a failure, without a status write: the next leader
 	// syncs the Robot again.
-	if actions := filterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
+	if actions := robottest.FilterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
 		t.Errorf("Robot writes %v after the sync was cancelled, want none", actions)
 	}
 	if success, failed := syncCounts(c); success != 0 || failed != 1 {
@@ -1787,9 +1712,9 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 		t.Errorf("%v was requeued with backoff %d times, want never", nextKey, n)
 	}
 	var written []string
-	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+	for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
 		if action.GetVerb() == "create" || action.GetVerb() == "patch" {
-			written = append(written, describe(action))
+			written = append(written, robottest.Describe(action))
 		}
 	}
 	if want := "create deployments default/next"; len(written) != 1 || written[0] != want {
@@ -1798,8 +1723,8 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 	// No status write with the expired context of the stuck sync: the
 	// next Robot's is the only one.
 	var statuses []string
-	for _, action := range filterInformerActions(f.robotClient.Actions()) {
-		statuses = append(statuses, describe(action))
+	for _, action := range robottest.FilterInformerActions(f.robotClient.Actions()) {
+		statuses = append(statuses, robottest.Describe(action))
 	}
 	if want := "patch robots/status default/next"; len(statuses) != 1 || statuses[0] != want {
 		t.Errorf("Robot writes %q, want [%q]", statuses, want)
@@ -1910,11 +1835,11 @@ func TestDeploymentCreatedAfterTheCacheMissIsLeftAlone(t *testing.T) {
 		t.Errorf("the operator changed someone else's Deployment (-theirs +now):\n%s", d)
 	}
 	for _, action := range f.kubeClient.Actions() {
-		t.Logf("request: %s", describe(action))
+		t.Logf("request: %s", robottest.Describe(action))
 	}
 
 	var statuses []robotv1beta1.Robot
-	for _, action := range filterInformerActions(f.robotClient.Actions()) {
+	for _, action := range robottest.FilterInformerActions(f.robotClient.Actions()) {
 		var applied robotv1beta1.Robot
 		if err := json.Unmarshal(action.(core.PatchAction).GetPatch(), &applied); err != nil {
 			t.Fatal(err)
@@ -1949,9 +1874,9 @@ func TestNewRobotCostsOneRequest(t *testing.T) {
 		t.Fatalf("sync: %v", err)
 	}
 	var requests []string
-	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+	for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
 		if action.GetResource() == robottest.DeploymentsResource {
-			requests = append(requests, describe(action))
+			requests = append(requests, robottest.Describe(action))
 		}
 	}
 	if len(requests) != 1 || !strings.HasPrefix(requests[0], "create deployments ") {
@@ -1992,7 +1917,7 @@ func stampDeployments(t *testing.T, client *k8sfake.Clientset) {
 		}
 		deployment.ResourceVersion = strconv.FormatInt(last.Add(1), 10)
 		if err := client.Tracker().Update(robottest.DeploymentsResource, deployment, deployment.Namespace); err != nil {
-			t.Errorf("stamping %s: %v", describe(action), err)
+			t.Errorf("stamping %s: %v", robottest.Describe(action), err)
 		}
 		return true, deployment, nil
 	})
@@ -2211,8 +2136,8 @@ func TestFieldsTheRobotDropsLeaveTheDeployment(t *testing.T) {
 			}
 			deployment := obj.(*appsv1.Deployment)
 			var requests []string
-			for _, action := range filterInformerActions(f.kubeClient.Actions()) {
-				requests = append(requests, describe(action))
+			for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
+				requests = append(requests, robottest.Describe(action))
 			}
 			if wrong := tc.want(deployment); wrong != "" {
 				t.Errorf("the Deployment still has what the Robot no longer asks for: %s\nrequests: %q\nmanagedFields: %s", wrong, requests, robottest.MustString(deployment.ManagedFields))
@@ -2283,7 +2208,7 @@ func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
 			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
-			f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
+			f.checkActions("kube", f.kubeActions, robottest.FilterInformerActions(f.kubeClient.Actions()))
 			if !tc.wantClaim {
 				return
 			}
@@ -2353,8 +2278,8 @@ func TestFailedClaimIsRetried(t *testing.T) {
 		t.Fatalf("sync returned %v; want an error to retry with backoff", err)
 	}
 	var requests []string
-	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
-		requests = append(requests, describe(action))
+	for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
+		requests = append(requests, robottest.Describe(action))
 	}
 	if want := []string{"patch deployments default/test"}; !slices.Equal(requests, want) {
 		t.Errorf("requests %q, want %q: no apply once the claim failed", requests, want)
@@ -2406,7 +2331,7 @@ func (f *fixture) checkDeletePreconditions() {
 	for _, action := range f.kubeClient.Actions() {
 		if del, ok := action.(core.DeleteAction); ok {
 			if p := del.GetDeleteOptions().Preconditions; p == nil || p.UID == nil || *p.UID == "" {
-				f.t.Errorf("%s has no UID precondition", describe(action))
+				f.t.Errorf("%s has no UID precondition", robottest.Describe(action))
 			}
 		}
 	}
@@ -2454,7 +2379,7 @@ func TestServiceNameThatCannotBeIsNotSent(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	if actions := filterInformerActions(f.kubeClient.Actions()); len(actions) != 0 {
+	if actions := robottest.FilterInformerActions(f.kubeClient.Actions()); len(actions) != 0 {
 		t.Errorf("sent %d requests for the Robot's Deployment or Service, want none: %v", len(actions), actions)
 	}
 	written := f.onlyStatusWrite()
@@ -2483,13 +2408,13 @@ func TestBadServiceAnnotationKeepsTheDeployment(t *testing.T) {
 		t.Fatalf("sync: %v", err)
 	}
 	var writes []string
-	for _, action := range filterInformerActions(f.kubeClient.Actions()) {
+	for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
 		writes = append(writes, action.GetVerb()+" "+action.GetResource().Resource)
 	}
 	if !slices.Contains(writes, "create deployments") || slices.ContainsFunc(writes, func(w string) bool { return strings.HasSuffix(w, " services") }) {
 		t.Errorf("requests %q, want the Deployment created and nothing sent for the Service", writes)
 	}
-	robots := filterInformerActions(f.robotClient.Actions())
+	robots := robottest.FilterInformerActions(f.robotClient.Actions())
 	if len(robots) == 0 {
 		t.Fatal("no status written")
 	}
@@ -2524,7 +2449,7 @@ func TestServiceTypeNotAllowed(t *testing.T) {
 	if requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil || requeueAfter != 0 {
 		t.Fatalf("sync: requeue after %v, %v; want neither", requeueAfter, err)
 	}
-	if actions := filterInformerActions(f.kubeClient.Actions()); len(actions) != 0 {
+	if actions := robottest.FilterInformerActions(f.kubeClient.Actions()); len(actions) != 0 {
 		t.Errorf("sent %d requests for the Robot's Deployment or Service, want none: %v", len(actions), actions)
 	}
 	written := f.onlyStatusWrite()
@@ -2555,7 +2480,7 @@ func TestServiceTypeNotAllowed(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	if actions := filterInformerActions(allowed.kubeClient.Actions()); len(actions) != 1 || actions[0].GetVerb() != "create" || actions[0].GetResource().Resource != "services" {
+	if actions := robottest.FilterInformerActions(allowed.kubeClient.Actions()); len(actions) != 1 || actions[0].GetVerb() != "create" || actions[0].GetResource().Resource != "services" {
 		t.Errorf("a ClusterIP Robot sent %v, want its Service created", actions)
 	}
 }
@@ -3020,7 +2945,7 @@ func TestFightWithAnotherWriter(t *testing.T) {
 		}
 	}
 	t.Logf("%d reverts in %v of a writer every second, at %v", len(applies), fight, offsets(applies))
-	statusWrites := len(filterInformerActions(f.robotClient.Actions()))
+	statusWrites := len(robottest.FilterInformerActions(f.robotClient.Actions()))
 	t.Logf("%d status writes", statusWrites)
 	// Each revert scales the Deployment back, and the writer scales it
 	// again: Ready truly changes twice, and the fight starting once.
@@ -3129,7 +3054,7 @@ func TestSyncIgnoresTheEarlierRobotsPods(t *testing.T) {
 	if _, err := ctrl.syncHandler(t.Context(), cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
 	}
-	if actions := filterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
+	if actions := robottest.FilterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
 		var applied robotv1beta1.Robot
 		if patch, ok := actions[0].(core.PatchAction); ok {
 			_ = json.Unmarshal(patch.GetPatch(), &applied)
@@ -3604,8 +3529,8 @@ func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatalf("second sync: %v", err)
 	}
-	f.checkActions("kube", nil, filterInformerActions(f.kubeClient.Actions()))
-	f.checkActions("robot", nil, filterInformerActions(f.robotClient.Actions()))
+	f.checkActions("kube", nil, robottest.FilterInformerActions(f.kubeClient.Actions()))
+	f.checkActions("robot", nil, robottest.FilterInformerActions(f.robotClient.Actions()))
 
 	// A new generation of the Robot tries again.
 	changed := stored.DeepCopy()
@@ -3618,7 +3543,7 @@ func TestRefusedWriteWaitsForANewGeneration(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatalf("third sync: %v", err)
 	}
-	if actions := filterInformerActions(f.kubeClient.Actions()); len(actions) == 0 {
+	if actions := robottest.FilterInformerActions(f.kubeClient.Actions()); len(actions) == 0 {
 		t.Errorf("no write for the Robot's new generation")
 	}
 }
@@ -3765,8 +3690,8 @@ func TestPausedRobotIsWrittenOnce(t *testing.T) {
 			t.Fatalf("sync: requeue after %v, error %v; want neither", requeueAfter, err)
 		}
 	}
-	f.checkActions("robot", nil, filterInformerActions(f.robotClient.Actions()))
-	f.checkActions("kube", nil, filterInformerActions(f.kubeClient.Actions()))
+	f.checkActions("robot", nil, robottest.FilterInformerActions(f.robotClient.Actions()))
+	f.checkActions("kube", nil, robottest.FilterInformerActions(f.kubeClient.Actions()))
 	f.expectEvents()
 }
 
@@ -3852,7 +3777,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
+	f.checkActions("kube", f.kubeActions, robottest.FilterInformerActions(f.kubeClient.Actions()))
 	written := f.onlyStatusWrite()
 	if synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced); synced.Status != metav1.ConditionTrue {
 		t.Errorf("Synced %s %s after unpausing, want True", synced.Status, synced.Reason)
@@ -4130,9 +4055,9 @@ func TestDisruptionBudgetPutBackAndDeleted(t *testing.T) {
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
 	}
-	for _, action := range filterInformerActions(h.kubeClient.Actions()) {
+	for _, action := range robottest.FilterInformerActions(h.kubeClient.Actions()) {
 		if action.GetResource() == budgetsResource {
-			t.Errorf("%s to someone else's budget", describe(action))
+			t.Errorf("%s to someone else's budget", robottest.Describe(action))
 		}
 	}
 	synced := meta.FindStatusCondition(c.writer.FreshestRobot(robot).Status.Conditions, robotv1beta1.ConditionSynced)
@@ -4163,8 +4088,8 @@ func TestPausedRobotLeavesItsBudget(t *testing.T) {
 			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 				t.Fatal(err)
 			}
-			for _, action := range filterInformerActions(f.kubeClient.Actions()) {
-				t.Errorf("%s while the Robot is paused", describe(action))
+			for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
+				t.Errorf("%s while the Robot is paused", robottest.Describe(action))
 			}
 		})
 	}
@@ -4257,7 +4182,7 @@ func TestDisruptionBudgetsOff(t *testing.T) {
 	if requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(asks)); err != nil || requeueAfter != 0 {
 		t.Fatalf("sync: requeue after %v, %v; want neither (retried on change only)", requeueAfter, err)
 	}
-	g.checkActions("kube", []core.Action{deleteBudget(budget)}, filterInformerActions(g.kubeClient.Actions()))
+	g.checkActions("kube", []core.Action{deleteBudget(budget)}, robottest.FilterInformerActions(g.kubeClient.Actions()))
 	written := g.onlyStatusWrite()
 	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
 	if synced.Reason != robotv1beta1.ReasonDisruptionBudgetNotAllowed || !strings.Contains(synced.Message, "-disruption-budgets=off") {
@@ -4362,8 +4287,8 @@ func TestLoadBalancerClassChange(t *testing.T) {
 				t.Fatalf("sync: requeue after %v, %v; want neither", requeueAfter, err)
 			}
 			var requests []string
-			for _, action := range filterInformerActions(f.kubeClient.Actions()) {
-				requests = append(requests, describe(action))
+			for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
+				requests = append(requests, robottest.Describe(action))
 			}
 			if !slices.Equal(requests, tt.wantRequests) {
 				t.Errorf("requests %q, want %q", requests, tt.wantRequests)
@@ -4390,7 +4315,7 @@ func TestLoadBalancerClassChange(t *testing.T) {
 			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 				t.Fatalf("second sync: %v", err)
 			}
-			if actions := append(filterInformerActions(f.kubeClient.Actions()), filterInformerActions(f.robotClient.Actions())...); len(actions) != 0 {
+			if actions := append(robottest.FilterInformerActions(f.kubeClient.Actions()), robottest.FilterInformerActions(f.robotClient.Actions())...); len(actions) != 0 {
 				t.Errorf("the second sync sent %d requests, want none: %v", len(actions), actions)
 			}
 		})
