@@ -41,6 +41,7 @@ import (
 // the queue.
 type pathFixture struct {
 	kube     *k8sfake.Clientset
+	robot    *robotfake.Clientset
 	robots   cache.Indexer
 	deps     Deps
 	clock    *clocktesting.FakeClock
@@ -50,13 +51,13 @@ type pathFixture struct {
 
 func newPathFixture(t *testing.T, robot *robotv1beta1.Robot) *pathFixture {
 	f := &pathFixture{kube: k8sfake.NewClientset(), clock: clocktesting.NewFakeClock(robottest.FixtureNow), recorder: record.NewFakeRecorder(100)}
-	robotClient := robotfake.NewClientset(robot)
-	robotInformer := robotinformers.NewSharedInformerFactory(robotClient, 0).Robot().V1beta1().Robots()
+	f.robot = robotfake.NewClientset(robot)
+	robotInformer := robotinformers.NewSharedInformerFactory(f.robot, 0).Robot().V1beta1().Robots()
 	f.robots = robotInformer.Informer().GetIndexer()
 	if err := f.robots.Add(robot); err != nil {
 		t.Fatal(err)
 	}
-	f.deps = Deps{Writer: writer.New(robotClient, f.recorder, nil), Robots: robotInformer.Lister(), Clock: f.clock,
+	f.deps = Deps{Writer: writer.New(f.robot, f.recorder, nil), Robots: robotInformer.Lister(), Clock: f.clock,
 		Enqueue: func(key cache.ObjectName) { f.queued = append(f.queued, key) }}
 	return f
 }

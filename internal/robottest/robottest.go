@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -127,6 +128,18 @@ func LiveServiceOf(t testing.TB, desired any) *corev1.Service {
 		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
 	}
 	return &s
+}
+
+// LiveBudgetOf returns the PodDisruptionBudget that the API server would
+// store for desired, a PodDisruptionBudget apply configuration.
+func LiveBudgetOf(t testing.TB, desired any) *policyv1.PodDisruptionBudget {
+	t.Helper()
+	var budget policyv1.PodDisruptionBudget
+	if err := jsonRoundTrip(desired, &budget); err != nil {
+		t.Fatal(err)
+	}
+	budget.UID, budget.ResourceVersion, budget.Generation = "budget-uid", "5", 1
+	return &budget
 }
 
 // UnavailableNow makes d, a live Deployment, one with no replica available.
