@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1771,20 +1770,6 @@ func convergedWithService(robot *robotv1beta1.Robot, deployment *appsv1.Deployme
 	robot.Status = status.Compute(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
 }
 
-// checkDeletePreconditions fails unless every delete the sync made carries
-// a UID precondition: a Service created under the same name since is never
-// deleted.
-func (f *fixture) checkDeletePreconditions() {
-	f.t.Helper()
-	for _, action := range f.kubeClient.Actions() {
-		if del, ok := action.(core.DeleteAction); ok {
-			if p := del.GetDeleteOptions().Preconditions; p == nil || p.UID == nil || *p.UID == "" {
-				f.t.Errorf("%s has no UID precondition", robottest.Describe(action))
-			}
-		}
-	}
-}
-
 func liveService(t *testing.T, robot *robotv1beta1.Robot) *corev1.Service {
 	return robottest.LiveServiceOf(t, workload.NewService(robot))
 }
@@ -2611,106 +2596,9 @@ func testStatusRefusedOnce(t *testing.T, refusal error, reason, text string) {
 	sync("next generation", 2, 1)
 }
 
-var budgetsResource = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
-
 // liveBudget is robot's PodDisruptionBudget as the API server would store it.
 func liveBudget(t *testing.T, robot *robotv1beta1.Robot) *policyv1.PodDisruptionBudget {
-	var budget policyv1.PodDisruptionBudget
-	if err := workload.RoundTrip(workload.NewDisruptionBudget(robot), &budget); err != nil {
-		t.Fatal(err)
-	}
-	budget.UID, budget.ResourceVersion, budget.Generation = "budget-uid", "5", 1
-	return &budget
-}
-
-// TestDisruptionBudgetCreated: a Robot of two replicas gets a budget that
-// lets one pod go at a time, with a plain create, and says so in an Event;
-// once the budget is there, a sync writes nothing.
-func TestDisruptionBudgetCreated(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	f.budgets = true
-	robot := robottest.NewRobot("test", 2)
-	deployment := liveDeployment(t, robot)
-	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	var created policyv1.PodDisruptionBudget
-	if err := workload.RoundTrip(workload.NewDisruptionBudget(robot), &created); err != nil {
-		t.Fatal(err)
-	}
-	f.kubeActions = append(f.kubeActions, core.NewCreateAction(budgetsResource, robot.Namespace, &created))
-	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + writer.EventCreated + ` Created PodDisruptionBudget "test"`)
-
-	converge := newFixture(t)
-	converge.budgets = true
-	converge.addRobot(robot)
-	converge.addDeployment(deployment)
-	converge.budgetLister = append(converge.budgetLister, liveBudget(t, robot))
-	converge.run(ctx, cache.MetaObjectToName(robot))
-}
-
-// TestDisruptionBudgetPutBackAndDeleted: a budget someone loosened is put
-// back; a Robot scaled to one replica has its budget deleted, with a UID
-// precondition; someone else's budget of that name is never written.
-func TestDisruptionBudgetPutBackAndDeleted(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	robot := robottest.NewRobot("test", 2)
-	deployment := liveDeployment(t, robot)
-	converged(robot, deployment)
-
-	f := newFixture(t)
-	f.budgets = true
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	loosened := liveBudget(t, robot)
-	loosened.Spec.MaxUnavailable = ptr.To(intstr.FromString("100%"))
-	f.budgetLister = append(f.budgetLister, loosened)
-	f.kubeObjects = append(f.kubeObjects, loosened)
-	desired := workload.NewDisruptionBudget(robot).WithUID(loosened.UID)
-	f.kubeActions = append(f.kubeActions, core.NewPatchAction(budgetsResource, robot.Namespace, "test", types.ApplyPatchType, robottest.MustJSON(t, desired)))
-	f.run(ctx, cache.MetaObjectToName(robot))
-	f.expectEvents(corev1.EventTypeNormal + " " + owned.EventDisruptionBudgetUpdated + ` Updated PodDisruptionBudget "test": spec.maxUnavailable is "100%"; the Robot asks for 1`)
-
-	single := robot.DeepCopy()
-	single.Spec.Replicas = ptr.To[int32](1)
-	single.Generation++
-	singleDeployment := liveDeployment(t, single)
-	converged(single, singleDeployment)
-	g := newFixture(t)
-	g.budgets = true
-	g.addRobot(single)
-	g.addDeployment(singleDeployment)
-	budget := liveBudget(t, robot)
-	g.budgetLister = append(g.budgetLister, budget)
-	g.kubeObjects = append(g.kubeObjects, budget)
-	g.kubeActions = append(g.kubeActions, core.NewDeleteActionWithOptions(budgetsResource, budget.Namespace, budget.Name,
-		metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(budget.UID))}))
-	g.run(ctx, cache.MetaObjectToName(single))
-	g.checkDeletePreconditions()
-
-	h := newFixture(t)
-	h.budgets = true
-	h.addRobot(robot)
-	h.addDeployment(deployment)
-	foreign := liveBudget(t, robot)
-	foreign.OwnerReferences = nil
-	h.budgetLister = append(h.budgetLister, foreign)
-	// Nothing is written to the budget; the status says whose it is.
-	c := h.newController(ctx)
-	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
-		t.Fatal(err)
-	}
-	for _, action := range robottest.FilterInformerActions(h.kubeClient.Actions()) {
-		if action.GetResource() == budgetsResource {
-			t.Errorf("%s to someone else's budget", robottest.Describe(action))
-		}
-	}
-	synced := meta.FindStatusCondition(c.writer.FreshestRobot(robot).Status.Conditions, robotv1beta1.ConditionSynced)
-	if synced == nil || synced.Reason != robotv1beta1.ReasonDisruptionBudgetNameTaken {
-		t.Errorf("Synced %v, want DisruptionBudgetNameTaken", synced)
-	}
+	return robottest.LiveBudgetOf(t, workload.NewDisruptionBudget(robot))
 }
 
 // TestPausedRobotLeavesItsBudget: the pause covers the PodDisruptionBudget
@@ -2775,121 +2663,6 @@ func budgetFixture(t *testing.T, mode policy.DisruptionBudgets, robot *robotv1be
 		f.kubeObjects = append(f.kubeObjects, budget)
 	}
 	return f
-}
-
-// deleteBudget is the delete, with its UID precondition, of budget.
-func deleteBudget(budget *policyv1.PodDisruptionBudget) core.Action {
-	return core.NewDeleteActionWithOptions(budgetsResource, budget.Namespace, budget.Name,
-		metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(budget.UID))})
-}
-
-// TestDisruptionBudgetsOptIn: with -disruption-budgets=opt-in a Robot of
-// two replicas that sets no spec.disruptionBudget gets none, and the one it
-// had is deleted; a Robot that sets one gets it.
-func TestDisruptionBudgetsOptIn(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	robot := robottest.NewRobot("test", 2)
-	budget := liveBudget(t, robot)
-	budgetFixture(t, policy.DisruptionBudgetsOptIn, robot, nil).run(ctx, cache.MetaObjectToName(robot))
-
-	had := budgetFixture(t, policy.DisruptionBudgetsOptIn, robottest.NewRobot("test", 2), budget)
-	had.kubeActions = append(had.kubeActions, deleteBudget(budget))
-	had.run(ctx, cache.MetaObjectToName(robot))
-	had.checkDeletePreconditions()
-
-	asks := robottest.NewRobot("test", 1)
-	asks.Spec.DisruptionBudget = &robotv1beta1.RobotDisruptionBudget{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
-	f := budgetFixture(t, policy.DisruptionBudgetsOptIn, asks, nil)
-	var created policyv1.PodDisruptionBudget
-	if err := workload.RoundTrip(workload.NewDisruptionBudget(asks), &created); err != nil {
-		t.Fatal(err)
-	}
-	f.kubeActions = append(f.kubeActions, core.NewCreateAction(budgetsResource, asks.Namespace, &created))
-	f.run(ctx, cache.MetaObjectToName(asks))
-}
-
-// TestDisruptionBudgetsOff: with -disruption-budgets=off the budget the
-// operator made is deleted. A Robot that leaves its budget to the default
-// stays Synced; one that asks for a budget says it is refused one, with one
-// Warning, and stays Ready.
-func TestDisruptionBudgetsOff(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	robot := robottest.NewRobot("test", 2)
-	budget := liveBudget(t, robot)
-	f := budgetFixture(t, policy.DisruptionBudgetsOff, robot, budget)
-	f.kubeActions = append(f.kubeActions, deleteBudget(budget))
-	f.run(ctx, cache.MetaObjectToName(robot))
-	f.checkDeletePreconditions()
-
-	asks := robottest.NewRobot("test", 2)
-	asks.Spec.DisruptionBudget = &robotv1beta1.RobotDisruptionBudget{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
-	budget = liveBudget(t, asks)
-	g := budgetFixture(t, policy.DisruptionBudgetsOff, asks, budget)
-	c := g.newController(ctx)
-	if requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(asks)); err != nil || requeueAfter != 0 {
-		t.Fatalf("sync: requeue after %v, %v; want neither (retried on change only)", requeueAfter, err)
-	}
-	g.checkActions("kube", []core.Action{deleteBudget(budget)}, robottest.FilterInformerActions(g.kubeClient.Actions()))
-	written := g.onlyStatusWrite()
-	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
-	if synced.Reason != robotv1beta1.ReasonDisruptionBudgetNotAllowed || !strings.Contains(synced.Message, "-disruption-budgets=off") {
-		t.Errorf("Synced %s: %s, want %s naming the flag", synced.Reason, synced.Message, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
-	}
-	// The Deployment runs, but the Robot lacks the budget it asks for
-	// until a person changes it or the operator's flags: not Ready, and
-	// Stalled, so that kstatus does not call it Current.
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonDisruptionBudgetNotAllowed {
-		t.Errorf("Ready %s (%s), want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
-	}
-	if !meta.IsStatusConditionTrue(written.Status.Conditions, robotv1beta1.ConditionStalled) {
-		t.Errorf("not Stalled: %v", written.Status.Conditions)
-	}
-	if events := g.events(); len(events) != 2 || !slices.ContainsFunc(events, func(e string) bool {
-		return strings.HasPrefix(e, corev1.EventTypeWarning+" "+robotv1beta1.ReasonDisruptionBudgetNotAllowed)
-	}) {
-		t.Errorf("events %q, want the budget's deletion and one %s warning", events, robotv1beta1.ReasonDisruptionBudgetNotAllowed)
-	}
-}
-
-// TestDisruptionBudgetUnmanaged: a budget annotated
-// robot.dev/disruption-budget: unmanaged is out of the operator's hands. A
-// loosened one is not put back; one the Robot, or the switch, no longer
-// asks for is not deleted.
-func TestDisruptionBudgetUnmanaged(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	unmanaged := func(robot *robotv1beta1.Robot) *policyv1.PodDisruptionBudget {
-		budget := liveBudget(t, robot)
-		budget.Annotations[workload.AnnotationDisruptionBudget] = workload.DisruptionBudgetUnmanaged
-		budget.Spec.MaxUnavailable = ptr.To(intstr.FromString("100%"))
-		return budget
-	}
-	for _, tt := range []struct {
-		name  string
-		mode  policy.DisruptionBudgets
-		robot *robotv1beta1.Robot
-	}{
-		{"loosened", policy.DisruptionBudgetsDefault, robottest.NewRobot("test", 2)},
-		{"one replica", policy.DisruptionBudgetsDefault, robottest.NewRobot("test", 1)},
-		{"off", policy.DisruptionBudgetsOff, robottest.NewRobot("test", 2)},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			budget := unmanaged(robottest.NewRobot("test", 2))
-			f := budgetFixture(t, tt.mode, tt.robot, budget)
-			f.run(ctx, cache.MetaObjectToName(tt.robot))
-			if events := f.events(); len(events) != 0 {
-				t.Errorf("events %q, want none", events)
-			}
-		})
-	}
-
-	// Handed back, it is the operator's again.
-	robot := robottest.NewRobot("test", 2)
-	budget := unmanaged(robot)
-	budget.Annotations[workload.AnnotationDisruptionBudget] = "managed"
-	f := budgetFixture(t, policy.DisruptionBudgetsDefault, robot, budget)
-	f.kubeActions = append(f.kubeActions, core.NewPatchAction(budgetsResource, robot.Namespace, "test", types.ApplyPatchType,
-		robottest.MustJSON(t, workload.NewDisruptionBudget(robot).WithUID(budget.UID))))
-	f.run(ctx, cache.MetaObjectToName(robot))
 }
 
 // newerRobot is robot as a newer release's CRD let a client write it: its
