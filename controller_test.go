@@ -550,57 +550,6 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 	}
 }
 
-func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
-	f.addRobot(robot)
-	c := f.newController(ctx)
-	drain := func() []cache.ObjectName {
-		var keys []cache.ObjectName
-		for c.workqueue.Len() > 0 {
-			key, _ := c.workqueue.Get()
-			c.workqueue.Done(key)
-			keys = append(keys, key)
-		}
-		return keys
-	}
-	drain() // whatever the informer setup queued
-
-	ours := liveDeployment(t, robot)
-	c.owned.Deployments.EnqueueController(ours)
-	if keys := drain(); len(keys) != 1 || keys[0] != cache.MetaObjectToName(robot) {
-		t.Errorf("a Deployment the Robot controls: queued %v, want [%v]", keys, cache.MetaObjectToName(robot))
-	}
-	c.owned.Deployments.EnqueueController(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: ours})
-	if keys := drain(); len(keys) != 1 {
-		t.Errorf("a tombstone: queued %v, want the Robot", keys)
-	}
-
-	// The Deployment of an earlier Robot of the same name: its deletion
-	// frees the name, so it concerns the Robot that has the name now.
-	earlier := ours.DeepCopy()
-	earlier.OwnerReferences[0].UID = "an-earlier-robot"
-	c.owned.Deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/test", Obj: earlier})
-	if keys := drain(); len(keys) != 1 || keys[0] != cache.MetaObjectToName(robot) {
-		t.Errorf("the deletion of an earlier Robot's Deployment: queued %v, want [%v]", keys, cache.MetaObjectToName(robot))
-	}
-
-	for name, mutate := range map[string]func(*appsv1.Deployment){
-		"other UID":   func(d *appsv1.Deployment) { d.OwnerReferences[0].UID = "other" },
-		"other kind":  func(d *appsv1.Deployment) { d.OwnerReferences[0].Kind = "Widget" },
-		"other group": func(d *appsv1.Deployment) { d.OwnerReferences[0].APIVersion = "example.com/v1" },
-		"no owner":    func(d *appsv1.Deployment) { d.OwnerReferences = nil },
-	} {
-		d := ours.DeepCopy()
-		mutate(d)
-		c.owned.Deployments.EnqueueController(d)
-		if keys := drain(); len(keys) != 0 {
-			t.Errorf("%s: queued %v, want nothing", name, keys)
-		}
-	}
-}
-
 // onlyStatusWrite returns the Robot whose status the sync applied, failing
 // the test unless that was the one request to the Robot client.
 func (f *fixture) onlyStatusWrite() robotv1beta1.Robot {
@@ -791,33 +740,6 @@ func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
 	}
 	if actions := robottest.FilterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
 		t.Errorf("wrote the status of a Robot whose namespace is going away: %v", actions)
-	}
-}
-
-// TestEarlierRobotsDeploymentIsWaitedFor: a Robot deleted and created again
-// under the same name finds the first one's Deployment until the garbage
-// collector has deleted it. That is no one else's Deployment in the way: no
-// warning, and the Robot says what it waits for.
-func TestEarlierRobotsDeploymentIsWaitedFor(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
-	deployment := liveDeployment(t, robot)
-	deployment.OwnerReferences[0].UID = "an-earlier-robot"
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	c := f.newController(ctx)
-
-	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
-		t.Fatal(err)
-	}
-	if events := f.events(); len(events) != 0 {
-		t.Errorf("events %q, want none", events)
-	}
-	applied := f.onlyStatusWrite()
-	ready := meta.FindStatusCondition(applied.Status.Conditions, robotv1beta1.ConditionReady)
-	if ready.Reason != robotv1beta1.ReasonRolloutInProgress || !strings.Contains(ready.Message, "earlier Robot") {
-		t.Errorf("Ready %s %q, want %s saying it waits for the earlier Robot's Deployment to go", ready.Reason, ready.Message, robotv1beta1.ReasonRolloutInProgress)
 	}
 }
 
