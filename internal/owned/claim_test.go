@@ -329,9 +329,7 @@ func TestCreatedFieldsAreClaimedOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.deployments.Add(cached); err != nil {
-				t.Fatal(err)
-			}
+			f.cacheOnly(t, cached.(*appsv1.Deployment))
 
 			var expected []core.Action
 			if tc.wantClaim {

@@ -44,6 +44,14 @@ func (f *policyFixture) add(t *testing.T, objects ...runtime.Object) {
 		if err := f.kube.Tracker().Add(object); err != nil {
 			t.Fatal(err)
 		}
+	}
+	f.cacheOnly(t, objects...)
+}
+
+// cacheOnly puts objects in their kind's cache alone.
+func (f *policyFixture) cacheOnly(t *testing.T, objects ...runtime.Object) {
+	t.Helper()
+	for _, object := range objects {
 		var err error
 		switch object := object.(type) {
 		case *appsv1.Deployment:
