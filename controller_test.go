@@ -26,7 +26,6 @@ import (
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/owned"
-	"github.com/robot-operator/robot-operator/internal/podcache"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
@@ -3138,116 +3137,6 @@ func TestSyncIgnoresTheEarlierRobotsPods(t *testing.T) {
 			meta.FindStatusCondition(applied.Status.Conditions, robotv1beta1.ConditionReady))
 	}
 	f.expectEvents()
-}
-
-// A pod's change queues its Robot only when what the cache keeps of it
-// changed, and only if the Robot exists.
-func TestPodEventsQueueTheirRobot(t *testing.T) {
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
-	f.addRobot(robot)
-	ctrl := f.newController(t.Context())
-
-	running := robottest.Pod(robot, "test-a", robottest.RunningSince(time.Minute))
-	running.ResourceVersion = "1"
-	resynced := running.DeepCopy()
-	resynced.ResourceVersion = "2"
-	resynced.Annotations = map[string]string{"not": "cached"}
-	crashing := running.DeepCopy()
-	crashing.Status.ContainerStatuses[0].State = robottest.Waiting("CrashLoopBackOff", "")
-	pods := summaries(t, running, resynced, crashing)
-	if !pods[0].SameAs(pods[1]) {
-		t.Errorf("a change to what the cache does not keep makes another summary")
-	}
-	if pods[0].SameAs(pods[2]) {
-		t.Errorf("a change of the container's state makes the same summary")
-	}
-
-	orphan := summaries(t, robottest.Pod(robottest.NewRobot("gone", 1), "gone-a", robottest.RunningSince(time.Minute)))[0]
-	podcache.PodHandler(ctrl.handlePod).AddFunc(orphan)
-	if n := ctrl.workqueue.Len(); n != 0 {
-		t.Errorf("a pod of a Robot that does not exist queued %d items", n)
-	}
-	podcache.PodHandler(ctrl.handlePod).DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/test-a", Obj: pods[2]})
-	if n := ctrl.workqueue.Len(); n != 1 {
-		t.Fatalf("a deleted pod of Robot test queued %d items, want 1", n)
-	}
-	if key, _ := ctrl.workqueue.Get(); key != cache.MetaObjectToName(robot) {
-		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(robot))
-	}
-}
-
-// A ReplicaSet's change queues the Robot whose Deployment controls it, by
-// the Deployment's UID: a new ReplicaSet may be the current one the sync
-// did not find yet. A ReplicaSet of another Deployment of the same name,
-// or of no cached Deployment, queues nothing.
-func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
-	deployment := liveDeployment(t, robot)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
-	ctrl := f.newController(t.Context())
-	drainQueue(ctrl.workqueue)
-
-	summary := func(rs *appsv1.ReplicaSet) *podsummary.ReplicaSet {
-		s, err := podsummary.Summarize(rs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.(*podsummary.ReplicaSet)
-	}
-	revised := robottest.ReplicaSet(deployment, "2")
-	earlier := robottest.ReplicaSet(deployment, "2")
-	earlier.Name, earlier.UID, earlier.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
-	elsewhere := robottest.ReplicaSet(deployment, "1")
-	elsewhere.Name, elsewhere.OwnerReferences[0].Name = "other-5d9c7b8f1", "other"
-	for _, tt := range []struct {
-		name string
-		obj  interface{}
-		want []cache.ObjectName
-	}{
-		{"the Deployment's new ReplicaSet", summary(revised), []cache.ObjectName{cache.MetaObjectToName(robot)}},
-		{"the Deployment's ReplicaSet deleted", cache.DeletedFinalStateUnknown{Key: "default/" + revised.Name, Obj: summary(revised)}, []cache.ObjectName{cache.MetaObjectToName(robot)}},
-		{"a ReplicaSet of an earlier Deployment of the same name", summary(earlier), nil},
-		{"a ReplicaSet of a Deployment not in the cache", summary(elsewhere), nil},
-	} {
-		podcache.ReplicaSetHandler(ctrl.handleReplicaSet).AddFunc(tt.obj)
-		if got := drainQueue(ctrl.workqueue); fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
-		}
-	}
-
-	// A status change (a new resourceVersion) says nothing the pods do
-	// not; a new revision (a rollback) does.
-	rolled := revised.DeepCopy()
-	rolled.ResourceVersion = "4"
-	if !summary(revised).SameAs(summary(rolled)) {
-		t.Errorf("a new resourceVersion alone makes another summary")
-	}
-	rolled.Annotations[podsummary.RevisionAnnotation] = "3"
-	if summary(revised).SameAs(summary(rolled)) {
-		t.Errorf("a new revision makes the same summary")
-	}
-}
-
-// The pods without their ReplicaSets cannot tell a current pod from an old
-// one: NewController takes both informers or neither.
-func TestPodInformerNeedsReplicaSetInformer(t *testing.T) {
-	kubeInformers := kubeinformers.NewSharedInformerFactory(k8sfake.NewClientset(), 0)
-	robotInformers := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	_, err := NewController(t.Context(), Options{
-		KubeClient:         k8sfake.NewClientset(),
-		RobotClient:        fake.NewClientset(),
-		DeploymentInformer: kubeInformers.Apps().V1().Deployments(),
-		ServiceInformer:    kubeInformers.Core().V1().Services(),
-		RobotInformer:      robotInformers.Robot().V1beta1().Robots(),
-		PodInformer:        kubeInformers.Core().V1().Pods().Informer(),
-	})
-	if err == nil {
-		t.Errorf("NewController took a pod informer without a ReplicaSet informer")
-	}
 }
 
 func unavailable(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
