@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -29,7 +28,6 @@ import (
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
-	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -3179,44 +3177,6 @@ func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 	}
 }
 
-func TestHealthHandler(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	c := f.newController(ctx)
-	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
-	c.clock = clock
-	synced := false
-	c.robotsSynced = func() bool { return synced }
-	handler := serving.HealthHandler(c, c.syncTimeout, nil)
-	get := func(path string) (int, string) {
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		return rec.Code, rec.Body.String()
-	}
-
-	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz before the caches synced: %d, want 503", code)
-	}
-	synced = true
-	if code, _ := get("/readyz"); code != http.StatusOK {
-		t.Errorf("/readyz after the caches synced: %d, want 200", code)
-	}
-
-	if code, _ := get("/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz with no sync running: %d, want 200", code)
-	}
-	key := cache.ObjectName{Namespace: "default", Name: "slow"}
-	c.inflight.Store(key, clock.Now())
-	clock.Step(time.Minute)
-	if code, _ := get("/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz with a sync running for a minute: %d, want 200", code)
-	}
-	clock.Step(serving.StuckSyncThreshold(c.syncTimeout))
-	if code, body := get("/healthz"); code != http.StatusInternalServerError || !strings.Contains(body, "default/slow") {
-		t.Errorf("/healthz with a stuck sync: %d %q, want 500 naming the Robot", code, body)
-	}
-}
-
 // TestTrackedObjects: the gauge reports each per-object map's size, and a
 // deleted Robot, with its Deployment and Service, leaves nothing in any.
 func TestTrackedObjects(t *testing.T) {
@@ -3249,7 +3209,10 @@ func TestTrackedObjects(t *testing.T) {
 	c.owned.Deployments.Objects().Remember(deployment)
 	c.owned.Services.Objects().Remember(service)
 	c.owned.Deployments.Fights().Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
-	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow)
+	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow.Add(-time.Minute))
+	if key, took := c.LongestSync(); key != cache.MetaObjectToName(robot) || took != time.Minute {
+		t.Errorf("LongestSync: %v for %v, want %v for a minute", key, took, cache.MetaObjectToName(robot))
+	}
 	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "synced": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
 
 	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
@@ -3257,41 +3220,6 @@ func TestTrackedObjects(t *testing.T) {
 	c.owned.Deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
 	c.owned.Services.Handlers().DeleteFunc(service)
 	want(nil)
-}
-
-// TestHealthzStuckThresholdFollowsTheSyncDeadline: /healthz fails only for a
-// sync that has run far past its deadline, whatever -sync-timeout is.
-func TestHealthzStuckThresholdFollowsTheSyncDeadline(t *testing.T) {
-	for _, tc := range []struct {
-		syncTimeout, running time.Duration
-		want                 int
-	}{
-		{defaultSyncTimeout, time.Minute, http.StatusOK},
-		{defaultSyncTimeout, 6 * time.Minute, http.StatusInternalServerError},
-		// A long deadline: a sync well within it is not stuck.
-		{2 * time.Minute, 6 * time.Minute, http.StatusOK},
-		{2 * time.Minute, 21 * time.Minute, http.StatusInternalServerError},
-		// A short one: still a minute at least, so that a slow machine is
-		// not taken for a stuck one.
-		{time.Second, 50 * time.Second, http.StatusOK},
-		{time.Second, 61 * time.Second, http.StatusInternalServerError},
-	} {
-		_, ctx := ktesting.NewTestContext(t)
-		f := newFixture(t)
-		c := f.newController(ctx)
-		c.syncTimeout = tc.syncTimeout
-		clock := clocktesting.NewFakeClock(robottest.FixtureNow)
-		c.clock = clock
-		c.inflight.Store(cache.ObjectName{Namespace: "default", Name: "test"}, clock.Now())
-		clock.Step(tc.running)
-
-		rec := httptest.NewRecorder()
-		serving.HealthHandler(c, c.syncTimeout, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-		if rec.Code != tc.want {
-			t.Errorf("-sync-timeout=%v, a sync running for %v: /healthz answered %d %q, want %d",
-				tc.syncTimeout, tc.running, rec.Code, rec.Body.String(), tc.want)
-		}
-	}
 }
 
 // TestLeaderGauge: robot_operator_leader is 1 exactly while the workers run,
