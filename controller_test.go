@@ -155,11 +155,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	if f.budgets {
 		opts.Owned.DisruptionBudgets = kubeInformers.Policy().V1().PodDisruptionBudgets()
-		for _, budget := range f.budgetLister {
-			if err := opts.Owned.DisruptionBudgets.Informer().GetIndexer().Add(budget); err != nil {
-				f.t.Fatal(err)
-			}
-		}
+		fill(f.t, opts.Owned.DisruptionBudgets.Informer().GetIndexer(), f.budgetLister...)
 	}
 	if f.options != nil {
 		f.options(&opts)
@@ -180,36 +176,28 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.robotIndexer = robotInformers.Robot().V1beta1().Robots().Informer().GetIndexer()
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
 	f.serviceIndexer = kubeInformers.Core().V1().Services().Informer().GetIndexer()
-	for _, robot := range f.robotLister {
-		if err := f.robotIndexer.Add(robot); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	for _, deployment := range f.deploymentLister {
-		if err := f.deploymentIndexer.Add(deployment); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	for _, service := range f.serviceLister {
-		if err := f.serviceIndexer.Add(service); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	for _, pod := range summaries(f.t, f.podLister...) {
-		if err := podInformer.GetIndexer().Add(pod); err != nil {
-			f.t.Fatal(err)
-		}
-	}
+	fill(f.t, f.robotIndexer, f.robotLister...)
+	fill(f.t, f.deploymentIndexer, f.deploymentLister...)
+	fill(f.t, f.serviceIndexer, f.serviceLister...)
+	fill(f.t, podInformer.GetIndexer(), summaries(f.t, f.podLister...)...)
 	for _, rs := range f.replicaSetLister {
 		summary, err := podsummary.Summarize(rs)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		if err := replicaSetInformer.GetIndexer().Add(summary); err != nil {
-			f.t.Fatal(err)
-		}
+		fill(f.t, replicaSetInformer.GetIndexer(), summary)
 	}
 	return c
+}
+
+// fill adds objs to the informer cache indexer.
+func fill[T any](t *testing.T, indexer cache.Indexer, objs ...T) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := indexer.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func alwaysReady() bool { return true }
@@ -337,12 +325,8 @@ func (f *fixture) expectGetDeployment(namespace, name string) {
 }
 
 func (f *fixture) expectCreateDeployment(robot *robotv1beta1.Robot) {
-	desired, err := workload.NewDeployment(robot)
-	if err != nil {
-		f.t.Fatal(err)
-	}
 	var deployment appsv1.Deployment
-	if err := workload.RoundTrip(desired, &deployment); err != nil {
+	if err := workload.RoundTrip(desiredDeployment(f.t, robot), &deployment); err != nil {
 		f.t.Fatal(err)
 	}
 	f.kubeActions = append(f.kubeActions, core.NewCreateAction(robottest.DeploymentsResource, robot.Namespace, &deployment))
@@ -363,17 +347,23 @@ func (f *fixture) expectClaimCreatedFields(deployment *appsv1.Deployment) {
 // expectApplyDeployment expects the apply of robot's Deployment onto the one
 // whose UID is uid.
 func (f *fixture) expectApplyDeployment(robot *robotv1beta1.Robot, uid types.UID) {
-	desired, err := workload.NewDeployment(robot)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	desired.WithUID(uid)
+	desired := desiredDeployment(f.t, robot).WithUID(uid)
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
 }
 
 func (f *fixture) expectApplyStatus(robot *robotv1beta1.Robot, want robotv1beta1.RobotStatus) {
 	f.robotActions = append(f.robotActions, core.NewPatchSubresourceAction(robottest.RobotsResource, robot.Namespace, robot.Name, types.ApplyPatchType,
 		robottest.MustJSON(f.t, status.ApplyConfiguration(robot, &want)), "status"))
+}
+
+// desiredDeployment is the Deployment robot asks for.
+func desiredDeployment(t *testing.T, robot *robotv1beta1.Robot) *appsv1ac.DeploymentApplyConfiguration {
+	t.Helper()
+	desired, err := workload.NewDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return desired
 }
 
 // liveDeployment returns robot's Deployment as the API server holds it
@@ -666,15 +656,7 @@ func TestDeploymentEventsEnqueueTheirRobotByUID(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
-	drain := func() []cache.ObjectName {
-		var keys []cache.ObjectName
-		for c.workqueue.Len() > 0 {
-			key, _ := c.workqueue.Get()
-			c.workqueue.Done(key)
-			keys = append(keys, key)
-		}
-		return keys
-	}
+	drain := func() []cache.ObjectName { return drainQueue(c.workqueue) }
 	drain() // whatever the informer setup queued
 
 	ours := liveDeployment(t, robot)
@@ -942,10 +924,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
-	for c.workqueue.Len() > 0 { // whatever the informer setup queued
-		key, _ := c.workqueue.Get()
-		c.workqueue.Done(key)
-	}
+	drainQueue(c.workqueue) // whatever the informer setup queued
 
 	written := robot.DeepCopy()
 	written.ResourceVersion = "12"
@@ -963,10 +942,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	echo.ResourceVersion = "13"
 	echo.Status.ObservedGeneration = 2
 	c.writer.RememberStatus(echo)
-	for c.workqueue.Len() > 0 {
-		key, _ := c.workqueue.Get()
-		c.workqueue.Done(key)
-	}
+	drainQueue(c.workqueue)
 	c.updateRobot(written, echo.DeepCopy())
 	if c.workqueue.Len() != 0 {
 		t.Errorf("the echo of the operator's own status write was queued")
