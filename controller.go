@@ -15,7 +15,6 @@ import (
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podcache"
-	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/transform"
@@ -236,17 +235,14 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	controller.ownedSynced = controller.owned.HasSynced
-	switch {
-	case (opts.PodInformer == nil) != (opts.ReplicaSetInformer == nil):
-		// Pods without their ReplicaSets tell no current pod from an old
-		// one; ReplicaSets without pods tell nothing.
-		return nil, errors.New("the pod and ReplicaSet informers go together: set both or neither")
-	case opts.PodInformer != nil:
-		pods, err := podcache.Watch(opts.PodInformer, opts.ReplicaSetInformer, podcache.Handlers{
-			Pod: controller.handlePod, ReplicaSet: controller.handleReplicaSet})
-		if err != nil {
-			return nil, err
-		}
+	pods, err := podcache.Watch(opts.PodInformer, opts.ReplicaSetInformer, podcache.Handlers{
+		Pod: podcache.QueueRobot(controller.robotsLister, deps.Enqueue),
+		ReplicaSet: podcache.QueueDeploymentRobot(controller.deploymentsLister,
+			func(obj interface{}) { controller.owned.Deployments.EnqueueController(obj) })})
+	if err != nil {
+		return nil, err
+	}
+	if pods != nil {
 		controller.pods, controller.podsSynced, controller.replicaSetsSynced = pods, opts.PodInformer.HasSynced, opts.ReplicaSetInformer.HasSynced
 	}
 	return controller, nil
@@ -595,25 +591,6 @@ func (c *Controller) enqueueRobot(obj interface{}) {
 		return
 	}
 	c.workqueue.Add(key)
-}
-
-// handlePod queues the Robot namespace/name, whose selector label a changed
-// pod carries, if that Robot exists.
-func (c *Controller) handlePod(namespace, name string) {
-	if _, err := c.robotsLister.Robots(namespace).Get(name); err == nil {
-		c.workqueue.Add(cache.ObjectName{Namespace: namespace, Name: name})
-	}
-}
-
-// handleReplicaSet queues the Robot of the Deployment that controls a
-// changed ReplicaSet, if that Deployment is the one in the cache (by UID: an
-// earlier Deployment of the same name is another Robot's) and its Robot
-// exists.
-func (c *Controller) handleReplicaSet(rs *podsummary.ReplicaSet) {
-	deployment, err := c.deploymentsLister.Deployments(rs.Namespace).Get(rs.Deployment)
-	if err == nil && rs.OwnedBy(deployment.UID) {
-		c.owned.Deployments.EnqueueController(deployment)
-	}
 }
 
 // RegisterMetrics registers the controller's metrics, and a gauge of the

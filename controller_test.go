@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -25,11 +24,9 @@ import (
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/owned"
-	"github.com/robot-operator/robot-operator/internal/podcache"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
-	"github.com/robot-operator/robot-operator/internal/serving"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -156,11 +153,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	if f.budgets {
 		opts.Owned.DisruptionBudgets = kubeInformers.Policy().V1().PodDisruptionBudgets()
-		for _, budget := range f.budgetLister {
-			if err := opts.Owned.DisruptionBudgets.Informer().GetIndexer().Add(budget); err != nil {
-				f.t.Fatal(err)
-			}
-		}
+		fill(f.t, opts.Owned.DisruptionBudgets.Informer().GetIndexer(), f.budgetLister...)
 	}
 	if f.options != nil {
 		f.options(&opts)
@@ -181,36 +174,28 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.robotIndexer = robotInformers.Robot().V1beta1().Robots().Informer().GetIndexer()
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
 	f.serviceIndexer = kubeInformers.Core().V1().Services().Informer().GetIndexer()
-	for _, robot := range f.robotLister {
-		if err := f.robotIndexer.Add(robot); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	for _, deployment := range f.deploymentLister {
-		if err := f.deploymentIndexer.Add(deployment); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	for _, service := range f.serviceLister {
-		if err := f.serviceIndexer.Add(service); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	for _, pod := range summaries(f.t, f.podLister...) {
-		if err := podInformer.GetIndexer().Add(pod); err != nil {
-			f.t.Fatal(err)
-		}
-	}
+	fill(f.t, f.robotIndexer, f.robotLister...)
+	fill(f.t, f.deploymentIndexer, f.deploymentLister...)
+	fill(f.t, f.serviceIndexer, f.serviceLister...)
+	fill(f.t, podInformer.GetIndexer(), summaries(f.t, f.podLister...)...)
 	for _, rs := range f.replicaSetLister {
 		summary, err := podsummary.Summarize(rs)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		if err := replicaSetInformer.GetIndexer().Add(summary); err != nil {
-			f.t.Fatal(err)
-		}
+		fill(f.t, replicaSetInformer.GetIndexer(), summary)
 	}
 	return c
+}
+
+// fill adds objs to the informer cache indexer.
+func fill[T any](t *testing.T, indexer cache.Indexer, objs ...T) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := indexer.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func alwaysReady() bool { return true }
@@ -255,12 +240,8 @@ func (f *fixture) checkActions(client string, expected, actual []core.Action) {
 // One expectation helper per kind of request.
 
 func (f *fixture) expectCreateDeployment(robot *robotv1beta1.Robot) {
-	desired, err := workload.NewDeployment(robot)
-	if err != nil {
-		f.t.Fatal(err)
-	}
 	var deployment appsv1.Deployment
-	if err := workload.RoundTrip(desired, &deployment); err != nil {
+	if err := workload.RoundTrip(desiredDeployment(f.t, robot), &deployment); err != nil {
 		f.t.Fatal(err)
 	}
 	f.kubeActions = append(f.kubeActions, core.NewCreateAction(robottest.DeploymentsResource, robot.Namespace, &deployment))
@@ -269,17 +250,23 @@ func (f *fixture) expectCreateDeployment(robot *robotv1beta1.Robot) {
 // expectApplyDeployment expects the apply of robot's Deployment onto the one
 // whose UID is uid.
 func (f *fixture) expectApplyDeployment(robot *robotv1beta1.Robot, uid types.UID) {
-	desired, err := workload.NewDeployment(robot)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	desired.WithUID(uid)
+	desired := desiredDeployment(f.t, robot).WithUID(uid)
 	f.kubeActions = append(f.kubeActions, core.NewPatchAction(robottest.DeploymentsResource, robot.Namespace, *desired.Name, types.ApplyPatchType, robottest.MustJSON(f.t, desired)))
 }
 
 func (f *fixture) expectApplyStatus(robot *robotv1beta1.Robot, want robotv1beta1.RobotStatus) {
 	f.robotActions = append(f.robotActions, core.NewPatchSubresourceAction(robottest.RobotsResource, robot.Namespace, robot.Name, types.ApplyPatchType,
 		robottest.MustJSON(f.t, status.ApplyConfiguration(robot, &want)), "status"))
+}
+
+// desiredDeployment is the Deployment robot asks for.
+func desiredDeployment(t *testing.T, robot *robotv1beta1.Robot) *appsv1ac.DeploymentApplyConfiguration {
+	t.Helper()
+	desired, err := workload.NewDeployment(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return desired
 }
 
 // liveDeployment returns robot's Deployment as the API server holds it
@@ -754,10 +741,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
-	for c.workqueue.Len() > 0 { // whatever the informer setup queued
-		key, _ := c.workqueue.Get()
-		c.workqueue.Done(key)
-	}
+	drainQueue(c.workqueue) // whatever the informer setup queued
 
 	written := robot.DeepCopy()
 	written.ResourceVersion = "12"
@@ -775,10 +759,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	echo.ResourceVersion = "13"
 	echo.Status.ObservedGeneration = 2
 	c.writer.RememberStatus(echo)
-	for c.workqueue.Len() > 0 {
-		key, _ := c.workqueue.Get()
-		c.workqueue.Done(key)
-	}
+	drainQueue(c.workqueue)
 	c.updateRobot(written, echo.DeepCopy())
 	if c.workqueue.Len() != 0 {
 		t.Errorf("the echo of the operator's own status write was queued")
@@ -1751,116 +1732,6 @@ func TestSyncIgnoresTheEarlierRobotsPods(t *testing.T) {
 	f.expectEvents()
 }
 
-// A pod's change queues its Robot only when what the cache keeps of it
-// changed, and only if the Robot exists.
-func TestPodEventsQueueTheirRobot(t *testing.T) {
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
-	f.addRobot(robot)
-	ctrl := f.newController(t.Context())
-
-	running := robottest.Pod(robot, "test-a", robottest.RunningSince(time.Minute))
-	running.ResourceVersion = "1"
-	resynced := running.DeepCopy()
-	resynced.ResourceVersion = "2"
-	resynced.Annotations = map[string]string{"not": "cached"}
-	crashing := running.DeepCopy()
-	crashing.Status.ContainerStatuses[0].State = robottest.Waiting("CrashLoopBackOff", "")
-	pods := summaries(t, running, resynced, crashing)
-	if !pods[0].SameAs(pods[1]) {
-		t.Errorf("a change to what the cache does not keep makes another summary")
-	}
-	if pods[0].SameAs(pods[2]) {
-		t.Errorf("a change of the container's state makes the same summary")
-	}
-
-	orphan := summaries(t, robottest.Pod(robottest.NewRobot("gone", 1), "gone-a", robottest.RunningSince(time.Minute)))[0]
-	podcache.PodHandler(ctrl.handlePod).AddFunc(orphan)
-	if n := ctrl.workqueue.Len(); n != 0 {
-		t.Errorf("a pod of a Robot that does not exist queued %d items", n)
-	}
-	podcache.PodHandler(ctrl.handlePod).DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/test-a", Obj: pods[2]})
-	if n := ctrl.workqueue.Len(); n != 1 {
-		t.Fatalf("a deleted pod of Robot test queued %d items, want 1", n)
-	}
-	if key, _ := ctrl.workqueue.Get(); key != cache.MetaObjectToName(robot) {
-		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(robot))
-	}
-}
-
-// A ReplicaSet's change queues the Robot whose Deployment controls it, by
-// the Deployment's UID: a new ReplicaSet may be the current one the sync
-// did not find yet. A ReplicaSet of another Deployment of the same name,
-// or of no cached Deployment, queues nothing.
-func TestReplicaSetEventsQueueTheirRobot(t *testing.T) {
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
-	deployment := liveDeployment(t, robot)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
-	ctrl := f.newController(t.Context())
-	drainQueue(ctrl.workqueue)
-
-	summary := func(rs *appsv1.ReplicaSet) *podsummary.ReplicaSet {
-		s, err := podsummary.Summarize(rs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.(*podsummary.ReplicaSet)
-	}
-	revised := robottest.ReplicaSet(deployment, "2")
-	earlier := robottest.ReplicaSet(deployment, "2")
-	earlier.Name, earlier.UID, earlier.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
-	elsewhere := robottest.ReplicaSet(deployment, "1")
-	elsewhere.Name, elsewhere.OwnerReferences[0].Name = "other-5d9c7b8f1", "other"
-	for _, tt := range []struct {
-		name string
-		obj  interface{}
-		want []cache.ObjectName
-	}{
-		{"the Deployment's new ReplicaSet", summary(revised), []cache.ObjectName{cache.MetaObjectToName(robot)}},
-		{"the Deployment's ReplicaSet deleted", cache.DeletedFinalStateUnknown{Key: "default/" + revised.Name, Obj: summary(revised)}, []cache.ObjectName{cache.MetaObjectToName(robot)}},
-		{"a ReplicaSet of an earlier Deployment of the same name", summary(earlier), nil},
-		{"a ReplicaSet of a Deployment not in the cache", summary(elsewhere), nil},
-	} {
-		podcache.ReplicaSetHandler(ctrl.handleReplicaSet).AddFunc(tt.obj)
-		if got := drainQueue(ctrl.workqueue); fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
-		}
-	}
-
-	// A status change (a new resourceVersion) says nothing the pods do
-	// not; a new revision (a rollback) does.
-	rolled := revised.DeepCopy()
-	rolled.ResourceVersion = "4"
-	if !summary(revised).SameAs(summary(rolled)) {
-		t.Errorf("a new resourceVersion alone makes another summary")
-	}
-	rolled.Annotations[podsummary.RevisionAnnotation] = "3"
-	if summary(revised).SameAs(summary(rolled)) {
-		t.Errorf("a new revision makes the same summary")
-	}
-}
-
-// The pods without their ReplicaSets cannot tell a current pod from an old
-// one: NewController takes both informers or neither.
-func TestPodInformerNeedsReplicaSetInformer(t *testing.T) {
-	kubeInformers := kubeinformers.NewSharedInformerFactory(k8sfake.NewClientset(), 0)
-	robotInformers := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	_, err := NewController(t.Context(), Options{
-		KubeClient:         k8sfake.NewClientset(),
-		RobotClient:        fake.NewClientset(),
-		DeploymentInformer: kubeInformers.Apps().V1().Deployments(),
-		ServiceInformer:    kubeInformers.Core().V1().Services(),
-		RobotInformer:      robotInformers.Robot().V1beta1().Robots(),
-		PodInformer:        kubeInformers.Core().V1().Pods().Informer(),
-	})
-	if err == nil {
-		t.Errorf("NewController took a pod informer without a ReplicaSet informer")
-	}
-}
-
 func unavailable(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 	return robottest.UnavailableNow(liveDeployment(t, robot))
 }
@@ -1901,44 +1772,6 @@ func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 	}
 }
 
-func TestHealthHandler(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	c := f.newController(ctx)
-	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
-	c.clock = clock
-	synced := false
-	c.robotsSynced = func() bool { return synced }
-	handler := serving.HealthHandler(c, c.syncTimeout, nil)
-	get := func(path string) (int, string) {
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		return rec.Code, rec.Body.String()
-	}
-
-	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz before the caches synced: %d, want 503", code)
-	}
-	synced = true
-	if code, _ := get("/readyz"); code != http.StatusOK {
-		t.Errorf("/readyz after the caches synced: %d, want 200", code)
-	}
-
-	if code, _ := get("/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz with no sync running: %d, want 200", code)
-	}
-	key := cache.ObjectName{Namespace: "default", Name: "slow"}
-	c.inflight.Store(key, clock.Now())
-	clock.Step(time.Minute)
-	if code, _ := get("/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz with a sync running for a minute: %d, want 200", code)
-	}
-	clock.Step(serving.StuckSyncThreshold(c.syncTimeout))
-	if code, body := get("/healthz"); code != http.StatusInternalServerError || !strings.Contains(body, "default/slow") {
-		t.Errorf("/healthz with a stuck sync: %d %q, want 500 naming the Robot", code, body)
-	}
-}
-
 // TestTrackedObjects: the gauge reports each per-object map's size, and a
 // deleted Robot, with its Deployment and Service, leaves nothing in any.
 func TestTrackedObjects(t *testing.T) {
@@ -1971,7 +1804,10 @@ func TestTrackedObjects(t *testing.T) {
 	c.owned.Deployments.Objects().Remember(deployment)
 	c.owned.Services.Objects().Remember(service)
 	c.owned.Deployments.Fights().Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
-	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow)
+	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow.Add(-time.Minute))
+	if key, took := c.LongestSync(); key != cache.MetaObjectToName(robot) || took != time.Minute {
+		t.Errorf("LongestSync: %v for %v, want %v for a minute", key, took, cache.MetaObjectToName(robot))
+	}
 	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "synced": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
 
 	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
@@ -1979,41 +1815,6 @@ func TestTrackedObjects(t *testing.T) {
 	c.owned.Deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
 	c.owned.Services.Handlers().DeleteFunc(service)
 	want(nil)
-}
-
-// TestHealthzStuckThresholdFollowsTheSyncDeadline: /healthz fails only for a
-// sync that has run far past its deadline, whatever -sync-timeout is.
-func TestHealthzStuckThresholdFollowsTheSyncDeadline(t *testing.T) {
-	for _, tc := range []struct {
-		syncTimeout, running time.Duration
-		want                 int
-	}{
-		{defaultSyncTimeout, time.Minute, http.StatusOK},
-		{defaultSyncTimeout, 6 * time.Minute, http.StatusInternalServerError},
-		// A long deadline: a sync well within it is not stuck.
-		{2 * time.Minute, 6 * time.Minute, http.StatusOK},
-		{2 * time.Minute, 21 * time.Minute, http.StatusInternalServerError},
-		// A short one: still a minute at least, so that a slow machine is
-		// not taken for a stuck one.
-		{time.Second, 50 * time.Second, http.StatusOK},
-		{time.Second, 61 * time.Second, http.StatusInternalServerError},
-	} {
-		_, ctx := ktesting.NewTestContext(t)
-		f := newFixture(t)
-		c := f.newController(ctx)
-		c.syncTimeout = tc.syncTimeout
-		clock := clocktesting.NewFakeClock(robottest.FixtureNow)
-		c.clock = clock
-		c.inflight.Store(cache.ObjectName{Namespace: "default", Name: "test"}, clock.Now())
-		clock.Step(tc.running)
-
-		rec := httptest.NewRecorder()
-		serving.HealthHandler(c, c.syncTimeout, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-		if rec.Code != tc.want {
-			t.Errorf("-sync-timeout=%v, a sync running for %v: /healthz answered %d %q, want %d",
-				tc.syncTimeout, tc.running, rec.Code, rec.Body.String(), tc.want)
-		}
-	}
 }
 
 // TestLeaderGauge: robot_operator_leader is 1 exactly while the workers run,

@@ -7,10 +7,13 @@ package podcache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/robot-operator/robot-operator/internal/podsummary"
+	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1beta1"
 
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -34,8 +37,17 @@ type Handlers struct {
 // Watch returns the Cache of podInformer and replicaSetInformer, which
 // should hold only the pods and ReplicaSets of the Deployments the operator
 // manages, with podsummary.Summarize as their transform; it indexes the
-// pods by Robot and registers handlers' event handlers.
+// pods by Robot and registers handlers' event handlers. With neither
+// informer it returns the nil Cache, which holds none.
 func Watch(podInformer, replicaSetInformer cache.SharedIndexInformer, handlers Handlers) (*Cache, error) {
+	switch {
+	case (podInformer == nil) != (replicaSetInformer == nil):
+		// Pods without their ReplicaSets tell no current pod from an old
+		// one; ReplicaSets without pods tell nothing.
+		return nil, errors.New("the pod and ReplicaSet informers go together: set both or neither")
+	case podInformer == nil:
+		return nil, nil
+	}
 	if err := podInformer.AddIndexers(cache.Indexers{podsummary.PodsByRobot: podsummary.RobotIndex}); err != nil {
 		return nil, fmt.Errorf("adding the Pod index: %w", err)
 	}
@@ -46,6 +58,31 @@ func Watch(podInformer, replicaSetInformer cache.SharedIndexInformer, handlers H
 		return nil, fmt.Errorf("adding the ReplicaSet event handler: %w", err)
 	}
 	return &Cache{pods: podInformer.GetIndexer(), replicaSets: replicaSetInformer.GetIndexer()}, nil
+}
+
+// QueueRobot returns the Handlers.Pod that queues, with add, the Robot
+// namespace/name if robots holds it: the pods of a deleted Robot linger
+// until the garbage collector reaches them, and have no Robot to sync.
+func QueueRobot(robots listers.RobotLister, add func(cache.ObjectName)) func(namespace, name string) {
+	return func(namespace, name string) {
+		if _, err := robots.Robots(namespace).Get(name); err == nil {
+			add(cache.ObjectName{Namespace: namespace, Name: name})
+		}
+	}
+}
+
+// QueueDeploymentRobot returns the Handlers.ReplicaSet that gives
+// enqueueController, which queues the Robot controlling a Deployment, the
+// Deployment of a changed ReplicaSet, if that Deployment is the one
+// deployments holds: by UID, since an earlier Deployment of the same name
+// is another Robot's.
+func QueueDeploymentRobot(deployments appslisters.DeploymentLister, enqueueController func(obj interface{})) func(rs *podsummary.ReplicaSet) {
+	return func(rs *podsummary.ReplicaSet) {
+		deployment, err := deployments.Deployments(rs.Namespace).Get(rs.Deployment)
+		if err == nil && rs.OwnedBy(deployment.UID) {
+			enqueueController(deployment)
+		}
+	}
 }
 
 // PodHandler returns the pod informer's event handler: it gives onPod the

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/robottest"
 	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 type fakeSyncWatch struct{ synced bool }
@@ -47,5 +49,88 @@ func TestReadyzAndTheWebhook(t *testing.T) {
 				t.Errorf("GET %s: %d %q, want %d saying %q", tt.path, rec.Code, rec.Body.String(), tt.code, tt.says)
 			}
 		})
+	}
+}
+
+// defaultSyncTimeout is the controller's default -sync-timeout.
+const defaultSyncTimeout = 30 * time.Second
+
+// runningSyncs is a controller whose caches have synced, or not, and whose
+// one sync in flight, if any, started at started on clock.
+type runningSyncs struct {
+	synced  bool
+	key     cache.ObjectName
+	started time.Time
+	clock   *clocktesting.FakeClock
+}
+
+func (r *runningSyncs) HasSynced() bool { return r.synced }
+
+func (r *runningSyncs) LongestSync() (cache.ObjectName, time.Duration) {
+	if r.started.IsZero() {
+		return cache.ObjectName{}, 0
+	}
+	return r.key, r.clock.Since(r.started)
+}
+
+func TestHealthHandler(t *testing.T) {
+	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
+	syncs := &runningSyncs{clock: clock}
+	handler := HealthHandler(syncs, defaultSyncTimeout, nil)
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+
+	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before the caches synced: %d, want 503", code)
+	}
+	syncs.synced = true
+	if code, _ := get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the caches synced: %d, want 200", code)
+	}
+
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz with no sync running: %d, want 200", code)
+	}
+	syncs.key, syncs.started = cache.ObjectName{Namespace: "default", Name: "slow"}, clock.Now()
+	clock.Step(time.Minute)
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz with a sync running for a minute: %d, want 200", code)
+	}
+	clock.Step(StuckSyncThreshold(defaultSyncTimeout))
+	if code, body := get("/healthz"); code != http.StatusInternalServerError || !strings.Contains(body, "default/slow") {
+		t.Errorf("/healthz with a stuck sync: %d %q, want 500 naming the Robot", code, body)
+	}
+}
+
+// TestHealthzStuckThresholdFollowsTheSyncDeadline: /healthz fails only for a
+// sync that has run far past its deadline, whatever -sync-timeout is.
+func TestHealthzStuckThresholdFollowsTheSyncDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		syncTimeout, running time.Duration
+		want                 int
+	}{
+		{defaultSyncTimeout, time.Minute, http.StatusOK},
+		{defaultSyncTimeout, 6 * time.Minute, http.StatusInternalServerError},
+		// A long deadline: a sync well within it is not stuck.
+		{2 * time.Minute, 6 * time.Minute, http.StatusOK},
+		{2 * time.Minute, 21 * time.Minute, http.StatusInternalServerError},
+		// A short one: still a minute at least, so that a slow machine is
+		// not taken for a stuck one.
+		{time.Second, 50 * time.Second, http.StatusOK},
+		{time.Second, 61 * time.Second, http.StatusInternalServerError},
+	} {
+		clock := clocktesting.NewFakeClock(robottest.FixtureNow)
+		syncs := &runningSyncs{synced: true, key: cache.ObjectName{Namespace: "default", Name: "test"}, started: clock.Now(), clock: clock}
+		clock.Step(tc.running)
+
+		rec := httptest.NewRecorder()
+		HealthHandler(syncs, tc.syncTimeout, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		if rec.Code != tc.want {
+			t.Errorf("-sync-timeout=%v, a sync running for %v: /healthz answered %d %q, want %d",
+				tc.syncTimeout, tc.running, rec.Code, rec.Body.String(), tc.want)
+		}
 	}
 }
