@@ -19,6 +19,7 @@ E2E_SPLIT      ?= 1
 E2E_OLDEST_CLUSTER    := robot-operator-e2e-oldest
 E2E_OLDEST_KUBECONFIG := $(CURDIR)/_output/e2e-oldest-kubeconfig
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 GO_TEST_FLAGS ?=
 BENCH_N       ?= 1000
 BENCH_PAIRS   ?= 3
@@ -32,7 +33,7 @@ help: ## List the targets.
 
 .PHONY: build
 build: ## Build the operator into bin/.
-	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)" -o $(BIN) .
 
 # The parts of make test, which hack/test.sh runs side by side (each part's
 # log in _output/test/PART.log); TEST_PARTS="unit e2e" runs some of them.
@@ -220,12 +221,12 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 .PHONY: image
 image: ## Build the OCI image (linux/amd64, linux/arm64) into _output/image, with no container engine.
 	cd hack/imagebuild && go run . -source $(CURDIR) -out $(IMAGE_LAYOUT) -version $(VERSION) \
-		-revision "$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null)" -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH)
+		-revision $(REVISION) -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH)
 
 .PHONY: image-push
 image-push: ## Build the image and push it to IMG (credentials from the Docker config, as `docker login` writes them).
 	cd hack/imagebuild && go run . -source $(CURDIR) -out $(IMAGE_LAYOUT) -version $(VERSION) \
-		-revision "$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null)" -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH) -push $(IMG)
+		-revision $(REVISION) -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH) -push $(IMG)
 
 .PHONY: image-test
 # On a fresh machine the test cross-compiles the operator for two platforms,

@@ -79,7 +79,7 @@ func build(cfg config) (v1.Hash, error) {
 // compile builds the operator as `make build` does, for p.
 func compile(cfg config, p platform, out string) error {
 	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
-		"-ldflags", "-s -w -X main.version="+cfg.version, "-o", out, ".")
+		"-ldflags", "-s -w -X main.version="+cfg.version+" -X main.revision="+cfg.revision, "-o", out, ".")
 	cmd.Dir = cfg.source
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.os, "GOARCH="+p.arch)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
