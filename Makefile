@@ -40,7 +40,7 @@ build: ## Build the operator into bin/.
 TEST_PARTS ?=
 
 .PHONY: test
-test: ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests on the newest and the oldest supported Kubernetes, the benchmark at N=20, the floods of the webhook and metrics ports and the short fault suite, side by side.
+test: ## Run the unit tests, the monitoring tests, the image, release and chart tests (the chart installed on a cluster), the end-to-end tests on the newest and the oldest supported Kubernetes, the benchmark at N=20, the floods of the webhook and metrics ports and the short fault suite, side by side.
 	hack/test.sh $(TEST_PARTS)
 
 .PHONY: unit
@@ -161,6 +161,7 @@ verify: ## Check formatting, vet, that go.mod is tidy and that generated code is
 	go vet -tags e2e ./test/...
 	go vet -tags chart ./test/chart/
 	go vet -tags 'chart install' ./test/chart/
+	go vet -tags release ./test/release/
 	cd hack/imagebuild && go vet ./...
 	hack/verify-codegen.sh
 
@@ -204,7 +205,8 @@ clean: ## Remove build output (not the tool cache).
 # ---- The container image and the in-cluster deployment: see "Deploy to a
 # cluster" in README.md.
 
-IMG        ?= ghcr.io/robot-operator/robot-operator:$(VERSION)
+IMAGE_REPO ?= ghcr.io/robot-operator/robot-operator
+IMG        ?= $(IMAGE_REPO):$(VERSION)
 KUBECTL    ?= kubectl
 DEPLOY_DIR ?= artifacts/deploy
 # deploy-check and rbac-golden get a local cluster of their own too.
@@ -213,15 +215,18 @@ DEPLOY_KUBECONFIG := $(CURDIR)/_output/deploy-kubeconfig
 
 # The image is built without a container engine (hack/imagebuild): for
 # linux/amd64 and linux/arm64, reproducibly (every time in it is the commit's),
-# with an SPDX SBOM, as an OCI image layout in IMAGE_LAYOUT.
+# with an SPDX SBOM, as an OCI image layout in IMAGE_LAYOUT (and each
+# platform's SBOM as a file in SBOM_DIR, if set).
 IMAGE_LAYOUT ?= $(CURDIR)/_output/image
+SBOM_DIR     ?=
 PLATFORMS    ?= linux/amd64,linux/arm64
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 .PHONY: image
 image: ## Build the OCI image (linux/amd64, linux/arm64) into _output/image, with no container engine.
 	cd hack/imagebuild && go run . -source $(CURDIR) -out $(IMAGE_LAYOUT) -version $(VERSION) \
-		-revision $(REVISION) -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH)
+		-revision $(REVISION) -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH) \
+		$(if $(SBOM_DIR),-sbom-dir $(SBOM_DIR))
 
 .PHONY: image-push
 image-push: ## Build the image and push it to IMG (credentials from the Docker config, as `docker login` writes them).
@@ -242,6 +247,18 @@ image-docker: ## Build the image IMG from the Dockerfile with docker or podman (
 .PHONY: image-docker-push
 image-docker-push: ## Push the image IMG that image-docker built.
 	IMG=$(IMG) hack/image.sh push
+
+# ---- A release: see CHANGELOG.md and docs/operating.md, "Upgrades".
+RELEASE_DIR ?= $(CURDIR)/_output/release
+
+.PHONY: release
+release: ## Write a release's files into _output/release (VERSION=vX.Y.Z): install.yaml, install-namespaced.yaml, the chart, the image as an OCI layout with its SBOMs, SHA256SUMS; the same bytes every time from one commit.
+	VERSION=$(VERSION) REVISION=$(REVISION) IMAGE_REPO=$(IMAGE_REPO) RELEASE_DIR=$(RELEASE_DIR) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) hack/release.sh
+
+.PHONY: release-test
+release-test: ## Run make release twice: the same SHA256SUMS, and install.yaml, install-namespaced.yaml and the packaged chart render what artifacts/deploy and deploy-namespaced do, the image pinned by the digest of the image released.
+	hack/tools.sh cluster helm
+	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" go test -tags release -count=1 -timeout 30m $(GO_TEST_FLAGS) ./test/release/
 
 .PHONY: deploy
 deploy: ## Apply DEPLOY_DIR (CRD, RBAC, operator) with image IMG to the current kube context.

@@ -24,7 +24,7 @@ cd "${ROOT}"
 OUT="${ROOT}/_output/test"
 mkdir -p "${OUT}"
 
-SCHEDULE=${TEST_SCHEDULE:-"unit chaos-short chart-e2e image-test:unit e2e:unit bench-smoke:chart-e2e flood:bench-smoke e2e-oldest:image-test chart-test:image-test monitoring-test:chart-test"}
+SCHEDULE=${TEST_SCHEDULE:-"unit chaos-short chart-e2e image-test:unit e2e:unit bench-smoke:chart-e2e flood:bench-smoke e2e-oldest:image-test chart-test:image-test release-test:chart-test monitoring-test:chart-test"}
 
 log() { echo "test: $(date +%H:%M:%S) $*"; }
 

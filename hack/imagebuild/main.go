@@ -28,6 +28,7 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "_output/image", "Write the OCI image layout here (replaced if it exists).")
 	flag.StringVar(&cfg.version, "version", "unknown", "The version stamped into the binary and the image's labels.")
 	flag.StringVar(&cfg.revision, "revision", "", "The commit, stamped into the binary and the image's labels.")
+	flag.StringVar(&cfg.sbomDir, "sbom-dir", "", "Also write each platform's SBOM here, as robot-operator-OS-ARCH.spdx.json.")
 	flag.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64", "Comma-separated os/arch pairs.")
 	flag.StringVar(&epoch, "source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "Seconds since 1970 for every time in the image (default: 0).")
 	push := flag.String("push", "", "Push the built index to this image reference (credentials from the Docker config).")

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Builds a release's files into RELEASE_DIR (_output/release), with no
+# network and no container engine:
+#
+#   install.yaml                      artifacts/deploy, every object, the image pinned by digest
+#   install-namespaced.yaml           artifacts/deploy-namespaced, the same way
+#   robot-operator-X.Y.Z.tgz          the Helm chart: version X.Y.Z, appVersion and image tag vX.Y.Z, the digest
+#   robot-operator-vX.Y.Z-image.oci.tar   the image (linux/amd64, linux/arm64) as an OCI image layout
+#   robot-operator-vX.Y.Z-linux-ARCH.spdx.json   each platform's SBOM, as the image holds it
+#   SHA256SUMS                        the sums of all of the above
+#
+# Usage: hack/release.sh            (make release VERSION=vX.Y.Z)
+#
+# Environment: VERSION (vX.Y.Z, required), IMAGE_REPO (where the image will
+# be pushed; default ghcr.io/robot-operator/robot-operator), RELEASE_DIR,
+# SOURCE_DATE_EPOCH (default: the commit's time), REVISION (default: the
+# commit).
+#
+# Two runs from one commit write the same bytes: every time in every file is
+# SOURCE_DATE_EPOCH, archives list their entries sorted, with no owner.
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "${ROOT}"
+VERSION=${VERSION:?set VERSION to the release, e.g. VERSION=v0.2.0}
+IMAGE_REPO=${IMAGE_REPO:-ghcr.io/robot-operator/robot-operator}
+RELEASE_DIR=${RELEASE_DIR:-${ROOT}/_output/release}
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
+REVISION=${REVISION:-$(git rev-parse HEAD)}
+export SOURCE_DATE_EPOCH
+
+if [[ ! "${VERSION}" =~ ^v([0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?)$ ]]; then
+	echo "release: VERSION=${VERSION} is not vMAJOR.MINOR.PATCH[-PRERELEASE]" >&2
+	exit 2
+fi
+CHART_VERSION=${BASH_REMATCH[1]}
+if [[ -n "$(git status --porcelain --untracked-files=no)" ]]; then
+	echo "release: warning: the tree has uncommitted changes; the files are built from them, not from ${REVISION}" >&2
+fi
+
+log() { echo "release: $*"; }
+
+hack/tools.sh cluster helm >&2
+eval "$(hack/tools.sh env)"
+
+work=$(mktemp -d "${ROOT}/_output/release-work.XXXXXX")
+trap 'rm -rf "${work}"' EXIT
+out="${work}/out"
+mkdir -p "${out}"
+
+# The image, as make image builds it, and its SBOMs.
+log "building the image ${VERSION} (${REVISION})"
+make --no-print-directory image VERSION="${VERSION}" REVISION="${REVISION}" SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH}" \
+	IMAGE_LAYOUT="${work}/image" SBOM_DIR="${work}/sbom" >&2
+# index.json names the one image index (hack/imagebuild).
+digest=$(grep -o '"digest": *"sha256:[0-9a-f]\{64\}"' "${work}/image/index.json" | grep -o 'sha256:[0-9a-f]*')
+if [[ -z "${digest}" ]]; then
+	echo "release: no image index digest in ${work}/image/index.json" >&2
+	exit 1
+fi
+log "the image index is ${IMAGE_REPO}:${VERSION}@${digest}"
+
+# stamp sets every time under $1 to SOURCE_DATE_EPOCH.
+stamp() { find "$1" -exec touch --no-dereference --date="@${SOURCE_DATE_EPOCH}" {} +; }
+# archive writes a tar of directory $2 into $1: entries sorted, times
+# SOURCE_DATE_EPOCH, no owner, the modes git would give.
+archive() {
+	stamp "$2"
+	tar --create --file "$1" --directory "$2" --sort=name --format=gnu \
+		--mtime="@${SOURCE_DATE_EPOCH}" --owner=0 --group=0 --numeric-owner --mode='a-x,u+rwX,go+rX,go-w' .
+}
+archive "${out}/robot-operator-${VERSION}-image.oci.tar" "${work}/image"
+for sbom in "${work}"/sbom/robot-operator-*.spdx.json; do
+	cp "${sbom}" "${out}/robot-operator-${VERSION}-${sbom##*/robot-operator-}"
+done
+
+# The manifests: each kustomization with the image by digest.
+manifests() { # manifests BASE OUTPUT
+	local overlay="${work}/overlay-${2%.yaml}"
+	mkdir -p "${overlay}"
+	cat >"${overlay}/kustomization.yaml" <<KUSTOMIZATION
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $(realpath --relative-to="${overlay}" "${ROOT}/$1")
+images:
+- name: ghcr.io/robot-operator/robot-operator
+  newName: ${IMAGE_REPO}
+  newTag: ${VERSION}
+  digest: ${digest}
+KUSTOMIZATION
+	{
+		echo "# robot-operator ${VERSION} (${REVISION}): $1, the image ${IMAGE_REPO}:${VERSION}@${digest}."
+		echo "#   kubectl apply --server-side -f $2"
+		"${KUBECTL}" kustomize "${overlay}"
+	} >"${out}/$2"
+}
+log "rendering install.yaml and install-namespaced.yaml"
+manifests artifacts/deploy install.yaml
+manifests artifacts/deploy-namespaced install-namespaced.yaml
+
+# The chart, with the release's version and image.
+log "packaging the chart ${CHART_VERSION}"
+cp -r artifacts/chart "${work}/robot-operator"
+sed -i -e "s/^version: .*/version: ${CHART_VERSION}/" -e "s/^appVersion: .*/appVersion: \"${VERSION}\"/" "${work}/robot-operator/Chart.yaml"
+sed -i -e "s|^  repository: .*|  repository: ${IMAGE_REPO}|" -e "s/^  tag: .*/  tag: ${VERSION}/" -e "s/^  digest: .*/  digest: \"${digest}\"/" \
+	"${work}/robot-operator/values.yaml"
+grep -q "^  digest: \"${digest}\"" "${work}/robot-operator/values.yaml" || {
+	echo "release: the chart's values.yaml has no image digest to set" >&2
+	exit 1
+}
+stamp "${work}/robot-operator"
+"${HELM}" package "${work}/robot-operator" --destination "${out}" >&2
+
+(cd "${out}" && sha256sum -- * | LC_ALL=C sort -k2 >"${work}/SHA256SUMS")
+mv "${work}/SHA256SUMS" "${out}/"
+rm -rf "${RELEASE_DIR}"
+mkdir -p "$(dirname "${RELEASE_DIR}")"
+mv "${out}" "${RELEASE_DIR}"
+log "wrote ${RELEASE_DIR}:"
+cat "${RELEASE_DIR}/SHA256SUMS"
