@@ -91,7 +91,7 @@ images:
 KUSTOMIZATION
 	{
 		echo "# robot-operator ${VERSION} (${REVISION}): $1, the image ${IMAGE_REPO}:${VERSION}@${digest}."
-		echo "#   kubectl apply --server-side -f $2"
+		echo "#   kubectl apply -f $2"
 		"${KUBECTL}" kustomize "${overlay}"
 	} >"${out}/$2"
 }
