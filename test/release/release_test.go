@@ -67,6 +67,18 @@ func TestRelease(t *testing.T) {
 		compare(t, tc.file, tc.base+" with the image "+image, objects(t, read(t, filepath.Join(dir, tc.file))), want)
 	}
 
+	// kubectl apply -f keeps a copy of each object in an annotation, and
+	// the API server refuses annotations of over 256 KiB in all.
+	for key, object := range objects(t, read(t, filepath.Join(dir, "install.yaml"))) {
+		data, err := json.Marshal(object.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 262_144-1024 { // a kilobyte for the object's other annotations
+			t.Errorf("%s is %d bytes of JSON: kubectl apply -f install.yaml could not keep its copy within the 262,144 bytes of annotations allowed", key, len(data))
+		}
+	}
+
 	// The packaged chart renders install.yaml, the Namespace apart (helm
 	// install --create-namespace makes it).
 	chart := filepath.Join(dir, "robot-operator-"+strings.TrimPrefix(version, "v")+".tgz")
