@@ -102,7 +102,12 @@ manifests artifacts/deploy-namespaced install-namespaced.yaml
 # The chart, with the release's version and image.
 log "packaging the chart ${CHART_VERSION}"
 cp -r artifacts/chart "${work}/robot-operator"
-sed -i -e "s/^version: .*/version: ${CHART_VERSION}/" -e "s/^appVersion: .*/appVersion: \"${VERSION}\"/" "${work}/robot-operator/Chart.yaml"
+sed -i -e "s/^version: .*/version: ${CHART_VERSION}/" -e "s/^appVersion: .*/appVersion: \"${VERSION}\"/" \
+	-e "s|^      image: ghcr.io/robot-operator/robot-operator:latest$|      image: ${IMAGE_REPO}:${VERSION}@${digest}|" "${work}/robot-operator/Chart.yaml"
+grep -q "^      image: ${IMAGE_REPO}:${VERSION}@${digest}$" "${work}/robot-operator/Chart.yaml" || {
+	echo "release: the chart's Chart.yaml has no artifacthub.io/images entry to set" >&2
+	exit 1
+}
 sed -i -e "s|^  repository: .*|  repository: ${IMAGE_REPO}|" -e "s/^  tag: .*/  tag: ${VERSION}/" -e "s/^  digest: .*/  digest: \"${digest}\"/" \
 	"${work}/robot-operator/values.yaml"
 grep -q "^  digest: \"${digest}\"" "${work}/robot-operator/values.yaml" || {
