@@ -255,8 +255,16 @@ RELEASE_DIR ?= $(CURDIR)/_output/release
 release: ## Write a release's files into _output/release (VERSION=vX.Y.Z): install.yaml, install-namespaced.yaml, the chart, the image as an OCI layout with its SBOMs, SHA256SUMS; the same bytes every time from one commit.
 	VERSION=$(VERSION) REVISION=$(REVISION) IMAGE_REPO=$(IMAGE_REPO) RELEASE_DIR=$(RELEASE_DIR) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) hack/release.sh
 
+# Where release-push pushes the chart (helm push), and its flags.
+CHART_REGISTRY  ?= oci://ghcr.io/robot-operator/charts
+HELM_PUSH_FLAGS ?=
+
+.PHONY: release-push
+release-push: ## Push the image of _output/release to IMAGE_REPO:VERSION and its chart to CHART_REGISTRY, by the digests its files name (after make release; credentials from docker login and helm registry login).
+	VERSION=$(VERSION) IMAGE_REPO=$(IMAGE_REPO) RELEASE_DIR=$(RELEASE_DIR) CHART_REGISTRY=$(CHART_REGISTRY) HELM_PUSH_FLAGS="$(HELM_PUSH_FLAGS)" hack/release.sh push
+
 .PHONY: release-test
-release-test: ## Run make release twice: the same SHA256SUMS, and install.yaml, install-namespaced.yaml and the packaged chart render what artifacts/deploy and deploy-namespaced do, the image pinned by the digest of the image released.
+release-test: ## Run make release twice: the same SHA256SUMS, then make release-push to a registry of its own, and install.yaml, install-namespaced.yaml and the packaged chart render what artifacts/deploy and deploy-namespaced do, the image pinned by the digest of the image released.
 	hack/tools.sh cluster helm
 	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" go test -tags release -count=1 -timeout 30m $(GO_TEST_FLAGS) ./test/release/
 

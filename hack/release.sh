@@ -9,12 +9,22 @@
 #   robot-operator-vX.Y.Z-linux-ARCH.spdx.json   each platform's SBOM, as the image holds it
 #   SHA256SUMS                        the sums of all of the above
 #
-# Usage: hack/release.sh            (make release VERSION=vX.Y.Z)
+# and pushes them:
 #
-# Environment: VERSION (vX.Y.Z, required), IMAGE_REPO (where the image will
-# be pushed; default ghcr.io/robot-operator/robot-operator), RELEASE_DIR,
+# Usage: hack/release.sh            build       (make release VERSION=vX.Y.Z)
+#        hack/release.sh push       push the image of RELEASE_DIR to
+#                                   IMAGE_REPO:VERSION and its chart to
+#                                   CHART_REGISTRY, as they are: by the
+#                                   digests that install.yaml and SHA256SUMS
+#                                   name (make release-push)
+#
+# Environment: VERSION (vX.Y.Z, required), IMAGE_REPO (where the image is
+# pushed; default ghcr.io/robot-operator/robot-operator), RELEASE_DIR,
 # SOURCE_DATE_EPOCH (default: the commit's time), REVISION (default: the
-# commit).
+# commit); for push, CHART_REGISTRY (default oci://ghcr.io/robot-operator/charts)
+# and HELM_PUSH_FLAGS (e.g. --plain-http). Credentials come from the Docker
+# config (docker login) for the image and from helm registry login for the
+# chart.
 #
 # Two runs from one commit write the same bytes: every time in every file is
 # SOURCE_DATE_EPOCH, archives list their entries sorted, with no owner.
@@ -42,6 +52,23 @@ log() { echo "release: $*"; }
 
 hack/tools.sh cluster helm >&2
 eval "$(hack/tools.sh env)"
+
+if [[ "${1:-build}" == push ]]; then
+	CHART_REGISTRY=${CHART_REGISTRY:-oci://ghcr.io/robot-operator/charts}
+	layout=$(mktemp -d "${ROOT}/_output/release-push.XXXXXX")
+	trap 'rm -rf "${layout}"' EXIT
+	(cd "${RELEASE_DIR}" && sha256sum --check --quiet SHA256SUMS)
+	tar -xf "${RELEASE_DIR}/robot-operator-${VERSION}-image.oci.tar" -C "${layout}"
+	log "pushing the image to ${IMAGE_REPO}:${VERSION}"
+	(cd hack/imagebuild && go run . -push-layout "${layout}" -push "${IMAGE_REPO}:${VERSION}")
+	log "pushing the chart to ${CHART_REGISTRY}"
+	# shellcheck disable=SC2086 # HELM_PUSH_FLAGS is a list of flags
+	"${HELM}" push "${RELEASE_DIR}/robot-operator-${CHART_VERSION}.tgz" "${CHART_REGISTRY}" ${HELM_PUSH_FLAGS:-}
+	exit 0
+elif [[ "${1:-build}" != build ]]; then
+	echo "usage: $0 [build|push]" >&2
+	exit 2
+fi
 
 work=$(mktemp -d "${ROOT}/_output/release-work.XXXXXX")
 trap 'rm -rf "${work}"' EXIT

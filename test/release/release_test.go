@@ -8,6 +8,7 @@
 package release
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,12 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,6 +82,8 @@ func TestRelease(t *testing.T) {
 		}
 	}
 
+	pushed(t, dir, digest)
+
 	// The packaged chart renders install.yaml, the Namespace apart (helm
 	// install --create-namespace makes it).
 	chart := filepath.Join(dir, "robot-operator-"+strings.TrimPrefix(version, "v")+".tgz")
@@ -92,6 +97,65 @@ func TestRelease(t *testing.T) {
 	install := objects(t, read(t, filepath.Join(dir, "install.yaml")))
 	delete(install, "Namespace /"+namespace)
 	compare(t, "the packaged chart", "install.yaml", rendered, install)
+}
+
+// pushed runs make release-push to a registry of its own, and checks that
+// the registry then serves the image index by the digest install.yaml
+// names, and the chart byte for byte.
+func pushed(t *testing.T, dir, digest string) {
+	t.Helper()
+	registry := exec.Command("go", "run", "./registry")
+	registry.Dir = filepath.Join(root, "hack", "imagebuild")
+	registry.Stderr = os.Stderr
+	// go run's child would outlive a kill of go run: its own process group
+	// goes whole.
+	registry.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := registry.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := registry.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(-registry.Process.Pid, syscall.SIGKILL)
+		_ = registry.Wait()
+	}()
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the test registry said no address: %v", err)
+	}
+	addr = strings.TrimSpace(addr)
+
+	run(t, "make", "-C", root, "--no-print-directory", "release-push", "VERSION="+version, "RELEASE_DIR="+dir,
+		"IMAGE_REPO="+addr+"/robot-operator", "CHART_REGISTRY=oci://"+addr+"/charts", "HELM_PUSH_FLAGS=--plain-http")
+
+	request, err := http.NewRequest(http.MethodGet, "http://"+addr+"/v2/robot-operator/manifests/"+version, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	request.Header.Set("Accept", "application/vnd.oci.image.index.v1+json")
+	response, err := http.DefaultClient.Do(request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer response.Body.Close()
+	index, err := io.ReadAll(response.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(index); response.StatusCode != http.StatusOK || "sha256:"+hex.EncodeToString(sum[:]) != digest {
+		t.Errorf("the registry serves %s:%s as %s (HTTP %d), want the index install.yaml pins, %s", addr+"/robot-operator", version, hex.EncodeToString(sum[:]), response.StatusCode, digest)
+	}
+
+	pulled := t.TempDir()
+	chartVersion := strings.TrimPrefix(version, "v")
+	run(t, tool(t, "HELM"), "pull", "oci://"+addr+"/charts/robot-operator", "--version", chartVersion, "--plain-http", "--destination", pulled)
+	name := "robot-operator-" + chartVersion + ".tgz"
+	if !bytes.Equal(read(t, filepath.Join(pulled, name)), read(t, filepath.Join(dir, name))) {
+		t.Errorf("the chart pulled from the registry differs from the release's %s", name)
+	}
+	t.Logf("pushed to %s: the image index %s and the chart %s", addr, digest, chartVersion)
 }
 
 // checkSums checks that SHA256SUMS lists every other file of dir, with its
