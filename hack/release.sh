@@ -12,6 +12,11 @@
 # and pushes them:
 #
 # Usage: hack/release.sh            build       (make release VERSION=vX.Y.Z)
+#        hack/release.sh manifests  build only the image and install.yaml and
+#                                   install-namespaced.yaml, from the tree
+#                                   RELEASE_SOURCE (default: this one), e.g.
+#                                   an earlier commit's, extracted with git
+#                                   archive: what the upgrade test installs
 #        hack/release.sh push       push the image of RELEASE_DIR to
 #                                   IMAGE_REPO:VERSION and its chart to
 #                                   CHART_REGISTRY, as they are: by the
@@ -21,7 +26,7 @@
 # Environment: VERSION (vX.Y.Z, required), IMAGE_REPO (where the image is
 # pushed; default ghcr.io/robot-operator/robot-operator), RELEASE_DIR,
 # SOURCE_DATE_EPOCH (default: the commit's time), REVISION (default: the
-# commit); for push, CHART_REGISTRY (default oci://ghcr.io/robot-operator/charts)
+# commit), RELEASE_SOURCE; for push, CHART_REGISTRY (default oci://ghcr.io/robot-operator/charts)
 # and HELM_PUSH_FLAGS (e.g. --plain-http). Credentials come from the Docker
 # config (docker login) for the image and from helm registry login for the
 # chart.
@@ -35,6 +40,8 @@ cd "${ROOT}"
 VERSION=${VERSION:?set VERSION to the release, e.g. VERSION=v0.2.0}
 IMAGE_REPO=${IMAGE_REPO:-ghcr.io/robot-operator/robot-operator}
 RELEASE_DIR=${RELEASE_DIR:-${ROOT}/_output/release}
+SOURCE=$(cd "${RELEASE_SOURCE:-${ROOT}}" && pwd)
+MODE=${1:-build}
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 REVISION=${REVISION:-$(git rev-parse HEAD)}
 export SOURCE_DATE_EPOCH
@@ -50,10 +57,12 @@ fi
 
 log() { echo "release: $*"; }
 
-hack/tools.sh cluster helm >&2
+# kubectl renders the manifests; helm, which manifests needs not, packages
+# and pushes the chart.
+if [[ "${MODE}" == manifests ]]; then hack/tools.sh cluster >&2; else hack/tools.sh cluster helm >&2; fi
 eval "$(hack/tools.sh env)"
 
-if [[ "${1:-build}" == push ]]; then
+if [[ "${MODE}" == push ]]; then
 	CHART_REGISTRY=${CHART_REGISTRY:-oci://ghcr.io/robot-operator/charts}
 	layout=$(mktemp -d "${ROOT}/_output/release-push.XXXXXX")
 	trap 'rm -rf "${layout}"' EXIT
@@ -65,8 +74,8 @@ if [[ "${1:-build}" == push ]]; then
 	# shellcheck disable=SC2086 # HELM_PUSH_FLAGS is a list of flags
 	"${HELM}" push "${RELEASE_DIR}/robot-operator-${CHART_VERSION}.tgz" "${CHART_REGISTRY}" ${HELM_PUSH_FLAGS:-}
 	exit 0
-elif [[ "${1:-build}" != build ]]; then
-	echo "usage: $0 [build|push]" >&2
+elif [[ "${MODE}" != build && "${MODE}" != manifests ]]; then
+	echo "usage: $0 [build|manifests|push]" >&2
 	exit 2
 fi
 
@@ -77,7 +86,7 @@ mkdir -p "${out}"
 
 # The image, as make image builds it, and its SBOMs.
 log "building the image ${VERSION} (${REVISION})"
-make --no-print-directory image VERSION="${VERSION}" REVISION="${REVISION}" SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH}" \
+make --no-print-directory -C "${SOURCE}" image VERSION="${VERSION}" REVISION="${REVISION}" SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH}" \
 	IMAGE_LAYOUT="${work}/image" SBOM_DIR="${work}/sbom" >&2
 # index.json names the one image index (hack/imagebuild).
 digest=$(grep -o '"digest": *"sha256:[0-9a-f]\{64\}"' "${work}/image/index.json" | grep -o 'sha256:[0-9a-f]*')
@@ -96,10 +105,6 @@ archive() {
 	tar --create --file "$1" --directory "$2" --sort=name --format=gnu \
 		--mtime="@${SOURCE_DATE_EPOCH}" --owner=0 --group=0 --numeric-owner --mode='a-x,u+rwX,go+rX,go-w' .
 }
-archive "${out}/robot-operator-${VERSION}-image.oci.tar" "${work}/image"
-for sbom in "${work}"/sbom/robot-operator-*.spdx.json; do
-	cp "${sbom}" "${out}/robot-operator-${VERSION}-${sbom##*/robot-operator-}"
-done
 
 # The manifests: each kustomization with the image by digest.
 manifests() { # manifests BASE OUTPUT
@@ -109,7 +114,7 @@ manifests() { # manifests BASE OUTPUT
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
-- $(realpath --relative-to="${overlay}" "${ROOT}/$1")
+- $(realpath --relative-to="${overlay}" "${SOURCE}/$1")
 images:
 - name: ghcr.io/robot-operator/robot-operator
   newName: ${IMAGE_REPO}
@@ -125,10 +130,22 @@ KUSTOMIZATION
 log "rendering install.yaml and install-namespaced.yaml"
 manifests artifacts/deploy install.yaml
 manifests artifacts/deploy-namespaced install-namespaced.yaml
+if [[ "${MODE}" == manifests ]]; then
+	mkdir -p "${RELEASE_DIR}"
+	mv "${out}/install.yaml" "${out}/install-namespaced.yaml" "${RELEASE_DIR}/"
+	log "wrote install.yaml and install-namespaced.yaml of ${SOURCE} into ${RELEASE_DIR}"
+	exit 0
+fi
+
+# The image as a tarball of its OCI layout, and its SBOMs.
+archive "${out}/robot-operator-${VERSION}-image.oci.tar" "${work}/image"
+for sbom in "${work}"/sbom/robot-operator-*.spdx.json; do
+	cp "${sbom}" "${out}/robot-operator-${VERSION}-${sbom##*/robot-operator-}"
+done
 
 # The chart, with the release's version and image.
 log "packaging the chart ${CHART_VERSION}"
-cp -r artifacts/chart "${work}/robot-operator"
+cp -r "${SOURCE}/artifacts/chart" "${work}/robot-operator"
 sed -i -e "s/^version: .*/version: ${CHART_VERSION}/" -e "s/^appVersion: .*/appVersion: \"${VERSION}\"/" \
 	-e "s|^      image: ghcr.io/robot-operator/robot-operator:latest$|      image: ${IMAGE_REPO}:${VERSION}@${digest}|" "${work}/robot-operator/Chart.yaml"
 grep -q "^      image: ${IMAGE_REPO}:${VERSION}@${digest}$" "${work}/robot-operator/Chart.yaml" || {
