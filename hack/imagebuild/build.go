@@ -35,9 +35,9 @@ func (p platform) String() string { return p.os + "/" + p.arch }
 type config struct {
 	source, out, version, revision string
 	// sbomDir, when set, gets each platform's SBOM as a file too.
-	sbomDir string
-	platforms                      []platform
-	created                        time.Time
+	sbomDir   string
+	platforms []platform
+	created   time.Time
 }
 
 // build writes the image layout and returns the index's digest.
