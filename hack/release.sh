@@ -57,6 +57,7 @@ fi
 
 log() { echo "release: $*"; }
 
+mkdir -p "${ROOT}/_output"
 # kubectl renders the manifests; helm, which manifests needs not, packages
 # and pushes the chart.
 if [[ "${MODE}" == manifests ]]; then hack/tools.sh cluster >&2; else hack/tools.sh cluster helm >&2; fi
