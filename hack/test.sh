@@ -59,7 +59,7 @@ log "building what the parts share (log: _output/test/prepare.log)"
 prepare() {
 	local tools=(cluster)
 	[[ -z "${wanted[monitoring-test]:-}" ]] || tools+=(promtool)
-	[[ -z "${wanted[chart-test]:-}${wanted[chart-e2e]:-}" ]] || tools+=(helm)
+	[[ -z "${wanted[chart-test]:-}${wanted[chart-e2e]:-}${wanted[release-test]:-}" ]] || tools+=(helm)
 	hack/tools.sh "${tools[@]}" || return
 	if [[ -n "${wanted[e2e-oldest]:-}" ]]; then
 		K8S_VERSION=oldest hack/tools.sh cluster || return
