@@ -9,8 +9,6 @@
 #   robot-operator-vX.Y.Z-linux-ARCH.spdx.json   each platform's SBOM, as the image holds it
 #   SHA256SUMS                        the sums of all of the above
 #
-# and pushes them:
-#
 # Usage: hack/release.sh            build       (make release VERSION=vX.Y.Z)
 #        hack/release.sh manifests  build only the image and install.yaml and
 #                                   install-namespaced.yaml, from the tree
@@ -51,7 +49,7 @@ if [[ ! "${VERSION}" =~ ^v([0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?)$ ]]; then
 	exit 2
 fi
 CHART_VERSION=${BASH_REMATCH[1]}
-if [[ -n "$(git status --porcelain --untracked-files=no)" ]]; then
+if [[ "${SOURCE}" == "${ROOT}" && -n "$(git status --porcelain --untracked-files=no)" ]]; then
 	echo "release: warning: the tree has uncommitted changes; the files are built from them, not from ${REVISION}" >&2
 fi
 
