@@ -23,11 +23,12 @@ COPY pkg/ pkg/
 COPY internal/ internal/
 
 ARG VERSION=unknown
+ARG REVISION=unknown
 ARG TARGETOS
 ARG TARGETARCH
-# As `make build`: no cgo (a static binary), paths trimmed, version stamped.
+# As `make build`: no cgo (a static binary), paths trimmed, version and commit stamped.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/robot-operator .
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.revision=${REVISION}" -o /out/robot-operator .
 
 # distroless static: CA certificates, tzdata and /etc/passwd, nothing else.
 # The :nonroot tag's default user is nonroot, uid and gid 65532.

@@ -19,6 +19,7 @@ E2E_SPLIT      ?= 1
 E2E_OLDEST_CLUSTER    := robot-operator-e2e-oldest
 E2E_OLDEST_KUBECONFIG := $(CURDIR)/_output/e2e-oldest-kubeconfig
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 GO_TEST_FLAGS ?=
 BENCH_N       ?= 1000
 BENCH_PAIRS   ?= 3
@@ -32,14 +33,14 @@ help: ## List the targets.
 
 .PHONY: build
 build: ## Build the operator into bin/.
-	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)" -o $(BIN) .
 
 # The parts of make test, which hack/test.sh runs side by side (each part's
 # log in _output/test/PART.log); TEST_PARTS="unit e2e" runs some of them.
 TEST_PARTS ?=
 
 .PHONY: test
-test: ## Run the unit tests, the monitoring tests, the image and chart tests (the chart installed on a cluster), the end-to-end tests on the newest and the oldest supported Kubernetes, the benchmark at N=20, the floods of the webhook and metrics ports and the short fault suite, side by side.
+test: ## Run the unit tests, the monitoring tests, the image, release and chart tests (the chart installed on a cluster), the end-to-end tests on the newest and the oldest supported Kubernetes, the benchmark at N=20, the floods of the webhook and metrics ports and the short fault suite, side by side.
 	hack/test.sh $(TEST_PARTS)
 
 .PHONY: unit
@@ -160,6 +161,7 @@ verify: ## Check formatting, vet, that go.mod is tidy and that generated code is
 	go vet -tags e2e ./test/...
 	go vet -tags chart ./test/chart/
 	go vet -tags 'chart install' ./test/chart/
+	go vet -tags release ./test/release/
 	cd hack/imagebuild && go vet ./...
 	hack/verify-codegen.sh
 
@@ -203,7 +205,8 @@ clean: ## Remove build output (not the tool cache).
 # ---- The container image and the in-cluster deployment: see "Deploy to a
 # cluster" in README.md.
 
-IMG        ?= ghcr.io/robot-operator/robot-operator:$(VERSION)
+IMAGE_REPO ?= ghcr.io/robot-operator/robot-operator
+IMG        ?= $(IMAGE_REPO):$(VERSION)
 KUBECTL    ?= kubectl
 DEPLOY_DIR ?= artifacts/deploy
 # deploy-check and rbac-golden get a local cluster of their own too.
@@ -212,20 +215,23 @@ DEPLOY_KUBECONFIG := $(CURDIR)/_output/deploy-kubeconfig
 
 # The image is built without a container engine (hack/imagebuild): for
 # linux/amd64 and linux/arm64, reproducibly (every time in it is the commit's),
-# with an SPDX SBOM, as an OCI image layout in IMAGE_LAYOUT.
+# with an SPDX SBOM, as an OCI image layout in IMAGE_LAYOUT (and each
+# platform's SBOM as a file in SBOM_DIR, if set).
 IMAGE_LAYOUT ?= $(CURDIR)/_output/image
+SBOM_DIR     ?=
 PLATFORMS    ?= linux/amd64,linux/arm64
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 .PHONY: image
 image: ## Build the OCI image (linux/amd64, linux/arm64) into _output/image, with no container engine.
 	cd hack/imagebuild && go run . -source $(CURDIR) -out $(IMAGE_LAYOUT) -version $(VERSION) \
-		-revision "$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null)" -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH)
+		-revision $(REVISION) -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH) \
+		$(if $(SBOM_DIR),-sbom-dir $(SBOM_DIR))
 
 .PHONY: image-push
 image-push: ## Build the image and push it to IMG (credentials from the Docker config, as `docker login` writes them).
 	cd hack/imagebuild && go run . -source $(CURDIR) -out $(IMAGE_LAYOUT) -version $(VERSION) \
-		-revision "$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null)" -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH) -push $(IMG)
+		-revision $(REVISION) -platforms $(PLATFORMS) -source-date-epoch $(SOURCE_DATE_EPOCH) -push $(IMG)
 
 .PHONY: image-test
 # On a fresh machine the test cross-compiles the operator for two platforms,
@@ -241,6 +247,26 @@ image-docker: ## Build the image IMG from the Dockerfile with docker or podman (
 .PHONY: image-docker-push
 image-docker-push: ## Push the image IMG that image-docker built.
 	IMG=$(IMG) hack/image.sh push
+
+# ---- A release: see CHANGELOG.md and docs/operating.md, "Upgrades".
+RELEASE_DIR ?= $(CURDIR)/_output/release
+
+.PHONY: release
+release: ## Write a release's files into _output/release (VERSION=vX.Y.Z): install.yaml, install-namespaced.yaml, the chart, the image as an OCI layout with its SBOMs, SHA256SUMS; the same bytes every time from one commit.
+	VERSION=$(VERSION) REVISION=$(REVISION) IMAGE_REPO=$(IMAGE_REPO) RELEASE_DIR=$(RELEASE_DIR) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) hack/release.sh
+
+# Where release-push pushes the chart (helm push), and its flags.
+CHART_REGISTRY  ?= oci://ghcr.io/robot-operator/charts
+HELM_PUSH_FLAGS ?=
+
+.PHONY: release-push
+release-push: ## Push the image of _output/release to IMAGE_REPO:VERSION and its chart to CHART_REGISTRY, by the digests its files name (after make release; credentials from docker login and helm registry login).
+	VERSION=$(VERSION) IMAGE_REPO=$(IMAGE_REPO) RELEASE_DIR=$(RELEASE_DIR) CHART_REGISTRY=$(CHART_REGISTRY) HELM_PUSH_FLAGS="$(HELM_PUSH_FLAGS)" hack/release.sh push
+
+.PHONY: release-test
+release-test: ## Run make release twice: the same SHA256SUMS, then make release-push to a registry of its own, and install.yaml, install-namespaced.yaml and the packaged chart render what artifacts/deploy and deploy-namespaced do, the image pinned by the digest of the image released.
+	hack/tools.sh cluster helm
+	eval "$$(hack/tools.sh env)" && HELM="$$HELM" KUBECTL="$$KUBECTL" go test -tags release -count=1 -timeout 30m $(GO_TEST_FLAGS) ./test/release/
 
 .PHONY: deploy
 deploy: ## Apply DEPLOY_DIR (CRD, RBAC, operator) with image IMG to the current kube context.

@@ -28,8 +28,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// version is stamped at build time (see the Makefile).
-var version = "dev"
+// version and revision (the commit) are stamped at build time (see the
+// Makefile); app.Build says what an unstamped build reports.
+var version, revision = "dev", ""
 
 // options are the command-line settings.
 type options struct {
@@ -62,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if opts.printVersion {
-		fmt.Fprintln(stdout, version)
+		fmt.Fprintln(stdout, app.Build(version, revision))
 		return 0
 	}
 	if opts.loggingFormat == "json" {
@@ -88,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	go func() { <-ctx.Done(); stop() }()
 	logger := klog.FromContext(ctx)
 
-	opts.run.Version = version
+	opts.run.Version, opts.run.Revision = version, revision
 	if err := app.Run(ctx, opts.run, newController(opts)); err != nil {
 		klog.Flush()
 		fmt.Fprintf(stderr, "robot-operator: %v\n", err)

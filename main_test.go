@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -65,11 +66,12 @@ func TestHelp(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	defer func(v string) { version = v }(version)
-	version = "v1.2.3-4-gabcdef0"
+	defer func(v, r string) { version, revision = v, r }(version, revision)
+	version, revision = "v1.2.3-4-gabcdef0", "abcdef0123456789abcdef0123456789abcdef01"
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"-version"}, &stdout, &stderr); code != 0 || stdout.String() != version+"\n" || stderr.Len() != 0 {
-		t.Errorf("exit code %d, stdout %q, stderr %q; want 0 and the version alone", code, stdout.String(), stderr.String())
+	want := "robot-operator v1.2.3-4-gabcdef0 (revision abcdef0123456789abcdef0123456789abcdef01, " + runtime.Version() + ")\n"
+	if code := run([]string{"-version"}, &stdout, &stderr); code != 0 || stdout.String() != want || stderr.Len() != 0 {
+		t.Errorf("exit code %d, stdout %q, stderr %q; want 0 and %q", code, stdout.String(), stderr.String(), want)
 	}
 }
 

@@ -45,7 +45,7 @@ case "${1:-}" in
 build)
 	e=$(engine)
 	set -x
-	"${e}" build --build-arg "VERSION=${VERSION:-unknown}" -t "${IMG}" "${ROOT}"
+	"${e}" build --build-arg "VERSION=${VERSION:-unknown}" --build-arg "REVISION=${REVISION:-$(git -C "${ROOT}" rev-parse HEAD 2>/dev/null || echo unknown)}" -t "${IMG}" "${ROOT}"
 	;;
 push)
 	e=$(engine)

@@ -24,7 +24,7 @@ cd "${ROOT}"
 OUT="${ROOT}/_output/test"
 mkdir -p "${OUT}"
 
-SCHEDULE=${TEST_SCHEDULE:-"unit chaos-short chart-e2e image-test:unit e2e:unit bench-smoke:chart-e2e flood:bench-smoke e2e-oldest:image-test chart-test:image-test monitoring-test:chart-test"}
+SCHEDULE=${TEST_SCHEDULE:-"unit chaos-short chart-e2e image-test:unit e2e:unit bench-smoke:chart-e2e flood:bench-smoke e2e-oldest:image-test chart-test:image-test release-test:chart-test monitoring-test:chart-test"}
 
 log() { echo "test: $(date +%H:%M:%S) $*"; }
 
@@ -59,7 +59,7 @@ log "building what the parts share (log: _output/test/prepare.log)"
 prepare() {
 	local tools=(cluster)
 	[[ -z "${wanted[monitoring-test]:-}" ]] || tools+=(promtool)
-	[[ -z "${wanted[chart-test]:-}${wanted[chart-e2e]:-}" ]] || tools+=(helm)
+	[[ -z "${wanted[chart-test]:-}${wanted[chart-e2e]:-}${wanted[release-test]:-}" ]] || tools+=(helm)
 	hack/tools.sh "${tools[@]}" || return
 	if [[ -n "${wanted[e2e-oldest]:-}" ]]; then
 		K8S_VERSION=oldest hack/tools.sh cluster || return

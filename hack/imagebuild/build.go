@@ -34,8 +34,10 @@ func (p platform) String() string { return p.os + "/" + p.arch }
 
 type config struct {
 	source, out, version, revision string
-	platforms                      []platform
-	created                        time.Time
+	// sbomDir, when set, gets each platform's SBOM as a file too.
+	sbomDir   string
+	platforms []platform
+	created   time.Time
 }
 
 // build writes the image layout and returns the index's digest.
@@ -51,6 +53,9 @@ func build(cfg config) (v1.Hash, error) {
 	for _, p := range cfg.platforms {
 		binary := filepath.Join(work, "robot-operator-"+p.os+"-"+p.arch)
 		if err := compile(cfg, p, binary); err != nil {
+			return v1.Hash{}, err
+		}
+		if err := writeSBOM(cfg, p, binary); err != nil {
 			return v1.Hash{}, err
 		}
 		img, err := platformImage(cfg, p, binary)
@@ -79,7 +84,7 @@ func build(cfg config) (v1.Hash, error) {
 // compile builds the operator as `make build` does, for p.
 func compile(cfg config, p platform, out string) error {
 	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
-		"-ldflags", "-s -w -X main.version="+cfg.version, "-o", out, ".")
+		"-ldflags", "-s -w -X main.version="+cfg.version+" -X main.revision="+cfg.revision, "-o", out, ".")
 	cmd.Dir = cfg.source
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.os, "GOARCH="+p.arch)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -88,6 +93,23 @@ func compile(cfg config, p platform, out string) error {
 		return fmt.Errorf("compiling for %s: %w", p, err)
 	}
 	return nil
+}
+
+// writeSBOM writes p's SBOM, the one the image holds, to
+// cfg.sbomDir/robot-operator-OS-ARCH.spdx.json, for a release to publish
+// beside the image; nothing when cfg.sbomDir is empty.
+func writeSBOM(cfg config, p platform, binary string) error {
+	if cfg.sbomDir == "" {
+		return nil
+	}
+	sbom, err := spdx(binary, cfg, p)
+	if err != nil {
+		return fmt.Errorf("the SBOM of %s: %w", p, err)
+	}
+	if err := os.MkdirAll(cfg.sbomDir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(cfg.sbomDir, "robot-operator-"+p.os+"-"+p.arch+".spdx.json"), sbom, 0o644)
 }
 
 func annotations(cfg config) map[string]string {

@@ -230,8 +230,9 @@ func checkImage(t *testing.T, cfg config, p *v1.Platform, img v1.Image) {
 			t.Fatal(err)
 		}
 		out, err := exec.Command(exe, "-version").Output()
-		if err != nil || strings.TrimSpace(string(out)) != cfg.version {
-			t.Errorf("%s: the image's binary -version printed %q (%v), want %q", p, out, err, cfg.version)
+		want := "robot-operator " + cfg.version + " (revision " + cfg.revision + ", "
+		if err != nil || !strings.HasPrefix(string(out), want) {
+			t.Errorf("%s: the image's binary -version printed %q (%v), want it to start %q", p, out, err, want)
 		}
 	}
 }

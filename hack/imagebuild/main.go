@@ -10,6 +10,7 @@
 //
 //	go run ./hack/imagebuild -out _output/image -version $(git describe --tags --always --dirty)
 //	go run ./hack/imagebuild -out _output/image -push ghcr.io/you/robot-operator:v0.1.0
+//	go run ./hack/imagebuild -push-layout DIR -push ghcr.io/you/robot-operator:v0.1.0
 package main
 
 import (
@@ -27,11 +28,25 @@ func main() {
 	flag.StringVar(&cfg.source, "source", ".", "The operator's source tree (the repository root).")
 	flag.StringVar(&cfg.out, "out", "_output/image", "Write the OCI image layout here (replaced if it exists).")
 	flag.StringVar(&cfg.version, "version", "unknown", "The version stamped into the binary and the image's labels.")
-	flag.StringVar(&cfg.revision, "revision", "", "The commit, for the image's labels.")
+	flag.StringVar(&cfg.revision, "revision", "", "The commit, stamped into the binary and the image's labels.")
+	flag.StringVar(&cfg.sbomDir, "sbom-dir", "", "Also write each platform's SBOM here, as robot-operator-OS-ARCH.spdx.json.")
 	flag.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64", "Comma-separated os/arch pairs.")
 	flag.StringVar(&epoch, "source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "Seconds since 1970 for every time in the image (default: 0).")
 	push := flag.String("push", "", "Push the built index to this image reference (credentials from the Docker config).")
+	pushLayoutDir := flag.String("push-layout", "", "Build nothing: push the image index of the OCI image layout in this directory (a release's) to -push.")
 	flag.Parse()
+
+	if *pushLayoutDir != "" {
+		if *push == "" {
+			fail(fmt.Errorf("-push-layout needs -push"))
+		}
+		pushed, err := pushLayout(*pushLayoutDir, *push)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Printf("imagebuild: pushed %s\n", pushed)
+		return
+	}
 
 	for _, p := range strings.Split(platforms, ",") {
 		os, arch, ok := strings.Cut(strings.TrimSpace(p), "/")

@@ -37,8 +37,11 @@ import (
 
 // Options are the settings of a run, from the command line.
 type Options struct {
-	// Version is the operator's version, for the user agent and the log.
-	Version string
+	// Version is the operator's release, for the user agent, the log and
+	// the build_info gauge; Revision is its commit, for the log and the
+	// gauge (see Build).
+	Version  string
+	Revision string
 	// Kubeconfig and Master say where the cluster is; both empty: the pod's
 	// service account.
 	Kubeconfig string
@@ -141,6 +144,7 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 	// Metrics providers must be in place before the first client or queue.
 	registry := prometheus.NewRegistry()
 	metrics.RegisterProcessMetrics(registry)
+	registry.MustRegister(metrics.NewBuildInfoGauge(Build(opts.Version, opts.Revision)))
 	if err := checkCluster(cfg); err != nil {
 		return err
 	}

@@ -57,6 +57,18 @@ func TestReviewClient(t *testing.T) {
 // (the API server compresses every watch event and list it sends), which a
 // client next to its API server gains nothing for; kube-controller-manager
 // and kube-scheduler turn it off for the same reason.
+// TestUserAgent: the API server's audit log names the operator's release
+// and replica in every request's user agent.
+func TestUserAgent(t *testing.T) {
+	cfg, err := restConfig(Options{Master: "https://127.0.0.1:6443", QPS: 1, Burst: 1, Version: "v0.2.0"}, "node-1_0a1b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "robot-operator/v0.2.0 (node-1_0a1b)"; cfg.UserAgent != want {
+		t.Errorf("user agent %q, want %q", cfg.UserAgent, want)
+	}
+}
+
 func TestCompression(t *testing.T) {
 	var mu sync.Mutex
 	var got []string

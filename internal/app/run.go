@@ -66,7 +66,7 @@ func serveAndLead(ctx context.Context, opts Options, w wired) error {
 		})
 	}
 
-	logger.Info("Starting robot-operator", "version", opts.Version, "host", w.cfg.Host, "namespace", namespaceOrAll(opts.Namespace),
+	logger.Info("Starting robot-operator", "version", opts.Version, "revision", Build(opts.Version, opts.Revision).Revision, "host", w.cfg.Host, "namespace", namespaceOrAll(opts.Namespace),
 		"workers", opts.Workers, "leaderElection", opts.LeaderElection.Enabled)
 	lead := func(ctx context.Context) error {
 		go migrateStorage(ctx, migrator)

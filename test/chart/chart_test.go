@@ -387,6 +387,37 @@ func withCertManager(t *testing.T) string {
 	return dir
 }
 
+// TestChartValuesSchema: a wrong value fails helm template (and so helm
+// install and upgrade) with a message that names it, before anything is
+// rendered.
+func TestChartValuesSchema(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{"logFormat=yaml", "/logFormat"},
+		{"replicas=two", "/replicas"},
+		{"robotDisruptionBudgets=sometimes", "/robotDisruptionBudgets"},
+		{"image.digest=latest", "/image/digest"},
+		{"image.pullPolicy=Sometimes", "/image/pullPolicy"},
+		{"webhook.port=70000", "/webhook/port"},
+		{"metrics.port=0", "/metrics/port"},
+		{"watchNamespace=Not_A_Namespace", "/watchNamespace"},
+		{"policy.maxTerminationGracePeriod=an hour", "/policy/maxTerminationGracePeriod"},
+		{"policy.httpRoutes=maybe", "/policy/httpRoutes"},
+		{"extraArgs={workers=8}", "/extraArgs/0"},
+		{"networkPolicy.webhookCIDRs={10.0.0.0}", "/networkPolicy/webhookCIDRs/0"},
+		{"replica=1", "'replica' not allowed"},
+	} {
+		cmd := exec.Command(tool(t, "HELM"), "template", "robot-operator", chart, "--namespace", namespace, "--set", tc.set)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("helm template --set %s succeeded; want the schema to refuse it", tc.set)
+			continue
+		}
+		if !strings.Contains(string(out), "don't meet the specifications of the schema") || !strings.Contains(string(out), tc.want) {
+			t.Errorf("helm template --set %s: %v\n%s\nwant the schema's refusal naming %s", tc.set, err, out, tc.want)
+		}
+	}
+}
+
 // TestHelmLint: helm lint --strict passes with the default values and with
 // every optional part on.
 func TestHelmLint(t *testing.T) {

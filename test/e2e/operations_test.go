@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -493,6 +494,7 @@ func TestMetrics(t *testing.T) {
 		name   string
 		labels []string
 	}{
+		{"robot_operator_build_info", []string{`goversion="` + runtime.Version() + `"`}},
 		{"robot_operator_syncs_total", []string{`result="success"`}},
 		{"robot_operator_sync_duration_seconds_count", nil},
 		{"robot_operator_sync_duration_seconds_bucket", nil},

@@ -47,3 +47,8 @@ app.kubernetes.io/component: operator
   resources: ["events"]
   verbs: ["create", "patch"]
 {{- end }}
+
+{{/* The operator's image: repository:tag, and @digest when a digest is set. */}}
+{{- define "robot-operator.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag }}{{ with .Values.image.digest }}@{{ . }}{{ end }}
+{{- end }}
