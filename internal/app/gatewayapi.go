@@ -16,31 +16,38 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 )
 
-// routesCRD is the CRD of the Gateway API's HTTPRoutes.
-const routesCRD = "httproutes.gateway.networking.k8s.io"
+// watchOptionalAPIs watches the CRD of each optional kind's API (owned.APIs)
+// until ctx ends (watchOptionalAPI).
+func watchOptionalAPIs(ctx context.Context, crds apiextensionsclient.Interface, apis *owned.APIs) {
+	var watches sync.WaitGroup
+	for _, api := range apis.Watched() {
+		watches.Go(func() { watchOptionalAPI(ctx, crds, api) })
+	}
+	watches.Wait()
+}
 
-// watchGatewayAPI watches the Gateway API's HTTPRoute CRD, by name. Once
-// it is there, established and serving v1, it starts routes, the informers
-// of the managed HTTPRoutes, and once their caches have synced tells found;
-// when the CRD goes, it tells found it is gone (the informers stay, and
-// catch up if it comes back). A cluster that installs the Gateway API after
-// the operator started gets its routes with no restart, and one that never
-// does costs one watch of one CRD. Its first answer, there or not, comes
-// once the CRD's cache has synced: until then found has not answered, and
-// no Robot syncs. It returns when ctx ends.
-func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, routes gatewayinformers.SharedInformerFactory, found *owned.Discovery) {
-	logger := klog.FromContext(ctx)
+// watchOptionalAPI watches the CRD of an optional kind's API, by name. Once
+// it is there, established and serving the kind's version, it starts the
+// kind's informer, and once its cache has synced tells api.Found; when the
+// CRD goes, it tells api.Found it is gone (the informer stays, and catches
+// up if it comes back). A cluster that installs the API after the operator
+// started gets the kind with no restart, and one that never does costs one
+// watch of one CRD. Its first answer, there or not, comes once the CRD's
+// cache has synced: until then api.Found has not answered, and no Robot
+// syncs. It returns when ctx ends, once the kind's informer has stopped.
+func watchOptionalAPI(ctx context.Context, crds apiextensionsclient.Interface, api owned.OptionalAPI) {
+	logger := klog.FromContext(ctx).WithValues("kind", api.Kind, "crd", api.CRD)
+	found := api.Found
 	factory := apiextensionsinformers.NewSharedInformerFactoryWithOptions(crds, 0,
 		apiextensionsinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", routesCRD).String()
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", api.CRD).String()
 		}))
 	informer := factory.Apiextensions().V1().CustomResourceDefinitions().Informer()
 	changed := make(chan bool, 1)
 	seen := func(obj any) {
-		there := servesV1Object(obj)
+		there := servesObject(obj, api.Version)
 		select {
 		case <-changed:
 		default:
@@ -52,54 +59,55 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 		UpdateFunc: func(_, obj any) { seen(obj) },
 		DeleteFunc: func(any) { seen(nil) },
 	}); err != nil {
-		logger.Error(err, "Watching for the Gateway API")
+		logger.Error(err, "Watching for an optional API")
 		found.SetAvailable(false) // rather than hold the workers back forever
 		return
 	}
-	// An operator that may not read the CRD or the HTTPRoutes (its RBAC
-	// lacks the rule) would wait for their cache forever: it answers "not
-	// there", and the cache, still trying, says otherwise if it is ever
-	// allowed.
-	routesInformer := routes.Gateway().V1().HTTPRoutes().Informer()
-	crdForbidden, routesForbidden := make(chan error, 1), make(chan error, 1)
+	// An operator that may not read the CRD or the kind's objects (its
+	// RBAC lacks the rule) would wait for their cache forever: it answers
+	// "not there", and the cache, still trying, says otherwise if it is
+	// ever allowed.
+	crdForbidden, kindForbidden := make(chan error, 1), make(chan error, 1)
 	for _, watched := range []struct {
 		informer  cache.SharedIndexInformer
 		forbidden chan error
-	}{{informer, crdForbidden}, {routesInformer, routesForbidden}} {
+	}{{informer, crdForbidden}, {api.Informer, kindForbidden}} {
 		if err := watched.informer.SetWatchErrorHandlerWithContext(tellForbidden(watched.forbidden)); err != nil {
-			logger.Error(err, "Watching for the Gateway API")
+			logger.Error(err, "Watching for an optional API")
 			found.SetAvailable(false) // rather than hold the workers back forever
 			return
 		}
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	if !waitForCache(ctx, informer.HasSynced, crdForbidden, found, "the Gateway API's HTTPRoute CRD") {
+	var running sync.WaitGroup
+	defer running.Wait()
+	if !waitForCache(ctx, informer.HasSynced, crdForbidden, found, "the CRD", logger) {
 		return
 	}
 	started := false
-	// answer tells found whether the Gateway API is there. It returns
-	// false when ctx ended first.
+	// answer tells found whether the API is there. It returns false when
+	// ctx ended first.
 	answer := func(there bool) bool {
 		if found.Answered() && there == found.Available() {
 			return true
 		}
 		if !there {
 			if found.Answered() {
-				logger.Info("The Gateway API is gone: Robots that ask for an HTTPRoute say so")
+				logger.Info("An optional API is gone: Robots that ask for its kind say so")
 			} else {
-				logger.Info("The Gateway API is not installed: Robots that ask for an HTTPRoute say so until it is")
+				logger.Info("An optional API is not installed: Robots that ask for its kind say so until it is")
 			}
 			found.SetAvailable(false)
 			return true
 		}
 		if !started {
-			logger.Info("The Gateway API is installed: watching HTTPRoutes")
-			routes.Start(ctx.Done())
+			logger.Info("An optional API is installed: watching its kind")
+			running.Go(func() { api.Informer.RunWithContext(ctx) })
 			started = true
 		}
-		if !waitForCache(ctx, routesInformer.HasSynced, routesForbidden, found, "HTTPRoutes") {
-			logger.Info("The HTTPRoute cache did not sync before shutdown")
+		if !waitForCache(ctx, api.Informer.HasSynced, kindForbidden, found, "the kind's objects", logger) {
+			logger.Info("The kind's cache did not sync before shutdown")
 			return false
 		}
 		found.SetAvailable(true)
@@ -107,8 +115,8 @@ func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, ro
 	}
 	// The first answer is the synced cache's: it holds the CRD if it is
 	// there, and what the handler says later is no older.
-	crd, _, _ := informer.GetStore().GetByKey(routesCRD)
-	if !answer(servesV1Object(crd)) {
+	crd, _, _ := informer.GetStore().GetByKey(api.CRD)
+	if !answer(servesObject(crd, api.Version)) {
 		return
 	}
 	for {
@@ -141,8 +149,7 @@ func tellForbidden(forbidden chan<- error) cache.WatchErrorHandlerWithContext {
 // then. Told that what it holds may not be read, it answers found "not
 // there", unless found has answered, and waits on. It returns false when
 // ctx ends first.
-func waitForCache(ctx context.Context, synced cache.InformerSynced, forbidden <-chan error, found *owned.Discovery, what string) bool {
-	logger := klog.FromContext(ctx)
+func waitForCache(ctx context.Context, synced cache.InformerSynced, forbidden <-chan error, found *owned.Discovery, what string, logger klog.Logger) bool {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for !synced() {
@@ -151,7 +158,7 @@ func waitForCache(ctx context.Context, synced cache.InformerSynced, forbidden <-
 			return false
 		case err := <-forbidden:
 			if !found.Answered() {
-				logger.Error(err, "Cannot read "+what+": Robots that ask for an HTTPRoute say the Gateway API is missing until the operator may")
+				logger.Error(err, "Cannot read "+what+": Robots that ask for the kind say its API is missing until the operator may")
 				found.SetAvailable(false)
 			}
 		case <-tick.C:
@@ -160,20 +167,20 @@ func waitForCache(ctx context.Context, synced cache.InformerSynced, forbidden <-
 	return true
 }
 
-// servesV1Object reports whether obj is a CRD that is established and
-// serves v1.
-func servesV1Object(obj any) bool {
+// servesObject reports whether obj is a CRD that is established and serves
+// version.
+func servesObject(obj any, version string) bool {
 	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-	return ok && servesV1(crd)
+	return ok && serves(crd, version)
 }
 
-// servesV1 reports whether crd is established and serves v1.
-func servesV1(crd *apiextensionsv1.CustomResourceDefinition) bool {
+// serves reports whether crd is established and serves version.
+func serves(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
 	established := slices.ContainsFunc(crd.Status.Conditions, func(c apiextensionsv1.CustomResourceDefinitionCondition) bool {
 		return c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue
 	})
 	return established && slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool {
-		return v.Name == "v1" && v.Served
+		return v.Name == version && v.Served
 	})
 }
 
@@ -181,7 +188,7 @@ func servesV1(crd *apiextensionsv1.CustomResourceDefinition) bool {
 const gatewaysCRD = "gateways.gateway.networking.k8s.io"
 
 // watchGateways watches the Gateway API's Gateway CRD, by name, as
-// watchGatewayAPI watches the HTTPRoutes'. Once it is there, established
+// watchOptionalAPI watches an optional kind's. Once it is there, established
 // and serving v1, it starts gateways, the informer of the Gateways'
 // metadata, and once its cache has synced tells found; when the CRD goes,
 // it tells found it is gone. A cluster with no Gateway CRD costs one watch
@@ -202,7 +209,7 @@ func watchGateways(ctx context.Context, crds apiextensionsclient.Interface, gate
 		case <-changed:
 		default:
 		}
-		changed <- servesV1Object(obj)
+		changed <- servesObject(obj, "v1")
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    seen,

@@ -210,22 +210,20 @@ func TestServiceNodePortRefusalNamesTheRobotsField(t *testing.T) {
 // its image, for Robots with the label wants-config.
 func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
 	return Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration]{
-		Write: writer.Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration]{
-			Name: "ConfigMap",
-			Client: func(namespace string) writer.Client[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
-				return kube.CoreV1().ConfigMaps(namespace)
-			},
-			Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
-			// What the Robot asks of it is its image.
-			SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return desired.Data["image"] },
-			Drift: func(desired *corev1ac.ConfigMapApplyConfiguration, current *corev1.ConfigMap, _ bool) string {
-				for key, value := range desired.Data {
-					if current.Data[key] != value {
-						return fmt.Sprintf("data[%s] is %q, not %q", key, current.Data[key], value)
-					}
+		Name: "ConfigMap",
+		Client: func(namespace string) writer.Client[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
+			return kube.CoreV1().ConfigMaps(namespace)
+		},
+		Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
+		// What the Robot asks of it is its image.
+		SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return desired.Data["image"] },
+		Drift: func(desired *corev1ac.ConfigMapApplyConfiguration, current *corev1.ConfigMap, _ bool) string {
+			for key, value := range desired.Data {
+				if current.Data[key] != value {
+					return fmt.Sprintf("data[%s] is %q, not %q", key, current.Data[key], value)
 				}
-				return ""
-			},
+			}
+			return ""
 		},
 		Wants:      func(robot *robotv1beta1.Robot) bool { return robot.Labels["wants-config"] == "true" },
 		ObjectName: func(robot *robotv1beta1.Robot) string { return robot.Name },

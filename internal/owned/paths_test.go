@@ -16,10 +16,10 @@ import (
 func TestPathsWaitForTheGatewayAPIAnswer(t *testing.T) {
 	for _, there := range []bool{true, false} {
 		f := newPolicyFixture(t, policyRobot())
-		found := &Discovery{}
-		f.sources.RoutesFound = found
+		f.sources.APIs = &APIs{}
+		found := f.sources.APIs.Found(RoutesCRD)
 		paths := f.paths(t, policy.Policy{})
-		f.syncCaches(t, f.sources.Deployments.Informer(), f.sources.Services.Informer())
+		f.syncCaches(t, f.sources.KubeInformers.Apps().V1().Deployments().Informer(), f.sources.KubeInformers.Core().V1().Services().Informer())
 		if paths.HasSynced() {
 			t.Errorf("synced before discovery answered")
 		}
@@ -40,15 +40,13 @@ func TestPathsWaitForEveryCache(t *testing.T) {
 		f := newPolicyFixture(t, policyRobot())
 		factory := informers.NewSharedInformerFactory(f.kube, 0)
 		sources := f.sources
-		sources.Deployments = factory.Apps().V1().Deployments()
-		sources.Services = factory.Core().V1().Services()
-		sources.DisruptionBudgets = factory.Policy().V1().PodDisruptionBudgets()
+		sources.KubeInformers, sources.Without = factory, nil
 		paths, err := NewPaths(f.deps, sources)
 		if err != nil {
 			t.Fatal(err)
 		}
-		caches := map[string]cache.SharedIndexInformer{"Deployment": sources.Deployments.Informer(),
-			"Service": sources.Services.Informer(), "PodDisruptionBudget": sources.DisruptionBudgets.Informer()}
+		caches := map[string]cache.SharedIndexInformer{"Deployment": factory.Apps().V1().Deployments().Informer(),
+			"Service": factory.Core().V1().Services().Informer(), "PodDisruptionBudget": factory.Policy().V1().PodDisruptionBudgets().Informer()}
 		stop := make(chan struct{})
 		for _, kind := range kinds {
 			if kind != unsynced {
