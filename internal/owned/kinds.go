@@ -2,6 +2,7 @@ package owned
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/robot-operator/robot-operator/internal/writer"
 
@@ -81,7 +82,8 @@ type listedPath[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 // is informer, and its objects are named written in the
 // robot_operator_tracked_objects gauge. An optional kind's API is handed
 // to sources.APIs for discovery, and the Robots that want the kind are
-// queued each time it is found.
+// queued each time it is found (an optional kind's entry function checks
+// that sources.APIs is set first, since it asks it for its Discovery).
 func listed[T writer.Object, A writer.ApplyConfiguration[A]](p *Paths, sources Sources, path *Path[T, A], err error,
 	informer cache.SharedIndexInformer, written string) (ownedKind, error) {
 	if err != nil {
@@ -89,6 +91,9 @@ func listed[T writer.Object, A writer.ApplyConfiguration[A]](p *Paths, sources S
 	}
 	entry := &listedPath[T, A]{path: path, synced: informer.HasSynced, written: written}
 	if optional := path.kind.Optional; optional != nil {
+		if sources.APIs == nil {
+			return nil, fmt.Errorf("the %s kind is optional, and the sources have no APIs to discover it", path.kind.Name)
+		}
 		sources.APIs.watch(OptionalAPI{Optional: *optional, Kind: path.kind.Name, Informer: informer})
 		// No Robot syncs before discovery has answered once, so that none
 		// is told the kind's API is missing when it was not looked for.

@@ -56,6 +56,7 @@ func TestAKindReachesFewFiles(t *testing.T) {
 			}
 		}
 		slices.Sort(naming)
+		t.Logf("%s is named in %d production files: %s", reach.kind, len(naming), strings.Join(naming, ", "))
 		if len(naming) > reach.limit {
 			t.Errorf("%s is named in %d production files, more than %d:\n  %s", reach.kind, len(naming), reach.limit, strings.Join(naming, "\n  "))
 		}
