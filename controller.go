@@ -459,7 +459,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot, objects owned.Objects, syncErr error) error {
 	now := c.clock.Now()
 	pods := c.pods.RobotPods(ctx, robot.Namespace, robot.Name)
-	robotStatus, recheck := status.Diagnosed(robot, objects.Deployment(), objects.Service(), c.pods.ReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
+	robotStatus, recheck := status.Diagnosed(robot, objects.Deployment, objects.Service, c.pods.ReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
 	status.WithRoute(robot, &robotStatus, objects.Route(), c.owned.GatewayExists, syncErr, metav1.NewTime(now))
 	status.WithDisruptionBudget(robot, &robotStatus, objects.DisruptionBudget(), metav1.NewTime(now))
 	if recheck > 0 {

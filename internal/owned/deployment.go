@@ -75,12 +75,6 @@ func listDeployments(p *Paths, sources Sources) (ownedKind, error) {
 	return listed(p, sources, path, err, informer.Informer(), "written_deployments")
 }
 
-// Deployment returns the Robot's Deployment: nil when it has none it
-// controls.
-func (o Objects) Deployment() *appsv1.Deployment {
-	return objectOf[*appsv1.Deployment](o, "Deployment")
-}
-
 // prepareDeploymentApply sends the patches that must come before the apply
 // of desired onto current, and returns the Deployment as it then is.
 //

@@ -6,6 +6,8 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/writer"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -44,10 +46,15 @@ type ownedKind interface {
 	hasSynced() bool
 }
 
-// Objects are what a Robot owns, by kind, as its paths returned them; each
-// kind's file reads its own (Objects.Deployment, ...). A kind it has none
-// of that it controls reads nil.
+// Objects are what a Robot owns, as its paths returned them; nil where it
+// has none it controls. The Deployment and the Service, which every Robot
+// may own, are fields, as their paths are in Paths; the object of any
+// other kind is read by the accessor in the kind's own file
+// (Objects.DisruptionBudget, Objects.Route).
 type Objects struct {
+	Deployment *appsv1.Deployment
+	Service    *corev1.Service
+	// byKind holds the objects of every kind, by Kind.Name.
 	byKind map[string]writer.Object
 }
 
@@ -58,6 +65,12 @@ func (o *Objects) set(kind string, object writer.Object) {
 		o.byKind = map[string]writer.Object{}
 	}
 	o.byKind[kind] = object
+	switch object := object.(type) {
+	case *appsv1.Deployment:
+		o.Deployment = object
+	case *corev1.Service:
+		o.Service = object
+	}
 }
 
 // objectOf returns the object of kind in o, or the zero T.

@@ -77,11 +77,11 @@ func (f *policyFixture) cache(t *testing.T, objects Objects) {
 			t.Fatal(err)
 		}
 	}
-	if objects.Deployment() != nil {
-		add(f.deployments, objects.Deployment())
+	if objects.Deployment != nil {
+		add(f.deployments, objects.Deployment)
 	}
-	if objects.Service() != nil {
-		add(f.services, objects.Service())
+	if objects.Service != nil {
+		add(f.services, objects.Service)
 	}
 	if objects.Route() != nil {
 		add(f.hrs, objects.Route())
@@ -193,7 +193,7 @@ func TestExposingServiceMetadataRefused(t *testing.T) {
 	if got := fmt.Sprint(f.writes()); got != "[create deployments]" {
 		t.Errorf("writes %s, want the Deployment and no Service", got)
 	}
-	if objects.Service() != nil || objects.Deployment() == nil {
+	if objects.Service != nil || objects.Deployment == nil {
 		t.Errorf("objects %+v, want the Deployment and no Service", objects)
 	}
 
@@ -203,10 +203,10 @@ func TestExposingServiceMetadataRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects.Service().Spec.ClusterIP = "10.0.0.7"
+	objects.Service.Spec.ClusterIP = "10.0.0.7"
 	f.cache(t, objects)
 	f.writes()
-	made := objects.Service()
+	made := objects.Service
 
 	robot.Spec.Service.Annotations = map[string]string{"prometheus.io/scrape": "true", "external-dns.alpha.kubernetes.io/hostname": "login.victim.example.com"}
 	robot.Spec.Service.Labels = map[string]string{"mirror.linkerd.io/exported": "true"}
@@ -215,8 +215,8 @@ func TestExposingServiceMetadataRefused(t *testing.T) {
 	if writes := f.writes(); len(writes) != 0 {
 		t.Errorf("writes %v, want the Service left as it is", writes)
 	}
-	if objects.Service() == nil || objects.Service().UID != made.UID || objects.Service().Spec.ClusterIP != "10.0.0.7" {
-		t.Errorf("Service %v, want the one made before, with its address", objects.Service())
+	if objects.Service == nil || objects.Service.UID != made.UID || objects.Service.Spec.ClusterIP != "10.0.0.7" {
+		t.Errorf("Service %v, want the one made before, with its address", objects.Service)
 	}
 }
 
@@ -269,7 +269,7 @@ func TestGracePeriodRefused(t *testing.T) {
 	if writes := f.writes(); len(writes) != 0 {
 		t.Errorf("writes %v, want the Deployment left as it is", writes)
 	}
-	if got := objects.Deployment().Spec.Template.Spec.TerminationGracePeriodSeconds; got == nil || *got != 30 {
+	if got := objects.Deployment.Spec.Template.Spec.TerminationGracePeriodSeconds; got == nil || *got != 30 {
 		t.Errorf("Deployment's grace period %v, want the 30 s it had", got)
 	}
 }

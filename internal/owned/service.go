@@ -104,9 +104,6 @@ func listServices(p *Paths, sources Sources) (ownedKind, error) {
 	return listed(p, sources, path, err, informer.Informer(), "written_services")
 }
 
-// Service returns the Robot's Service: nil when it has none it controls.
-func (o Objects) Service() *corev1.Service { return objectOf[*corev1.Service](o, "Service") }
-
 // claimCreatedServiceFields makes the fields that the operator's create of
 // current set owned by its applies, before the first apply. Unlike a
 // Deployment's, a Service's fields are few and always all set, so there is
