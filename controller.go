@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/robot-operator/robot-operator/internal/app"
 	"github.com/robot-operator/robot-operator/internal/events"
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
@@ -21,9 +22,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
-	clientset "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned"
 	robotscheme "github.com/robot-operator/robot-operator/pkg/generated/clientset/versioned/scheme"
-	informers "github.com/robot-operator/robot-operator/pkg/generated/informers/externalversions/robot/v1beta1"
 	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1beta1"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +32,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	appsinformers "k8s.io/client-go/informers/apps/v1"
-	coreinformers "k8s.io/client-go/informers/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
@@ -65,27 +61,16 @@ const (
 
 // Options is everything a Controller needs, given to NewController.
 type Options struct {
-	// KubeClient and RobotClient are the clients the Controller reads and
-	// writes through.
-	KubeClient  kubernetes.Interface
-	RobotClient clientset.Interface
-	// The informers of the Deployments and Services, which should see only
-	// those labelled as managed by the operator, and of the Robots.
-	DeploymentInformer appsinformers.DeploymentInformer
-	ServiceInformer    coreinformers.ServiceInformer
-	RobotInformer      informers.RobotInformer
-	// Owned, beside the Deployments and Services above, are the sources
-	// of the other kinds a Robot may own (owned.Sources; its Kube,
-	// Deployments, Services and Policy are taken from the fields
-	// here).
-	Owned owned.Sources
-	// PodInformer and ReplicaSetInformer, when set (both or neither),
-	// hold the summaries of the managed pods and ReplicaSets
-	// (podsummary.Summarize), and the Ready condition says why the pods of
-	// each Deployment's current ReplicaSet do not run. Without them the
-	// status says only what the Deployment says.
-	PodInformer        cache.SharedIndexInformer
-	ReplicaSetInformer cache.SharedIndexInformer
+	// Wiring is what app.Run built: the clients (KubeClient, RobotClient),
+	// the Robot informer, the sources of the kinds a Robot owns (Owned;
+	// its Policy is taken from Policy here), the pod and ReplicaSet
+	// informers, when set (both or neither: without them the Ready
+	// condition says only what the Deployment says), the write fence
+	// (MayWrite, when set), the outage gate (Outage, when set: a sync that
+	// fails while it says the API server is down is not backed off) and
+	// NewerFields (when set: the Controller writes nothing to what Robots
+	// holding fields this release does not know own).
+	app.Wiring
 	// SyncTimeout bounds one sync, all its API requests included: the
 	// sync's context ends then, and so does whatever request is in flight.
 	// Zero means defaultSyncTimeout.
@@ -93,10 +78,6 @@ type Options struct {
 	// ShutdownTimeout bounds how long Run lets in-flight syncs finish once
 	// its context is done; zero cancels them at once.
 	ShutdownTimeout time.Duration
-	// MayWrite, when set, is asked before every write: the write fence.
-	// With leader election it fails once this process may no longer be the
-	// leader.
-	MayWrite func() error
 	// Recorder, when set, records the Controller's Events instead of its
 	// own recorder, which writes them through KubeClient.
 	Recorder record.EventRecorder
@@ -105,15 +86,6 @@ type Options struct {
 	// Policy is what the administrator allows Robots to ask for; the zero
 	// Policy allows all the CRD admits.
 	Policy policy.Policy
-	// Outage, when set, is the gate KubeClient's and RobotClient's requests
-	// go through. A sync that fails while it says the API server is down is
-	// not backed off: the Robot is queued again the moment the API server
-	// answers.
-	Outage *outage.Gate
-	// NewerFields, when set, is the Robot informer's transform, which says
-	// which Robots hold fields this release does not know: the Controller
-	// writes nothing to what those own.
-	NewerFields *transform.NewerFields
 }
 
 // Controller keeps each Robot's Deployment as the Robot asks and reports the
@@ -192,7 +164,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	)
 
 	controller := &Controller{
-		deploymentsLister: opts.DeploymentInformer.Lister(),
+		deploymentsLister: opts.Owned.KubeInformers.Apps().V1().Deployments().Lister(),
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
@@ -229,7 +201,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	deps := owned.Deps{Writer: controller.writer, Robots: controller.robotsLister, Clock: controller.clock,
 		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }}
 	sources := opts.Owned
-	sources.Kube, sources.Deployments, sources.Services, sources.Policy = opts.KubeClient, opts.DeploymentInformer, opts.ServiceInformer, opts.Policy
+	sources.Policy = opts.Policy
 	var err error
 	if controller.owned, err = owned.NewPaths(deps, sources); err != nil {
 		return nil, err
@@ -449,7 +421,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	}
 	// A value the operator ignores must not go unsaid: the admission
 	// policy refuses them, but a Robot may hold one set before it.
-	for _, ignored := range c.ignoredWarned.Fresh(robot.UID, workload.IgnoredAnnotations(robot, objects.DisruptionBudget)) {
+	for _, ignored := range c.ignoredWarned.Fresh(robot.UID, workload.IgnoredAnnotations(robot, objects.DisruptionBudget())) {
 		logger.Info("Ignoring an annotation's value", "object", ignored.Object, "annotation", ignored.Key, "value", ignored.Value)
 		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, robotv1beta1.ReasonAnnotationIgnored, ignored.Message())
 	}
@@ -484,8 +456,8 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 	now := c.clock.Now()
 	pods := c.pods.RobotPods(ctx, robot.Namespace, robot.Name)
 	robotStatus, recheck := status.Diagnosed(robot, objects.Deployment, objects.Service, c.pods.ReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
-	status.WithRoute(robot, &robotStatus, objects.Route, c.owned.GatewayExists, syncErr, metav1.NewTime(now))
-	status.WithDisruptionBudget(robot, &robotStatus, objects.DisruptionBudget, metav1.NewTime(now))
+	status.WithRoute(robot, &robotStatus, objects.Route(), c.owned.GatewayExists, syncErr, metav1.NewTime(now))
+	status.WithDisruptionBudget(robot, &robotStatus, objects.DisruptionBudget(), metav1.NewTime(now))
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
 		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)

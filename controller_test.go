@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/robot-operator/robot-operator/internal/app"
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
@@ -137,14 +138,16 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	kubeInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
 	f.recorder = record.NewFakeRecorder(10)
 	opts := Options{
-		KubeClient:         f.kubeClient,
-		RobotClient:        f.robotClient,
-		DeploymentInformer: kubeInformers.Apps().V1().Deployments(),
-		ServiceInformer:    kubeInformers.Core().V1().Services(),
-		RobotInformer:      robotInformers.Robot().V1beta1().Robots(),
-		ShutdownTimeout:    20 * time.Second,
-		Recorder:           f.recorder,
-		Clock:              clocktesting.NewFakePassiveClock(robottest.FixtureNow),
+		Wiring: app.Wiring{
+			KubeClient:    f.kubeClient,
+			RobotClient:   f.robotClient,
+			RobotInformer: robotInformers.Robot().V1beta1().Robots(),
+			// No budget unless the test asks for one.
+			Owned: owned.Sources{Kube: f.kubeClient, KubeInformers: kubeInformers, Without: []string{"PodDisruptionBudget"}},
+		},
+		ShutdownTimeout: 20 * time.Second,
+		Recorder:        f.recorder,
+		Clock:           clocktesting.NewFakePassiveClock(robottest.FixtureNow),
 	}
 	podInformer := kubeInformers.Core().V1().Pods().Informer()
 	replicaSetInformer := kubeInformers.Apps().V1().ReplicaSets().Informer()
@@ -152,8 +155,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		opts.PodInformer, opts.ReplicaSetInformer = podInformer, replicaSetInformer
 	}
 	if f.budgets {
-		opts.Owned.DisruptionBudgets = kubeInformers.Policy().V1().PodDisruptionBudgets()
-		fill(f.t, opts.Owned.DisruptionBudgets.Informer().GetIndexer(), f.budgetLister...)
+		opts.Owned.Without = nil
+		fill(f.t, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), f.budgetLister...)
 	}
 	if f.options != nil {
 		f.options(&opts)
@@ -211,7 +214,7 @@ func (f *fixture) rewire(c *Controller, kube kubernetes.Interface, recorder reco
 	deps := owned.Deps{Writer: c.writer, Robots: c.robotsLister, Clock: c.clock,
 		Enqueue: func(key cache.ObjectName) { c.workqueue.Add(key) }}
 	sources := f.opts.Owned
-	sources.Kube, sources.Deployments, sources.Services, sources.Policy = kube, f.opts.DeploymentInformer, f.opts.ServiceInformer, f.opts.Policy
+	sources.Kube, sources.Policy = kube, f.opts.Policy
 	var err error
 	if c.owned, err = owned.NewPaths(deps, sources); err != nil {
 		f.t.Fatal(err)

@@ -207,20 +207,10 @@ func (o *options) check() error {
 func newController(opts *options) app.NewController {
 	return func(ctx context.Context, wiring app.Wiring) (app.Controller, error) {
 		controller, err := NewController(ctx, Options{
-			KubeClient:         wiring.KubeClient,
-			RobotClient:        wiring.RobotClient,
-			DeploymentInformer: wiring.DeploymentInformer,
-			ServiceInformer:    wiring.ServiceInformer,
-			RobotInformer:      wiring.RobotInformer,
-			Owned:              wiring.Owned,
-			PodInformer:        wiring.PodInformer,
-			ReplicaSetInformer: wiring.ReplicaSetInformer,
-			SyncTimeout:        opts.run.SyncTimeout,
-			ShutdownTimeout:    opts.shutdownTimeout,
-			MayWrite:           wiring.MayWrite,
-			Outage:             wiring.Outage,
-			NewerFields:        wiring.NewerFields,
-			Policy:             opts.policy,
+			Wiring:          wiring,
+			SyncTimeout:     opts.run.SyncTimeout,
+			ShutdownTimeout: opts.shutdownTimeout,
+			Policy:          opts.policy,
 		})
 		if err != nil {
 			return nil, err

@@ -23,8 +23,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	appsinformers "k8s.io/client-go/informers/apps/v1"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -99,14 +97,11 @@ type Wiring struct {
 	// rate limiter.
 	KubeClient  kubernetes.Interface
 	RobotClient clientset.Interface
-	// The informers of the managed Deployments and Services, and of the
-	// Robots.
-	DeploymentInformer appsinformers.DeploymentInformer
-	ServiceInformer    coreinformers.ServiceInformer
-	RobotInformer      robotinformers.RobotInformer
-	// Owned are the sources of the kinds a Robot owns beside its
-	// Deployment and Service: the managed PodDisruptionBudgets, and the
-	// HTTPRoutes once the Gateway API is found.
+	// RobotInformer is the informer of the Robots.
+	RobotInformer robotinformers.RobotInformer
+	// Owned are the sources of the kinds a Robot owns: the clients and
+	// the informer factories of the managed objects, and where the
+	// optional kinds are discovered.
 	Owned owned.Sources
 	// PodInformer and ReplicaSetInformer hold the summaries of the managed
 	// pods and ReplicaSets.
@@ -163,8 +158,6 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 	controller, err := newController(ctx, Wiring{
 		KubeClient:         c.kube,
 		RobotClient:        c.robots,
-		DeploymentInformer: inf.kube.Apps().V1().Deployments(),
-		ServiceInformer:    inf.kube.Core().V1().Services(),
 		RobotInformer:      inf.robots.Robot().V1beta1().Robots(),
 		Owned:              inf.owned(c),
 		PodInformer:        inf.pods.Core().V1().Pods().Informer(),

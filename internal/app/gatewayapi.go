@@ -2,186 +2,23 @@ package app
 
 import (
 	"context"
-	"slices"
 	"sync"
-	"time"
 
 	"github.com/robot-operator/robot-operator/internal/owned"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 )
-
-// routesCRD is the CRD of the Gateway API's HTTPRoutes.
-const routesCRD = "httproutes.gateway.networking.k8s.io"
-
-// watchGatewayAPI watches the Gateway API's HTTPRoute CRD, by name. Once
-// it is there, established and serving v1, it starts routes, the informers
-// of the managed HTTPRoutes, and once their caches have synced tells found;
-// when the CRD goes, it tells found it is gone (the informers stay, and
-// catch up if it comes back). A cluster that installs the Gateway API after
-// the operator started gets its routes with no restart, and one that never
-// does costs one watch of one CRD. Its first answer, there or not, comes
-// once the CRD's cache has synced: until then found has not answered, and
-// no Robot syncs. It returns when ctx ends.
-func watchGatewayAPI(ctx context.Context, crds apiextensionsclient.Interface, routes gatewayinformers.SharedInformerFactory, found *owned.Discovery) {
-	logger := klog.FromContext(ctx)
-	factory := apiextensionsinformers.NewSharedInformerFactoryWithOptions(crds, 0,
-		apiextensionsinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", routesCRD).String()
-		}))
-	informer := factory.Apiextensions().V1().CustomResourceDefinitions().Informer()
-	changed := make(chan bool, 1)
-	seen := func(obj any) {
-		there := servesV1Object(obj)
-		select {
-		case <-changed:
-		default:
-		}
-		changed <- there
-	}
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    seen,
-		UpdateFunc: func(_, obj any) { seen(obj) },
-		DeleteFunc: func(any) { seen(nil) },
-	}); err != nil {
-		logger.Error(err, "Watching for the Gateway API")
-		found.SetAvailable(false) // rather than hold the workers back forever
-		return
-	}
-	// An operator that may not read the CRD or the HTTPRoutes (its RBAC
-	// lacks the rule) would wait for their cache forever: it answers "not
-	// there", and the cache, still trying, says otherwise if it is ever
-	// allowed.
-	routesInformer := routes.Gateway().V1().HTTPRoutes().Informer()
-	crdForbidden, routesForbidden := make(chan error, 1), make(chan error, 1)
-	for _, watched := range []struct {
-		informer  cache.SharedIndexInformer
-		forbidden chan error
-	}{{informer, crdForbidden}, {routesInformer, routesForbidden}} {
-		if err := watched.informer.SetWatchErrorHandlerWithContext(tellForbidden(watched.forbidden)); err != nil {
-			logger.Error(err, "Watching for the Gateway API")
-			found.SetAvailable(false) // rather than hold the workers back forever
-			return
-		}
-	}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	if !waitForCache(ctx, informer.HasSynced, crdForbidden, found, "the Gateway API's HTTPRoute CRD") {
-		return
-	}
-	started := false
-	// answer tells found whether the Gateway API is there. It returns
-	// false when ctx ended first.
-	answer := func(there bool) bool {
-		if found.Answered() && there == found.Available() {
-			return true
-		}
-		if !there {
-			if found.Answered() {
-				logger.Info("The Gateway API is gone: Robots that ask for an HTTPRoute say so")
-			} else {
-				logger.Info("The Gateway API is not installed: Robots that ask for an HTTPRoute say so until it is")
-			}
-			found.SetAvailable(false)
-			return true
-		}
-		if !started {
-			logger.Info("The Gateway API is installed: watching HTTPRoutes")
-			routes.Start(ctx.Done())
-			started = true
-		}
-		if !waitForCache(ctx, routesInformer.HasSynced, routesForbidden, found, "HTTPRoutes") {
-			logger.Info("The HTTPRoute cache did not sync before shutdown")
-			return false
-		}
-		found.SetAvailable(true)
-		return true
-	}
-	// The first answer is the synced cache's: it holds the CRD if it is
-	// there, and what the handler says later is no older.
-	crd, _, _ := informer.GetStore().GetByKey(routesCRD)
-	if !answer(servesV1Object(crd)) {
-		return
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case there := <-changed:
-			if !answer(there) {
-				return
-			}
-		}
-	}
-}
-
-// tellForbidden returns a watch error handler that logs as the default one
-// does, and sends a Forbidden error to forbidden, unless one waits there.
-func tellForbidden(forbidden chan<- error) cache.WatchErrorHandlerWithContext {
-	return func(ctx context.Context, r *cache.Reflector, err error) {
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-		if apierrors.IsForbidden(err) {
-			select {
-			case forbidden <- err:
-			default:
-			}
-		}
-	}
-}
-
-// waitForCache waits until synced says a cache has synced, and returns true
-// then. Told that what it holds may not be read, it answers found "not
-// there", unless found has answered, and waits on. It returns false when
-// ctx ends first.
-func waitForCache(ctx context.Context, synced cache.InformerSynced, forbidden <-chan error, found *owned.Discovery, what string) bool {
-	logger := klog.FromContext(ctx)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for !synced() {
-		select {
-		case <-ctx.Done():
-			return false
-		case err := <-forbidden:
-			if !found.Answered() {
-				logger.Error(err, "Cannot read "+what+": Robots that ask for an HTTPRoute say the Gateway API is missing until the operator may")
-				found.SetAvailable(false)
-			}
-		case <-tick.C:
-		}
-	}
-	return true
-}
-
-// servesV1Object reports whether obj is a CRD that is established and
-// serves v1.
-func servesV1Object(obj any) bool {
-	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-	return ok && servesV1(crd)
-}
-
-// servesV1 reports whether crd is established and serves v1.
-func servesV1(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	established := slices.ContainsFunc(crd.Status.Conditions, func(c apiextensionsv1.CustomResourceDefinitionCondition) bool {
-		return c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue
-	})
-	return established && slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool {
-		return v.Name == "v1" && v.Served
-	})
-}
 
 // gatewaysCRD is the CRD of the Gateway API's Gateways.
 const gatewaysCRD = "gateways.gateway.networking.k8s.io"
 
 // watchGateways watches the Gateway API's Gateway CRD, by name, as
-// watchGatewayAPI watches the HTTPRoutes'. Once it is there, established
+// watchOptionalAPI watches an optional kind's. Once it is there, established
 // and serving v1, it starts gateways, the informer of the Gateways'
 // metadata, and once its cache has synced tells found; when the CRD goes,
 // it tells found it is gone. A cluster with no Gateway CRD costs one watch
@@ -202,7 +39,7 @@ func watchGateways(ctx context.Context, crds apiextensionsclient.Interface, gate
 		case <-changed:
 		default:
 		}
-		changed <- servesV1Object(obj)
+		changed <- servesObject(obj, "v1")
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    seen,

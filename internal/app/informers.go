@@ -21,15 +21,16 @@ import (
 
 // informers are the operator's informer factories.
 type informers struct {
-	// kube holds the managed Deployments and Services.
+	// kube holds the managed objects of the built-in kinds a Robot owns.
 	kube kubeinformers.SharedInformerFactory
 	// pods holds the summaries of the managed pods and ReplicaSets.
 	pods   kubeinformers.SharedInformerFactory
 	robots robotinformers.SharedInformerFactory
-	// gateway holds the managed HTTPRoutes; started once the Gateway API
-	// is found (watchGatewayAPI), which routesFound then says.
-	gateway     gatewayinformers.SharedInformerFactory
-	routesFound *owned.Discovery
+	// gateway holds the managed objects of the Gateway API's kinds, each
+	// started once its CRD is found (watchOptionalAPIs), which apis then
+	// says.
+	gateway gatewayinformers.SharedInformerFactory
+	apis    *owned.APIs
 	// gateways holds the Gateways' metadata; started once their CRD is
 	// found (watchGateways), which gatewaysFound then says.
 	gateways      cache.SharedIndexInformer
@@ -57,8 +58,7 @@ func newInformers(opts Options, c *clients) *informers {
 		return robot, err == nil
 	}
 	return &informers{
-		// Only the Deployments, Services and PodDisruptionBudgets the
-		// operator manages are cached, so memory follows the Robots, not
+		// Only the objects the operator manages are cached, so memory follows the Robots, not
 		// the cluster: those a Robot controls whole but for the little of
 		// their managedFields the controller reads, any other with the
 		// label as a stub (transform.Workloads).
@@ -79,7 +79,7 @@ func newInformers(opts Options, c *clients) *informers {
 			gatewayinformers.WithNamespace(opts.Namespace),
 			gatewayinformers.WithTweakListOptions(managed),
 			gatewayinformers.WithTransform(transform.Workloads(robots))),
-		routesFound:   &owned.Discovery{},
+		apis:          &owned.APIs{},
 		gateways:      gatewaysInformer(c, opts.Namespace),
 		gatewaysFound: &owned.Discovery{},
 		namespace:     opts.Namespace,
@@ -102,23 +102,24 @@ func gatewaysInformer(c *clients, namespace string) cache.SharedIndexInformer {
 	return informer
 }
 
-// owned returns the sources of the kinds a Robot owns beside its
-// Deployment and Service.
+// owned returns the sources of the kinds a Robot owns: each kind picks its
+// informer from the factories.
 func (i *informers) owned(c *clients) owned.Sources {
 	return owned.Sources{
-		DisruptionBudgets: i.kube.Policy().V1().PodDisruptionBudgets(),
-		Routes:            i.gateway.Gateway().V1().HTTPRoutes(),
-		Gateway:           c.gateway,
-		RoutesFound:       i.routesFound,
-		Gateways:          i.gateways,
-		GatewaysFound:     i.gatewaysFound,
-		Namespace:         i.namespace,
+		Kube:             c.kube,
+		KubeInformers:    i.kube,
+		Gateway:          c.gateway,
+		GatewayInformers: i.gateway,
+		APIs:             i.apis,
+		Gateways:         i.gateways,
+		GatewaysFound:    i.gatewaysFound,
+		Namespace:        i.namespace,
 	}
 }
 
 // start starts the informers the Controller asked for, until stop closes:
-// the Robots' and the pods' at once, and the Deployments', Services' and
-// budgets' once the Robot cache has synced, since their transform asks it
+// the Robots' and the pods' at once, and those of the kinds a Robot owns
+// once the Robot cache has synced, since their transform asks it
 // whose each object is (transform.Workloads). It does not wait: the Robot
 // cache may need the conversion webhook, whose certificate comes from an
 // upkeep that starts after.

@@ -47,9 +47,10 @@ func serveAndLead(ctx context.Context, opts Options, w wired) error {
 	}()
 	w.informers.start(informersCtx.Done())
 	watches.Go(func() {
-		// The routes' transform asks the Robot cache, as the Deployments' does.
+		// The optional kinds' transform asks the Robot cache, as the
+		// Deployments' does.
 		if w.informers.waitForRobots(informersCtx.Done()) {
-			watchGatewayAPI(informersCtx, w.clients.crds, w.informers.gateway, w.informers.routesFound)
+			watchOptionalAPIs(informersCtx, w.clients.crds, w.informers.apis)
 		}
 	})
 	watches.Go(func() {

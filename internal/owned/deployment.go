@@ -41,16 +41,14 @@ type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfigur
 func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy) (*DeploymentPath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
-		Write: writer.Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
-			Name: "Deployment",
-			Client: func(namespace string) writer.Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
-				return kube.AppsV1().Deployments(namespace)
-			},
-			Updated:      EventDeploymentUpdated,
-			Drift:        drift.DeploymentDriftSkippingSpecs,
-			Generation:   true,
-			PrepareApply: prepareDeploymentApply,
+		Name: "Deployment",
+		Client: func(namespace string) writer.Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
+			return kube.AppsV1().Deployments(namespace)
 		},
+		Updated:      EventDeploymentUpdated,
+		Drift:        drift.DeploymentDriftSkippingSpecs,
+		Generation:   true,
+		PrepareApply: prepareDeploymentApply,
 		Meta: func(desired *appsv1ac.DeploymentApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
 			return desired.ObjectMetaApplyConfiguration
 		},
@@ -67,6 +65,14 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		NameTakenHint: outcome.DeploymentNameTakenHint,
 		Contested:     robotv1beta1.ReasonDeploymentContested,
 	}, informer.Informer())
+}
+
+// listDeployments is the Deployment's entry in the list of kinds.
+func listDeployments(p *Paths, sources Sources) (ownedKind, error) {
+	informer := sources.KubeInformers.Apps().V1().Deployments()
+	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy)
+	p.Deployments = path
+	return listed(p, sources, path, err, informer.Informer(), "written_deployments")
 }
 
 // prepareDeploymentApply sends the patches that must come before the apply

@@ -38,14 +38,12 @@ type DisruptionBudgetPath = Path[*policyv1.PodDisruptionBudget, *policyv1ac.PodD
 func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetInformer, kube kubernetes.Interface, allowed policy.Policy) (*DisruptionBudgetPath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
-		Write: writer.Kind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
-			Name: "PodDisruptionBudget",
-			Client: func(namespace string) writer.Client[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration] {
-				return kube.PolicyV1().PodDisruptionBudgets(namespace)
-			},
-			Updated: EventDisruptionBudgetUpdated,
-			Deleted: EventDisruptionBudgetDeleted,
+		Name: "PodDisruptionBudget",
+		Client: func(namespace string) writer.Client[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration] {
+			return kube.PolicyV1().PodDisruptionBudgets(namespace)
 		},
+		Updated: EventDisruptionBudgetUpdated,
+		Deleted: EventDisruptionBudgetDeleted,
 		Meta: func(desired *policyv1ac.PodDisruptionBudgetApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
 			return desired.ObjectMetaApplyConfiguration
 		},
@@ -66,5 +64,22 @@ func DisruptionBudgets(deps Deps, informer policyinformers.PodDisruptionBudgetIn
 		// drain must not have it put back.
 		Released:  workload.DisruptionBudgetReleased,
 		Contested: robotv1beta1.ReasonDisruptionBudgetContested,
+		// A Robot the policy refuses a budget is told so after the path
+		// ran, so that the budget the operator made is deleted all the
+		// same.
+		Denied: allowed.RefusesDisruptionBudget,
 	}, informer.Informer())
+}
+
+// listDisruptionBudgets is the budget's entry in the list of kinds.
+func listDisruptionBudgets(p *Paths, sources Sources) (ownedKind, error) {
+	informer := sources.KubeInformers.Policy().V1().PodDisruptionBudgets()
+	path, err := DisruptionBudgets(p.deps, informer, sources.Kube, sources.Policy)
+	return listed(p, sources, path, err, informer.Informer(), "written_disruption_budgets")
+}
+
+// DisruptionBudget returns the Robot's PodDisruptionBudget: nil when it has
+// none it controls.
+func (o Objects) DisruptionBudget() *policyv1.PodDisruptionBudget {
+	return objectOf[*policyv1.PodDisruptionBudget](o, "PodDisruptionBudget")
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	core "k8s.io/client-go/testing"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -32,7 +31,7 @@ var (
 // withBudgets gives the paths f makes the PodDisruptionBudgets, as the
 // operator always does.
 func (f *policyFixture) withBudgets() *policyFixture {
-	f.sources.DisruptionBudgets = informers.NewSharedInformerFactory(f.kube, 0).Policy().V1().PodDisruptionBudgets()
+	f.sources.Without = nil
 	return f
 }
 
@@ -59,7 +58,7 @@ func (f *policyFixture) cacheOnly(t *testing.T, objects ...runtime.Object) {
 		case *corev1.Service:
 			err = f.services.Add(object)
 		case *policyv1.PodDisruptionBudget:
-			err = f.sources.DisruptionBudgets.Informer().GetIndexer().Add(object)
+			err = f.budgets.Add(object)
 		default:
 			t.Fatalf("no cache for %T", object)
 		}
@@ -91,7 +90,7 @@ func (f *pathFixture) events() []string {
 func (f *policyFixture) statusOf(robot *robotv1beta1.Robot, objects Objects, syncErr error) robotv1beta1.RobotStatus {
 	now := metav1.NewTime(f.clock.Now())
 	computed, _ := status.Diagnosed(robot, objects.Deployment, objects.Service, nil, nil, syncErr, now)
-	status.WithDisruptionBudget(robot, &computed, objects.DisruptionBudget, now)
+	status.WithDisruptionBudget(robot, &computed, objects.DisruptionBudget(), now)
 	return computed
 }
 
@@ -100,7 +99,7 @@ func (f *policyFixture) statusOf(robot *robotv1beta1.Robot, objects Objects, syn
 func converged(robot *robotv1beta1.Robot, objects Objects) {
 	now := metav1.NewTime(robottest.FixtureNow.Add(-time.Hour))
 	robot.Status, _ = status.Diagnosed(robot, objects.Deployment, objects.Service, nil, nil, nil, now)
-	status.WithDisruptionBudget(robot, &robot.Status, objects.DisruptionBudget, now)
+	status.WithDisruptionBudget(robot, &robot.Status, objects.DisruptionBudget(), now)
 }
 
 // liveDeployment is robot's Deployment as the API server holds it after

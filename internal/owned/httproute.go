@@ -7,7 +7,6 @@ import (
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
@@ -34,47 +33,53 @@ type RoutePath = Path[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfigura
 // Routes returns the path of the HTTPRoute that exposes a Robot over HTTP
 // through the Gateway API, cached by informer (which should hold only the
 // routes the operator manages) and written through gateway. Until
-// discovery says the Gateway API is there, a Robot that asks for a route
+// found says the Gateway API is there, a Robot that asks for a route
 // gets none, and says why. A Robot whose route the policy refuses gets none
 // written either: a route it has is left as it is, neither changed to the
 // refused spec nor deleted, so that traffic is never cut unannounced.
-func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gatewayclient.Interface, discovery *Discovery, allowed policy.Policy) (*RoutePath, error) {
+func Routes(deps Deps, informer gatewayinformers.HTTPRouteInformer, gateway gatewayclient.Interface, found *Discovery, allowed policy.Policy) (*RoutePath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration]{
-		Write: writer.Kind[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration]{
-			Name: "HTTPRoute",
-			Client: func(namespace string) writer.Client[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration] {
-				return gateway.GatewayV1().HTTPRoutes(namespace)
-			},
-			Updated: EventRouteUpdated,
-			Deleted: EventRouteDeleted,
+		Name: "HTTPRoute",
+		Client: func(namespace string) writer.Client[*gatewayv1.HTTPRoute, *gatewayv1ac.HTTPRouteApplyConfiguration] {
+			return gateway.GatewayV1().HTTPRoutes(namespace)
 		},
+		Updated: EventRouteUpdated,
+		Deleted: EventRouteDeleted,
 		Meta: func(desired *gatewayv1ac.HTTPRouteApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
 			return desired.ObjectMetaApplyConfiguration
 		},
-		SpecDrift: drift.RouteSpecDrift,
-		Wants:     workload.WantsRoute,
-		Hold: func(robot *robotv1beta1.Robot) error {
-			if err := allowed.CheckRoute(robot); err != nil {
-				return err
-			}
-			if workload.WantsRoute(robot) && !discovery.Available() {
-				return outcome.ErrGatewayAPIMissing
-			}
-			return nil
-		},
+		SpecDrift:  drift.RouteSpecDrift,
+		Wants:      workload.WantsRoute,
+		Hold:       allowed.CheckRoute,
 		ObjectName: workload.RouteName,
 		Desired:    workload.NewHTTPRoute,
 		Cached: func(namespace, name string) (*gatewayv1.HTTPRoute, error) {
-			if !discovery.Available() {
-				// Nothing is cached before the Gateway API is there: no
-				// route, as far as the operator can tell.
-				return nil, apierrors.NewNotFound(gatewayv1.Resource("httproutes"), name)
-			}
 			return lister.HTTPRoutes(namespace).Get(name)
 		},
 		NameTaken:     robotv1beta1.ReasonRouteNameTaken,
 		NameTakenHint: "or remove spec.http",
 		Contested:     robotv1beta1.ReasonRouteContested,
+		// The Gateway API's CRDs may be installed after the operator, or
+		// never.
+		Optional: &Optional{CRD: RoutesCRD, Version: "v1", Missing: outcome.ErrGatewayAPIMissing, Found: found},
 	}, informer.Informer())
 }
+
+// RoutesCRD is the CRD of the Gateway API's HTTPRoutes.
+const RoutesCRD = "httproutes.gateway.networking.k8s.io"
+
+// listRoutes is the HTTPRoute's entry in the list of kinds. Without the
+// Gateway API's sources (in tests), a Robot that asks for a route is told
+// that the cluster has no Gateway API.
+func listRoutes(p *Paths, sources Sources) (ownedKind, error) {
+	if sources.GatewayInformers == nil || sources.APIs == nil {
+		return missing{wants: workload.WantsRoute, err: outcome.ErrGatewayAPIMissing}, nil
+	}
+	informer := sources.GatewayInformers.Gateway().V1().HTTPRoutes()
+	path, err := Routes(p.deps, informer, sources.Gateway, sources.APIs.Found(RoutesCRD), sources.Policy)
+	return listed(p, sources, path, err, informer.Informer(), "written_routes")
+}
+
+// Route returns the Robot's HTTPRoute: nil when it has none it controls.
+func (o Objects) Route() *gatewayv1.HTTPRoute { return objectOf[*gatewayv1.HTTPRoute](o, "HTTPRoute") }

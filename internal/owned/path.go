@@ -27,19 +27,40 @@ import (
 )
 
 // Kind describes one kind of object a Robot owns: everything Path needs to
-// know of it, and nothing else.
+// know of it, and nothing else. New builds from it what the writer needs
+// (writer.Kind), and gives it what every kind says alike where it is not
+// set: the spec hash is the desired object's robot.dev/spec-hash
+// annotation, and the drift is drift.ObjectDrift around SpecDrift.
 type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
-	// Write is how the kind's objects are written. New gives it what
-	// every kind says alike, where it is not set: the spec hash is the
-	// desired object's robot.dev/spec-hash annotation, and the drift is
-	// drift.ObjectDrift around SpecDrift.
-	Write writer.Kind[T, A]
+	// Name is the kind, as Events and errors name it: "Deployment".
+	Name string
+	// Client returns the kind's typed client in a namespace.
+	Client func(namespace string) writer.Client[T, A]
+	// Updated and Deleted are the reasons of the Events that announce
+	// each such write. A create is named in the sync's one Created Event
+	// (writer.EventCreated).
+	Updated, Deleted string
 	// Meta returns desired's metadata, where New's defaults read the spec
 	// hash, the labels, the controller reference and the annotations.
 	Meta func(desired A) *metav1ac.ObjectMetaApplyConfiguration
-	// SpecDrift, unless Write.Drift is set, says how current's spec
-	// differs from desired's, or "".
+	// SpecDrift, unless Drift is set, says how current's spec differs
+	// from desired's, or "".
 	SpecDrift func(desired A, current T) string
+	// SpecHash, when set, returns what identifies desired's spec, for the
+	// spec-check memo, instead of its robot.dev/spec-hash annotation.
+	SpecHash func(desired A) string
+	// Drift, when set, says the whole of how current differs from
+	// desired, or "", instead of drift.ObjectDrift around SpecDrift. With
+	// specsMatch, the specs are known to match and need no comparison.
+	Drift func(desired A, current T, specsMatch bool) string
+	// Generation reports whether the kind's metadata.generation changes
+	// with every change of its spec, so that the spec-check memo may skip
+	// the comparison of specs when neither side changed.
+	Generation bool
+	// PrepareApply, when set, sends through objects, the kind's writer,
+	// what must be written before the apply of desired onto current, and
+	// returns the object as it then is.
+	PrepareApply func(ctx context.Context, objects *writer.Objects[T, A], desired A, current T) (T, error)
 	// Wants reports whether a Robot asks for an object of this kind; nil
 	// means every Robot does.
 	Wants func(robot *robotv1beta1.Robot) bool
@@ -85,6 +106,13 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// Contested is the Synced reason while another writer keeps changing
 	// the object.
 	Contested string
+	// Denied, when set, returns why robot gets no object of the kind
+	// although it asks for one. It is told once the path has run, so that
+	// an object the operator made is deleted all the same.
+	Denied func(robot *robotv1beta1.Robot) error
+	// Optional, when set, says that the kind's API may be missing from
+	// the cluster, and how it is found.
+	Optional *Optional
 }
 
 // Deps is what every Path shares: the writer, the Robots' cache, the clock,
@@ -113,28 +141,43 @@ type Path[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 // New returns the Path of kind, and registers its event handler on
 // informer, the kind's.
 func New[T writer.Object, A writer.ApplyConfiguration[A]](deps Deps, kind Kind[T, A], informer cache.SharedInformer) (*Path[T, A], error) {
-	if kind.Meta == nil && (kind.Write.SpecHash == nil || kind.Write.Drift == nil) {
-		return nil, fmt.Errorf("the %s kind gives no Meta to read its spec hash and drift from", kind.Write.Name)
+	write, err := kind.writer()
+	if err != nil {
+		return nil, err
 	}
-	if kind.Write.SpecHash == nil {
-		kind.Write.SpecHash = func(desired A) string { return kind.Meta(desired).Annotations[workload.AnnotationSpecHash] }
+	if kind.Optional != nil && kind.Optional.Found == nil {
+		return nil, fmt.Errorf("the %s kind is optional, and gives no Discovery to say whether it is there", kind.Name)
 	}
-	if kind.Write.Drift == nil {
+	p := &Path[T, A]{kind: kind, deps: deps, objects: writer.NewObjects(deps.Writer, write), fights: drift.NewFights()}
+	if _, err := informer.AddEventHandler(p.Handlers()); err != nil {
+		return nil, fmt.Errorf("adding the %s event handler: %w", kind.Name, err)
+	}
+	return p, nil
+}
+
+// writer returns what the writer needs of the kind, with the defaults for
+// what every kind says alike.
+func (kind Kind[T, A]) writer() (writer.Kind[T, A], error) {
+	write := writer.Kind[T, A]{Name: kind.Name, Client: kind.Client, Updated: kind.Updated, Deleted: kind.Deleted,
+		SpecHash: kind.SpecHash, Drift: kind.Drift, Generation: kind.Generation}
+	if kind.Meta == nil && (write.SpecHash == nil || write.Drift == nil) {
+		return write, fmt.Errorf("the %s kind gives no Meta to read its spec hash and drift from", kind.Name)
+	}
+	if write.SpecHash == nil {
+		write.SpecHash = func(desired A) string { return kind.Meta(desired).Annotations[workload.AnnotationSpecHash] }
+	}
+	if write.Drift == nil {
 		if kind.SpecDrift == nil {
-			return nil, fmt.Errorf("the %s kind gives neither its drift nor its spec's", kind.Write.Name)
+			return write, fmt.Errorf("the %s kind gives neither its drift nor its spec's", kind.Name)
 		}
 		// Only the spec is the kind's own to compare: the fields the
 		// operator sets elsewhere are told alike for every kind, whether
 		// or not the generation says the spec is as checked.
-		kind.Write.Drift = func(desired A, current T, _ bool) string {
+		write.Drift = func(desired A, current T, _ bool) string {
 			return drift.ObjectDrift(kind.Meta(desired), current, func() string { return kind.SpecDrift(desired, current) })
 		}
 	}
-	p := &Path[T, A]{kind: kind, deps: deps, objects: writer.NewObjects(deps.Writer, kind.Write), fights: drift.NewFights()}
-	if _, err := informer.AddEventHandler(p.Handlers()); err != nil {
-		return nil, fmt.Errorf("adding the %s event handler: %w", kind.Write.Name, err)
-	}
-	return p, nil
+	return write, nil
 }
 
 // Objects returns the writer of the kind's objects, to ask what it
@@ -163,6 +206,9 @@ func (p *Path[T, A]) Sync(ctx context.Context, robot *robotv1beta1.Robot) (T, er
 			return p.Own(robot), err
 		}
 	}
+	if p.wants(robot) && !p.there() {
+		return none, p.kind.Optional.Missing
+	}
 	name := p.kind.ObjectName(robot)
 	current, found, err := p.cached(robot.Namespace, name)
 	if err != nil {
@@ -178,7 +224,7 @@ func (p *Path[T, A]) Sync(ctx context.Context, robot *robotv1beta1.Robot) (T, er
 		}
 	}
 	if found && p.released(robot, current) {
-		klog.FromContext(ctx).V(4).Info("Leaving the object as it is: taken out of the operator's hands", "kind", p.kind.Write.Name, "name", name)
+		klog.FromContext(ctx).V(4).Info("Leaving the object as it is: taken out of the operator's hands", "kind", p.kind.Name, "name", name)
 		return current, nil
 	}
 	if !p.wants(robot) {
@@ -244,9 +290,9 @@ func (p *Path[T, A]) checkControlled(robot *robotv1beta1.Robot, current T) error
 		// A Robot of this name was deleted and created again: the first
 		// one's object goes once the garbage collector gets to it, and its
 		// delete event queues this Robot.
-		return &outcome.EarlierRobotError{Name: current.GetName(), Kind: p.kind.Write.Name}
+		return &outcome.EarlierRobotError{Name: current.GetName(), Kind: p.kind.Name}
 	}
-	return &outcome.NameTakenError{Kind: p.kind.Write.Name, Name: current.GetName(), Owner: outcome.ControllerName(current),
+	return &outcome.NameTakenError{Kind: p.kind.Name, Name: current.GetName(), Owner: outcome.ControllerName(current),
 		Reason: p.kind.NameTaken, Hint: p.kind.NameTakenHint}
 }
 
@@ -307,13 +353,26 @@ func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, de
 // apply applies desired onto current, which differs from it as difference
 // says, and says what a refusal means.
 func (p *Path[T, A]) apply(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T, difference string) (T, error) {
-	written, err := p.objects.Apply(ctx, robot, desired, current, difference)
+	written, err := p.prepareAndApply(ctx, robot, desired, current, difference)
 	if err != nil && p.kind.Refused != nil {
 		if refused := p.kind.Refused(desired, current, err); refused != nil {
 			return current, refused
 		}
 	}
 	return written, p.noteRefusal(robot, p.explain(robot, err))
+}
+
+// prepareAndApply sends what the kind must write before the apply, then
+// the apply.
+func (p *Path[T, A]) prepareAndApply(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T, difference string) (T, error) {
+	if p.kind.PrepareApply != nil {
+		prepared, err := p.kind.PrepareApply(ctx, p.objects, desired, current)
+		if err != nil {
+			return prepared, err
+		}
+		current = prepared
+	}
+	return p.objects.Apply(ctx, robot, desired, current, difference)
 }
 
 // explain returns err, the answer to a write of robot's object, in the
@@ -330,7 +389,7 @@ func (p *Path[T, A]) explain(robot *robotv1beta1.Robot, err error) error {
 
 // contested is the error of a fight over object.
 func (p *Path[T, A]) contested(object T, difference, foreign string, recheck time.Duration) error {
-	return &outcome.ContestedError{Reason: p.kind.Contested, Kind: p.kind.Write.Name, Name: object.GetName(),
+	return &outcome.ContestedError{Reason: p.kind.Contested, Kind: p.kind.Name, Name: object.GetName(),
 		Drift: difference, Writer: foreign, Recheck: recheck, MaxWait: drift.FightMaxWait}
 }
 
@@ -365,6 +424,12 @@ func (p *Path[T, A]) released(robot *robotv1beta1.Robot, current T) bool {
 	return p.kind.Released != nil && metav1.IsControlledBy(current, robot) && p.kind.Released(current)
 }
 
+// there reports whether the kind's API is there: always, unless the kind
+// is optional and not found.
+func (p *Path[T, A]) there() bool {
+	return p.kind.Optional == nil || p.kind.Optional.Found.Available()
+}
+
 // wants reports whether robot asks for an object of this kind.
 func (p *Path[T, A]) wants(robot *robotv1beta1.Robot) bool {
 	return p.kind.Wants == nil || p.kind.Wants(robot)
@@ -375,6 +440,12 @@ func (p *Path[T, A]) wants(robot *robotv1beta1.Robot) bool {
 // the cache has none. The cache holds only the objects labelled as managed
 // by the operator: an object of that name may exist all the same.
 func (p *Path[T, A]) cached(namespace, name string) (T, bool, error) {
+	if !p.there() {
+		// Nothing is cached before the kind's API is there: no object,
+		// as far as the operator can tell.
+		var none T
+		return none, false, nil
+	}
 	object, err := p.kind.Cached(namespace, name)
 	if apierrors.IsNotFound(err) {
 		return object, false, nil
@@ -468,7 +539,7 @@ func (p *Path[T, A]) owningRobot(obj interface{}) (*robotv1beta1.Robot, *metav1.
 	}
 	object, ok := obj.(metav1.Object)
 	if !ok {
-		utilruntime.HandleError(fmt.Errorf("unexpected object of type %T in the %s informer", obj, p.kind.Write.Name))
+		utilruntime.HandleError(fmt.Errorf("unexpected object of type %T in the %s informer", obj, p.kind.Name))
 		return nil, nil
 	}
 	ref := metav1.GetControllerOf(object)

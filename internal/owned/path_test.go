@@ -3,6 +3,7 @@ package owned
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -211,22 +212,20 @@ func TestServiceNodePortRefusalNamesTheRobotsField(t *testing.T) {
 // its image, for Robots with the label wants-config.
 func configMapKind(kube *k8sfake.Clientset, cached cache.Indexer) Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
 	return Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration]{
-		Write: writer.Kind[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration]{
-			Name: "ConfigMap",
-			Client: func(namespace string) writer.Client[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
-				return kube.CoreV1().ConfigMaps(namespace)
-			},
-			Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
-			// What the Robot asks of it is its image.
-			SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return desired.Data["image"] },
-			Drift: func(desired *corev1ac.ConfigMapApplyConfiguration, current *corev1.ConfigMap, _ bool) string {
-				for key, value := range desired.Data {
-					if current.Data[key] != value {
-						return fmt.Sprintf("data[%s] is %q, not %q", key, current.Data[key], value)
-					}
+		Name: "ConfigMap",
+		Client: func(namespace string) writer.Client[*corev1.ConfigMap, *corev1ac.ConfigMapApplyConfiguration] {
+			return kube.CoreV1().ConfigMaps(namespace)
+		},
+		Updated: "ConfigMapUpdated", Deleted: "ConfigMapDeleted",
+		// What the Robot asks of it is its image.
+		SpecHash: func(desired *corev1ac.ConfigMapApplyConfiguration) string { return desired.Data["image"] },
+		Drift: func(desired *corev1ac.ConfigMapApplyConfiguration, current *corev1.ConfigMap, _ bool) string {
+			for key, value := range desired.Data {
+				if current.Data[key] != value {
+					return fmt.Sprintf("data[%s] is %q, not %q", key, current.Data[key], value)
 				}
-				return ""
-			},
+			}
+			return ""
 		},
 		Wants:      func(robot *robotv1beta1.Robot) bool { return robot.Labels["wants-config"] == "true" },
 		ObjectName: func(robot *robotv1beta1.Robot) string { return robot.Name },
@@ -422,4 +421,51 @@ func TestStubOfTheRobotsOwnObjectIsReread(t *testing.T) {
 	if synced == nil || len(synced.Spec.Ports) == 0 || synced.Labels == nil {
 		t.Errorf("sync with a stub in the cache returned %v, want the whole Service", synced)
 	}
+}
+
+// TestAddingAKindIsOneLineInTheList: the ConfigMap kind of TestAddingAKind,
+// given one more line in the list of kinds and nothing else, is synced,
+// reported, waited for, counted and forgotten with the others: no function
+// of Paths names a kind.
+func TestAddingAKindIsOneLineInTheList(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := policyRobot()
+	robot.Labels = map[string]string{"wants-config": "true"}
+	f := newPolicyFixture(t, robot)
+	informer := f.sources.KubeInformers.Core().V1().ConfigMaps().Informer()
+	listConfigMaps := func(p *Paths, sources Sources) (ownedKind, error) {
+		path, err := New(p.deps, configMapKind(f.kube, informer.GetIndexer()), informer)
+		return listed(p, sources, path, err, informer, "written_config_maps")
+	}
+	listedBefore := kinds
+	kinds = append(slices.Clone(kinds), kindEntry{"ConfigMap", listConfigMaps})
+	t.Cleanup(func() { kinds = listedBefore })
+
+	paths := f.paths(t, policy.Policy{})
+	f.syncCaches(t, f.sources.KubeInformers.Apps().V1().Deployments().Informer(), f.sources.KubeInformers.Core().V1().Services().Informer())
+	if paths.HasSynced() {
+		t.Errorf("synced before the ConfigMaps' cache has")
+	}
+	f.syncCaches(t, informer)
+	if !paths.HasSynced() {
+		t.Errorf("not synced once the ConfigMaps' cache has")
+	}
+	objects, err := paths.Sync(ctx, robot)
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if got := fmt.Sprint(f.writes()); got != "[create deployments create services create configmaps create httproutes]" {
+		t.Errorf("writes %s, want the ConfigMap created beside the others", got)
+	}
+	if created := objectOf[*corev1.ConfigMap](objects, "ConfigMap"); created == nil || !metav1.IsControlledBy(created, robot) {
+		t.Errorf("the sync reports the ConfigMap %v, want the Robot's", created)
+	}
+	// What the echo filter holds goes as the running informer catches up:
+	// the gauge's name is there, whatever its count.
+	sizes := map[string]int{}
+	paths.Tracked(sizes)
+	if _, counted := sizes["written_config_maps"]; !counted {
+		t.Errorf("tracked %v, want the ConfigMaps written counted", sizes)
+	}
+	paths.ForgetRobot(robot.UID)
 }

@@ -1,6 +1,7 @@
 package owned
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/robot-operator/robot-operator/internal/policy"
@@ -16,10 +17,10 @@ import (
 func TestPathsWaitForTheGatewayAPIAnswer(t *testing.T) {
 	for _, there := range []bool{true, false} {
 		f := newPolicyFixture(t, policyRobot())
-		found := &Discovery{}
-		f.sources.RoutesFound = found
+		f.sources.APIs = &APIs{}
+		found := f.sources.APIs.Found(RoutesCRD)
 		paths := f.paths(t, policy.Policy{})
-		f.syncCaches(t, f.sources.Deployments.Informer(), f.sources.Services.Informer())
+		f.syncCaches(t, f.sources.KubeInformers.Apps().V1().Deployments().Informer(), f.sources.KubeInformers.Core().V1().Services().Informer())
 		if paths.HasSynced() {
 			t.Errorf("synced before discovery answered")
 		}
@@ -40,15 +41,13 @@ func TestPathsWaitForEveryCache(t *testing.T) {
 		f := newPolicyFixture(t, policyRobot())
 		factory := informers.NewSharedInformerFactory(f.kube, 0)
 		sources := f.sources
-		sources.Deployments = factory.Apps().V1().Deployments()
-		sources.Services = factory.Core().V1().Services()
-		sources.DisruptionBudgets = factory.Policy().V1().PodDisruptionBudgets()
+		sources.KubeInformers, sources.Without = factory, nil
 		paths, err := NewPaths(f.deps, sources)
 		if err != nil {
 			t.Fatal(err)
 		}
-		caches := map[string]cache.SharedIndexInformer{"Deployment": sources.Deployments.Informer(),
-			"Service": sources.Services.Informer(), "PodDisruptionBudget": sources.DisruptionBudgets.Informer()}
+		caches := map[string]cache.SharedIndexInformer{"Deployment": factory.Apps().V1().Deployments().Informer(),
+			"Service": factory.Core().V1().Services().Informer(), "PodDisruptionBudget": factory.Policy().V1().PodDisruptionBudgets().Informer()}
 		stop := make(chan struct{})
 		for _, kind := range kinds {
 			if kind != unsynced {
@@ -73,5 +72,33 @@ func (f *policyFixture) syncCaches(t *testing.T, informers ...cache.SharedIndexI
 		if !cache.WaitForCacheSync(t.Context().Done(), informer.HasSynced) {
 			t.Fatal("a cache did not sync")
 		}
+	}
+}
+
+// TestOptionalKindsAreHandedToDiscovery: the paths hand the API of each
+// optional kind (the HTTPRoute's) to discovery, with its CRD, version and
+// informer, and the Robots that want the kind are queued when it is found.
+func TestOptionalKindsAreHandedToDiscovery(t *testing.T) {
+	robot := policyRobot()
+	f := newPolicyFixture(t, robot)
+	f.sources.APIs = &APIs{}
+	f.paths(t, policy.Policy{})
+	watched := f.sources.APIs.Watched()
+	if len(watched) != 1 {
+		t.Fatalf("handed %d APIs to discovery, want the HTTPRoute's", len(watched))
+	}
+	api := watched[0]
+	if api.CRD != RoutesCRD || api.Version != "v1" || api.Kind != "HTTPRoute" || api.Found != f.sources.APIs.Found(RoutesCRD) ||
+		api.Informer != f.sources.GatewayInformers.Gateway().V1().HTTPRoutes().Informer() {
+		t.Errorf("handed %+v, want the HTTPRoute's CRD, version v1, its informer and its Discovery", api)
+	}
+	plain := robot.DeepCopy()
+	plain.Name, plain.UID, plain.Spec.HTTP = "plain", "plain-uid", nil
+	if err := f.robots.Add(plain); err != nil {
+		t.Fatal(err)
+	}
+	api.Found.SetAvailable(true)
+	if fmt.Sprint(f.queued) != fmt.Sprint([]cache.ObjectName{cache.MetaObjectToName(robot)}) {
+		t.Errorf("queued %v once the HTTPRoute's API was found, want the Robot that asks for a route alone", f.queued)
 	}
 }

@@ -21,25 +21,27 @@ import (
 )
 
 // policyFixture is the paths of every kind, over a fake API server and
-// caches that the test fills, with the Gateway API there.
+// caches that the test fills, with the Gateway API there. The
+// PodDisruptionBudget is left out (sources.Without) unless a test takes it
+// out of that list; budgets is its cache.
 type policyFixture struct {
 	*pathFixture
-	gateway                    *gatewayfake.Clientset
-	deployments, services, hrs cache.Indexer
-	sources                    Sources
+	gateway                             *gatewayfake.Clientset
+	deployments, services, budgets, hrs cache.Indexer
+	sources                             Sources
 }
 
 func newPolicyFixture(t *testing.T, robot *robotv1beta1.Robot) *policyFixture {
 	f := &policyFixture{pathFixture: newPathFixture(t, robot), gateway: gatewayfake.NewClientset()}
 	kube := informers.NewSharedInformerFactory(f.kube, 0)
-	routes := gatewayinformers.NewSharedInformerFactory(f.gateway, 0).Gateway().V1().HTTPRoutes()
-	found := &Discovery{}
-	found.SetAvailable(true)
-	f.sources = Sources{Kube: f.kube, Deployments: kube.Apps().V1().Deployments(), Services: kube.Core().V1().Services(),
-		Routes: routes, Gateway: f.gateway, RoutesFound: found}
-	f.deployments = f.sources.Deployments.Informer().GetIndexer()
-	f.services = f.sources.Services.Informer().GetIndexer()
-	f.hrs = routes.Informer().GetIndexer()
+	gateway := gatewayinformers.NewSharedInformerFactory(f.gateway, 0)
+	f.sources = Sources{Kube: f.kube, KubeInformers: kube, Gateway: f.gateway, GatewayInformers: gateway, APIs: &APIs{},
+		Without: []string{"PodDisruptionBudget"}}
+	f.sources.APIs.Found(RoutesCRD).SetAvailable(true)
+	f.deployments = kube.Apps().V1().Deployments().Informer().GetIndexer()
+	f.services = kube.Core().V1().Services().Informer().GetIndexer()
+	f.budgets = kube.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
+	f.hrs = gateway.Gateway().V1().HTTPRoutes().Informer().GetIndexer()
 	return f
 }
 
@@ -81,8 +83,8 @@ func (f *policyFixture) cache(t *testing.T, objects Objects) {
 	if objects.Service != nil {
 		add(f.services, objects.Service)
 	}
-	if objects.Route != nil {
-		add(f.hrs, objects.Route)
+	if objects.Route() != nil {
+		add(f.hrs, objects.Route())
 	}
 }
 
@@ -117,8 +119,8 @@ func TestRoutesOff(t *testing.T) {
 	if got := fmt.Sprint(f.writes()); got != "[create deployments create services]" {
 		t.Errorf("writes %s, want the Deployment and the Service and no route", got)
 	}
-	if objects.Route != nil {
-		t.Errorf("route %v, want none", objects.Route)
+	if objects.Route() != nil {
+		t.Errorf("route %v, want none", objects.Route())
 	}
 	f.cache(t, objects)
 
@@ -131,7 +133,7 @@ func TestRoutesOff(t *testing.T) {
 		t.Fatalf("writes %s with routes on, want the route created", got)
 	}
 	f.cache(t, objects)
-	made := objects.Route
+	made := objects.Route()
 
 	robot.Spec.HTTP.Hostnames = []string{"login.victim.example.com"}
 	objects, err = f.paths(t, off).Sync(ctx, robot)
@@ -139,8 +141,8 @@ func TestRoutesOff(t *testing.T) {
 	if writes := f.writes(); len(writes) != 0 {
 		t.Errorf("writes %v with routes off, want the route left as it is", writes)
 	}
-	if objects.Route == nil || objects.Route.UID != made.UID || fmt.Sprint(objects.Route.Spec.Hostnames) != "[shop.example.com]" {
-		t.Errorf("route %v, want the one made before, as it was", objects.Route)
+	if objects.Route() == nil || objects.Route().UID != made.UID || fmt.Sprint(objects.Route().Spec.Hostnames) != "[shop.example.com]" {
+		t.Errorf("route %v, want the one made before, as it was", objects.Route())
 	}
 
 	robot.Spec.HTTP = nil

@@ -42,15 +42,13 @@ type ServicePath = Path[*corev1.Service, *corev1ac.ServiceApplyConfiguration]
 func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes.Interface, allowed policy.Policy) (*ServicePath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
-		Write: writer.Kind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
-			Name: "Service",
-			Client: func(namespace string) writer.Client[*corev1.Service, *corev1ac.ServiceApplyConfiguration] {
-				return kube.CoreV1().Services(namespace)
-			},
-			Updated:      EventServiceUpdated,
-			Deleted:      EventServiceDeleted,
-			PrepareApply: claimCreatedServiceFields,
+		Name: "Service",
+		Client: func(namespace string) writer.Client[*corev1.Service, *corev1ac.ServiceApplyConfiguration] {
+			return kube.CoreV1().Services(namespace)
 		},
+		Updated:      EventServiceUpdated,
+		Deleted:      EventServiceDeleted,
+		PrepareApply: claimCreatedServiceFields,
 		Meta: func(desired *corev1ac.ServiceApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
 			return desired.ObjectMetaApplyConfiguration
 		},
@@ -96,6 +94,14 @@ func Services(deps Deps, informer coreinformers.ServiceInformer, kube kubernetes
 		Explain:   drift.NodePortRefused,
 		Contested: robotv1beta1.ReasonServiceContested,
 	}, informer.Informer())
+}
+
+// listServices is the Service's entry in the list of kinds.
+func listServices(p *Paths, sources Sources) (ownedKind, error) {
+	informer := sources.KubeInformers.Core().V1().Services()
+	path, err := Services(p.deps, informer, sources.Kube, sources.Policy)
+	p.Services = path
+	return listed(p, sources, path, err, informer.Informer(), "written_services")
 }
 
 // claimCreatedServiceFields makes the fields that the operator's create of

@@ -1,12 +1,10 @@
 package transform
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
+	"reflect"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/robot-operator/robot-operator/internal/workload"
 
@@ -18,7 +16,7 @@ import (
 type RobotLookup func(namespace, name string) (*robotv1beta1.Robot, bool)
 
 // Workloads returns the transform of the informers of the objects a Robot
-// owns (Deployments, Services, PodDisruptionBudgets, HTTPRoutes), which
+// owns, of any kind, which
 // looks Robots up with robots. The informers select by the label
 // app.kubernetes.io/managed-by, which anyone who may create a Deployment
 // can set, and anyone may write a controller reference naming any Robot's
@@ -34,26 +32,25 @@ type RobotLookup func(namespace, name string) (*robotv1beta1.Robot, bool)
 // that its Robot controls (IsStub).
 func Workloads(robots RobotLookup) func(obj interface{}) (interface{}, error) {
 	return func(obj interface{}) (interface{}, error) {
-		switch object := obj.(type) {
-		case *appsv1.Deployment:
-			if !robotsOwn(object, robots) {
-				return &appsv1.Deployment{ObjectMeta: stubMeta(object)}, nil
-			}
-		case *corev1.Service:
-			if !robotsOwn(object, robots) {
-				return &corev1.Service{ObjectMeta: stubMeta(object)}, nil
-			}
-		case *policyv1.PodDisruptionBudget:
-			if !robotsOwn(object, robots) {
-				return &policyv1.PodDisruptionBudget{ObjectMeta: stubMeta(object)}, nil
-			}
-		case *gatewayv1.HTTPRoute:
-			if !robotsOwn(object, robots) {
-				return &gatewayv1.HTTPRoute{ObjectMeta: stubMeta(object)}, nil
-			}
+		if object, ok := obj.(metav1.Object); ok && !robotsOwn(object, robots) {
+			return stub(object), nil
 		}
 		return TrimManagedFields(obj)
 	}
+}
+
+// stub returns an object of object's type that holds only stubMeta: a
+// new zero value of the type the pointer object points to, whatever kind
+// it is.
+func stub(object metav1.Object) metav1.Object {
+	kept := reflect.New(reflect.TypeOf(object).Elem()).Interface().(metav1.Object)
+	meta := stubMeta(object)
+	kept.SetName(meta.Name)
+	kept.SetNamespace(meta.Namespace)
+	kept.SetUID(meta.UID)
+	kept.SetResourceVersion(meta.ResourceVersion)
+	kept.SetOwnerReferences(meta.OwnerReferences)
+	return kept
 }
 
 // robotsOwn reports whether object's controller reference names a Robot

@@ -2,9 +2,10 @@ package workload
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
-	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
@@ -32,9 +33,9 @@ func (a IgnoredAnnotation) Message() string {
 }
 
 // IgnoredAnnotations returns the annotations of robot, and of budget, its
-// PodDisruptionBudget (nil when it has none), whose values the operator
-// ignores.
-func IgnoredAnnotations(robot *robotv1beta1.Robot, budget *policyv1.PodDisruptionBudget) []IgnoredAnnotation {
+// disruption budget (nil, or a nil pointer, when it has none), whose values
+// the operator ignores.
+func IgnoredAnnotations(robot *robotv1beta1.Robot, budget metav1.Object) []IgnoredAnnotation {
 	var ignored []IgnoredAnnotation
 	if value, ok := PauseIgnored(robot); ok {
 		ignored = append(ignored, IgnoredAnnotation{
@@ -42,10 +43,10 @@ func IgnoredAnnotations(robot *robotv1beta1.Robot, budget *policyv1.PodDisruptio
 			Effect: "the Robot is not paused",
 		})
 	}
-	if budget != nil {
+	if budget != nil && !reflect.ValueOf(budget).IsNil() {
 		if value, ok := DisruptionBudgetIgnored(budget); ok {
 			ignored = append(ignored, IgnoredAnnotation{
-				Object: fmt.Sprintf("PodDisruptionBudget %q", budget.Name), Key: AnnotationDisruptionBudget, Value: value,
+				Object: fmt.Sprintf("PodDisruptionBudget %q", budget.GetName()), Key: AnnotationDisruptionBudget, Value: value,
 				Accepted: quoted(DisruptionBudgetValues),
 				Effect:   "the operator keeps the budget as the Robot asks",
 			})

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
@@ -38,8 +39,8 @@ func DisruptionBudgetReleased(budget *policyv1.PodDisruptionBudget) bool {
 // DisruptionBudgetIgnored returns the value of budget's annotation
 // robot.dev/disruption-budget when it is none of DisruptionBudgetValues
 // (in any case), and so is ignored.
-func DisruptionBudgetIgnored(budget *policyv1.PodDisruptionBudget) (string, bool) {
-	value, ok := budget.Annotations[AnnotationDisruptionBudget]
+func DisruptionBudgetIgnored(budget metav1.Object) (string, bool) {
+	value, ok := budget.GetAnnotations()[AnnotationDisruptionBudget]
 	return value, ok && !oneOfFold(value, DisruptionBudgetValues)
 }
 

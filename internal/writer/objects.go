@@ -46,7 +46,9 @@ type Client[T Object, A any] interface {
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
-// Kind is how the objects of one kind are written.
+// Kind is how the objects of one kind are written: what internal/owned's
+// description of the kind gives the writer. Its functions are pure: the
+// writer asks them, and they call nothing back.
 type Kind[T Object, A ApplyConfiguration[A]] struct {
 	// Name is the kind, as Events and errors name it: "Deployment".
 	Name string
@@ -67,9 +69,6 @@ type Kind[T Object, A ApplyConfiguration[A]] struct {
 	// with every change of its spec, so that the spec-check memo may skip
 	// the comparison of specs when neither side changed.
 	Generation bool
-	// PrepareApply, when set, sends what must be written before the apply
-	// of desired onto current, and returns the object as it then is.
-	PrepareApply func(ctx context.Context, objects *Objects[T, A], desired A, current T) (T, error)
 }
 
 // Objects writes the objects of one kind for their Robots, and remembers
@@ -179,12 +178,6 @@ func (o *Objects[T, A]) Create(ctx context.Context, robot *robotv1beta1.Robot, d
 // it as drift says, and returns the object as it then is. The apply is
 // forced: what the Robot sets is the Robot's, whoever changed it since.
 func (o *Objects[T, A]) Apply(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T, drift string) (T, error) {
-	if o.kind.PrepareApply != nil {
-		var err error
-		if current, err = o.kind.PrepareApply(ctx, o, desired, current); err != nil {
-			return current, err
-		}
-	}
 	if err := o.w.checkMayWrite(); err != nil {
 		return current, err
 	}

@@ -23,21 +23,21 @@ import (
 )
 
 // TestGatewayAPIFirstAnswer: whether the HTTPRoute CRD is there or not,
-// watchGatewayAPI answers once the CRD's cache has synced, with no event
+// watchOptionalAPI answers once the CRD's cache has synced, with no event
 // needed: a cluster without the Gateway API gets a definite "not there",
 // and no Robot waits for an answer that would never come. An operator that
 // may not read the CRD, or the HTTPRoutes (its RBAC lacks the rule),
 // answers "not there" too, rather than never start its workers.
 func TestGatewayAPIFirstAnswer(t *testing.T) {
 	established := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: routesCRD},
+		ObjectMeta: metav1.ObjectMeta{Name: owned.RoutesCRD},
 		Spec:       apiextensionsv1.CustomResourceDefinitionSpec{Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true}}},
 		Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
 			{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}},
 	}
 	forbidden := apiextensionsfake.NewClientset(established)
 	forbidden.PrependReactor("list", "customresourcedefinitions", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, routesCRD, errors.New("no rule"))
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, owned.RoutesCRD, errors.New("no rule"))
 	})
 	routesForbidden := gatewayfake.NewClientset()
 	routesForbidden.PrependReactor("list", "httproutes", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -58,14 +58,14 @@ func TestGatewayAPIFirstAnswer(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			ctx, cancel := context.WithCancel(ctx)
 			routes := gatewayinformers.NewSharedInformerFactory(tc.gateway, 0)
-			routes.Gateway().V1().HTTPRoutes().Informer()
 			found := &owned.Discovery{}
+			api := owned.OptionalAPI{Optional: owned.Optional{CRD: owned.RoutesCRD, Version: "v1", Found: found}, Kind: "HTTPRoute",
+				Informer: routes.Gateway().V1().HTTPRoutes().Informer()}
 			var done sync.WaitGroup
-			done.Go(func() { watchGatewayAPI(ctx, tc.crds, routes, found) })
+			done.Go(func() { watchOptionalAPI(ctx, tc.crds, api) })
 			defer func() {
 				cancel()
 				done.Wait()
-				routes.Shutdown()
 			}()
 			if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 				return found.Answered(), nil
