@@ -63,13 +63,14 @@ const (
 type Options struct {
 	// Wiring is what app.Run built: the clients (KubeClient, RobotClient),
 	// the Robot informer, the sources of the kinds a Robot owns (Owned;
-	// its Policy is taken from Policy here), the pod and ReplicaSet
-	// informers, when set (both or neither: without them the Ready
-	// condition says only what the Deployment says), the write fence
+	// its Policy and NewerFields are taken from those here), the pod and
+	// ReplicaSet informers, when set (both or neither: without them the
+	// Ready condition says only what the Deployment says), the write fence
 	// (MayWrite, when set), the outage gate (Outage, when set: a sync that
 	// fails while it says the API server is down is not backed off) and
-	// NewerFields (when set: the Controller writes nothing to what Robots
-	// holding fields this release does not know own).
+	// NewerFields (when set: nothing is written to what Robots holding
+	// fields this release does not know own; the Controller counts them
+	// and forgets them with their Robots).
 	app.Wiring
 	// SyncTimeout bounds one sync, all its API requests included: the
 	// sync's context ends then, and so does whatever request is in flight.
@@ -124,7 +125,8 @@ type Controller struct {
 	// warned of, so that each is warned of once.
 	ignoredWarned events.Once[workload.IgnoredAnnotation]
 	// newerFields says which Robots hold fields this release does not
-	// know; nil: none do.
+	// know, for the gauge; nil: none do. owned.Paths reads it too, and
+	// writes nothing to what they own.
 	newerFields *transform.NewerFields
 	// inflight maps each Robot being synced to when its sync started, for
 	// the health check's watchdog.
@@ -201,7 +203,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	deps := owned.Deps{Writer: controller.writer, Robots: controller.robotsLister, Clock: controller.clock,
 		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }}
 	sources := opts.Owned
-	sources.Policy = opts.Policy
+	sources.Policy, sources.NewerFields = opts.Policy, opts.NewerFields
 	var err error
 	if controller.owned, err = owned.NewPaths(deps, sources); err != nil {
 		return nil, err
@@ -376,33 +378,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 	}
 	robot = c.writer.FreshestRobot(robot)
 
-	var (
-		objects owned.Objects
-		syncErr error
-	)
-	if workload.Paused(robot) {
-		// A person holds what the Robot owns as it is: nothing is written
-		// to it, whatever drifted or went missing. The status still
-		// reports it as the caches hold it, and is written only when that
-		// changes, so a paused Robot costs no request per sync.
-		objects = c.owned.Own(robot)
-		syncErr = &outcome.PausedError{Deployment: workload.DeploymentName(robot)}
-	} else if fields := c.newerFields.Of(robot.UID); len(fields) > 0 {
-		// A newer release's CRD let a client write fields this release
-		// cannot read, and decoding dropped them: an apply of what is left
-		// would remove them from what the Robot owns. Nothing is written
-		// to it; the status, which is this release's alone, says why.
-		objects = c.owned.Own(robot)
-		syncErr = &outcome.NewerFieldsError{Fields: fields}
-		if synced := meta.FindStatusCondition(robot.Status.Conditions, robotv1beta1.ConditionSynced); synced == nil || synced.Reason != robotv1beta1.ReasonNewerAPI {
-			logger.Info("Not writing what the Robot owns: it holds fields this release does not know", "fields", fields)
-		}
-	} else {
-		// All the sync creates is named in one Event, not one per object.
-		syncCtx, created := writer.CollectCreated(ctx)
-		objects, syncErr = c.owned.Sync(syncCtx, robot)
-		c.writer.RecordCreated(robot, created)
-	}
+	// All the sync creates is named in one Event, not one per object. What
+	// the Robot owns is written only when owned says it may be: a paused
+	// Robot's, or one holding fields this release does not know, is
+	// returned as the caches hold it, with the error that says why.
+	syncCtx, created := writer.CollectCreated(ctx)
+	objects, syncErr := c.owned.Sync(syncCtx, robot)
+	c.writer.RecordCreated(robot, created)
 	if errors.Is(syncErr, outcome.ErrRobotGone) {
 		// Its delete event is on its way, and the garbage collector
 		// removes what it owned.

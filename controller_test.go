@@ -214,7 +214,7 @@ func (f *fixture) rewire(c *Controller, kube kubernetes.Interface, recorder reco
 	deps := owned.Deps{Writer: c.writer, Robots: c.robotsLister, Clock: c.clock,
 		Enqueue: func(key cache.ObjectName) { c.workqueue.Add(key) }}
 	sources := f.opts.Owned
-	sources.Kube, sources.Policy = kube, f.opts.Policy
+	sources.Kube, sources.Policy, sources.NewerFields = kube, f.opts.Policy, f.opts.NewerFields
 	var err error
 	if c.owned, err = owned.NewPaths(deps, sources); err != nil {
 		f.t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/robot-operator/robot-operator/internal/policy"
+	"github.com/robot-operator/robot-operator/internal/transform"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +30,9 @@ type Sources struct {
 	KubeInformers kubeinformers.SharedInformerFactory
 	// Policy is what the administrator allows Robots to ask for.
 	Policy policy.Policy
+	// NewerFields, when set, says which Robots hold fields this release
+	// does not know: nothing is written to what those Robots own.
+	NewerFields *transform.NewerFields
 	// Gateway and GatewayInformers write and cache the Gateway API's
 	// kinds, once APIs has found them. Without them, or without APIs, a
 	// Robot that asks for one of those says the cluster has no Gateway
@@ -62,13 +66,15 @@ type Paths struct {
 	kinds []ownedKind
 	// gateways is nil without its Sources.
 	gateways *Gateways
-	deps     Deps
+	// newerFields is nil without its Sources: no Robot holds such fields.
+	newerFields *transform.NewerFields
+	deps        Deps
 }
 
 // NewPaths returns the paths of every kind of sources, and registers their
 // event handlers.
 func NewPaths(deps Deps, sources Sources) (*Paths, error) {
-	p := &Paths{deps: deps}
+	p := &Paths{deps: deps, newerFields: sources.NewerFields}
 	for _, entry := range kinds {
 		if slices.Contains(sources.Without, entry.name) {
 			continue
@@ -111,8 +117,14 @@ func (p *Paths) HasSynced() bool {
 
 // Sync takes each object robot owns through its path: the Deployment first,
 // then, once it is as asked, the objects beside it, each whatever became of
-// the others. It returns them for the status, and the first error.
+// the others. It returns them for the status, and the first error. What a
+// paused Robot owns, or one that holds fields this release does not know,
+// gets no write: Sync returns it as the caches hold it, and the error that
+// says why (held).
 func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, error) {
+	if err := p.held(ctx, robot); err != nil {
+		return p.Own(robot), err
+	}
 	var objects Objects
 	first, beside := p.kinds[0], p.kinds[1:]
 	if err := first.sync(ctx, robot, &objects); err != nil {
