@@ -29,7 +29,6 @@ import (
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/status"
-	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -44,7 +43,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	kubeinformers "k8s.io/client-go/informers"
@@ -82,7 +80,6 @@ type fixture struct {
 	// Objects in the informer caches.
 	robotLister      []*robotv1beta1.Robot
 	deploymentLister []*appsv1.Deployment
-	serviceLister    []*corev1.Service
 	// The managed pods and ReplicaSets, in the caches as the operator
 	// summarizes them; with neither, the Controller watches no pods.
 	podLister        []*corev1.Pod
@@ -90,7 +87,6 @@ type fixture struct {
 	// The informer caches, for a test that changes them between syncs.
 	robotIndexer      cache.Indexer
 	deploymentIndexer cache.Indexer
-	serviceIndexer    cache.Indexer
 	// Objects in the fake API servers.
 	robotObjects []runtime.Object
 	kubeObjects  []runtime.Object
@@ -176,10 +172,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 	f.robotIndexer = robotInformers.Robot().V1beta1().Robots().Informer().GetIndexer()
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
-	f.serviceIndexer = kubeInformers.Core().V1().Services().Informer().GetIndexer()
 	fill(f.t, f.robotIndexer, f.robotLister...)
 	fill(f.t, f.deploymentIndexer, f.deploymentLister...)
-	fill(f.t, f.serviceIndexer, f.serviceLister...)
 	fill(f.t, podInformer.GetIndexer(), summaries(f.t, f.podLister...)...)
 	for _, rs := range f.replicaSetLister {
 		summary, err := podsummary.Summarize(rs)
@@ -1665,21 +1659,6 @@ func TestNewRobotCostsOneRequest(t *testing.T) {
 	}
 }
 
-func (f *fixture) addService(service *corev1.Service) {
-	f.serviceLister = append(f.serviceLister, service)
-	f.kubeObjects = append(f.kubeObjects, service)
-}
-
-// convergedWithService sets robot's status to what the operator writes for
-// its Deployment and Service.
-func convergedWithService(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *corev1.Service) {
-	robot.Status = status.Compute(robot, deployment, service, nil, metav1.NewTime(robottest.FixtureNow.Add(-time.Hour)))
-}
-
-func liveService(t *testing.T, robot *robotv1beta1.Robot) *corev1.Service {
-	return robottest.LiveServiceOf(t, workload.NewService(robot))
-}
-
 // A sync whose Robot's pods show a cause writes it, with one Warning, and
 // the next sync writes nothing.
 func TestSyncSaysWhyPodsDoNotRun(t *testing.T) {
@@ -1923,136 +1902,6 @@ func pausedStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, serv
 	return status.Compute(robot, deployment, service, &outcome.PausedError{Deployment: workload.DeploymentName(robot)}, metav1.NewTime(now))
 }
 
-// TestPausedNewRobotCreatesNothing: a new Robot created paused gets no
-// Deployment and no Service; it says Synced=False with the reason Paused,
-// and Ready=False for the same reason, since nothing runs. It is not
-// retried: unpausing it queues it. "True", as people write it, pauses as
-// "true" does.
-func TestPausedNewRobotCreatesNothing(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	robot := paused(robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP), "True")
-	f.addRobot(robot)
-
-	// No kube request at all: only the status write.
-	f.expectApplyStatus(robot, pausedStatus(robot, nil, nil, robottest.FixtureNow))
-	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
-		t.Errorf("requeue after %v, want none", requeueAfter)
-	}
-	written := f.onlyStatusWrite()
-	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
-	if synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonPaused ||
-		!strings.Contains(synced.Message, workload.AnnotationPaused) || !strings.Contains(synced.Message, `Deployment "test"`) {
-		t.Errorf("Synced %s %s %q, want False %s naming the annotation and the Deployment", synced.Status, synced.Reason, synced.Message, robotv1beta1.ReasonPaused)
-	}
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != robotv1beta1.ReasonPaused {
-		t.Errorf("Ready %s %s, want False %s", ready.Status, ready.Reason, robotv1beta1.ReasonPaused)
-	}
-	if written.Status.ObservedGeneration != robot.Generation {
-		t.Errorf("observedGeneration %d, want the generation %d", written.Status.ObservedGeneration, robot.Generation)
-	}
-	// A person asked for it: nothing to warn about.
-	f.expectEvents()
-}
-
-// TestPausedRobotIsNotReverted: whatever happened to a paused Robot's
-// Deployment or Service, and whatever the Robot asks for since, the operator
-// writes neither: no apply, no create (not even the read that precedes the
-// recreation of a deleted Deployment), no delete. The status reports the
-// Deployment as it is.
-func TestPausedRobotIsNotReverted(t *testing.T) {
-	for name, change := range map[string]func(t *testing.T, robot *robotv1beta1.Robot, deployment **appsv1.Deployment, service **corev1.Service){
-		"Deployment scaled": func(_ *testing.T, _ *robotv1beta1.Robot, d **appsv1.Deployment, _ **corev1.Service) {
-			(*d).Spec.Replicas = ptr.To[int32](5)
-		},
-		"Deployment image changed": func(_ *testing.T, _ *robotv1beta1.Robot, d **appsv1.Deployment, _ **corev1.Service) {
-			(*d).Spec.Template.Spec.Containers[0].Image = "nginx:latest"
-		},
-		"Deployment deleted": func(_ *testing.T, _ *robotv1beta1.Robot, d **appsv1.Deployment, _ **corev1.Service) { *d = nil },
-		"Service deleted":    func(_ *testing.T, _ *robotv1beta1.Robot, _ **appsv1.Deployment, s **corev1.Service) { *s = nil },
-		"Service type changed": func(_ *testing.T, _ *robotv1beta1.Robot, _ **appsv1.Deployment, s **corev1.Service) {
-			(*s).Spec.Type = corev1.ServiceTypeNodePort
-		},
-		"Robot scaled": func(_ *testing.T, r *robotv1beta1.Robot, _ **appsv1.Deployment, _ **corev1.Service) {
-			r.Spec.Replicas, r.Generation = ptr.To[int32](3), 2
-		},
-		"Robot's port removed": func(_ *testing.T, r *robotv1beta1.Robot, _ **appsv1.Deployment, _ **corev1.Service) {
-			r.Spec.Ports, r.Generation = nil, 2
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
-			robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
-			deployment, service := liveDeployment(t, robot), liveService(t, robot)
-			convergedWithService(robot, deployment, service)
-			robot = paused(robot, "true")
-			change(t, robot, &deployment, &service)
-			f.addRobot(robot)
-			if deployment != nil {
-				f.addDeployment(deployment)
-			}
-			if service != nil {
-				f.addService(service)
-			}
-			if !workload.WantsService(robot) {
-				service = nil // not the Robot's to report any more
-			}
-
-			f.expectApplyStatus(robot, pausedStatus(robot, deployment, service, robottest.FixtureNow))
-			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
-				t.Errorf("requeue after %v, want none", requeueAfter)
-			}
-			f.expectEvents()
-		})
-	}
-}
-
-// TestPausedRobotIsWrittenOnce: the status of a paused Robot is written
-// once; the next sync, with the cache holding that status, writes nothing,
-// so a paused Robot costs no request however often its Deployment's events
-// queue it.
-func TestPausedRobotIsWrittenOnce(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 2)
-	deployment := liveDeployment(t, robot)
-	converged(robot, deployment)
-	robot = paused(robot, "true")
-	deployment.Spec.Replicas = ptr.To[int32](5) // someone scaled it
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	c := f.newController(ctx)
-	key := cache.MetaObjectToName(robot)
-
-	if _, err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	written := f.onlyStatusWrite()
-	if synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced); synced.Reason != robotv1beta1.ReasonPaused {
-		t.Fatalf("Synced reason %q, want %q", synced.Reason, robotv1beta1.ReasonPaused)
-	}
-	// The cache catches up with the write.
-	stored, err := f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.robotIndexer.Update(stored); err != nil {
-		t.Fatal(err)
-	}
-	f.robotClient.ClearActions()
-	f.kubeClient.ClearActions()
-
-	for range 2 {
-		if requeueAfter, err := c.syncHandler(ctx, key); err != nil || requeueAfter != 0 {
-			t.Fatalf("sync: requeue after %v, error %v; want neither", requeueAfter, err)
-		}
-	}
-	f.checkActions("robot", nil, robottest.FilterInformerActions(f.robotClient.Actions()))
-	f.checkActions("kube", nil, robottest.FilterInformerActions(f.kubeClient.Actions()))
-	f.expectEvents()
-}
-
 // TestUnpauseIsQueuedAndSynced: removing the annotation, or setting it to
 // another value, is a change of the Robot's metadata only (its generation
 // stays), yet its update event queues the Robot, even when it arrives in one
@@ -2142,33 +1991,6 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	}
 	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
 		t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
-	}
-}
-
-// TestPauseNeedsTrue: a value of the annotation other than "true" (in any
-// case) pauses nothing: the Robot's Deployment is created as for any Robot.
-// "false" in any case says so; any other value is ignored, and a Warning
-// names it and the values read.
-func TestPauseNeedsTrue(t *testing.T) {
-	for _, value := range []string{"false", "FALSE", "yes", "1", ""} {
-		t.Run(strconv.Quote(value), func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
-			robot := paused(robottest.NewRobot("test", 2), value)
-			f.addRobot(robot)
-
-			f.expectCreateDeployment(robot)
-			created := liveDeployment(t, robot)
-			created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-			f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
-
-			f.run(ctx, cache.MetaObjectToName(robot))
-			events := []string{corev1.EventTypeNormal + " " + writer.EventCreated + ` Created Deployment "test"`}
-			if !strings.EqualFold(value, "false") {
-				events = append(events, corev1.EventTypeWarning+" "+robotv1beta1.ReasonAnnotationIgnored+" "+workload.IgnoredAnnotations(robot, nil)[0].Message())
-			}
-			f.expectEvents(events...)
-		})
 	}
 }
 
@@ -2327,35 +2149,6 @@ func liveBudget(t *testing.T, robot *robotv1beta1.Robot) *policyv1.PodDisruption
 	return robottest.LiveBudgetOf(t, workload.NewDisruptionBudget(robot))
 }
 
-// TestPausedRobotLeavesItsBudget: the pause covers the PodDisruptionBudget
-// as it does the Deployment: a budget loosened by hand is not put back, and
-// one the Robot no longer asks for is not deleted, while the annotation
-// stays. (The HTTPRoute goes through the same path, owned.Paths.Own.)
-func TestPausedRobotLeavesItsBudget(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	for name, robot := range map[string]*robotv1beta1.Robot{
-		"loosened": robottest.NewRobot("test", 2),
-		"not asked": func() *robotv1beta1.Robot {
-			robot := robottest.NewRobot("test", 2)
-			robot.Spec.DisruptionBudget = &robotv1beta1.RobotDisruptionBudget{Disabled: true}
-			return robot
-		}(),
-	} {
-		t.Run(name, func(t *testing.T) {
-			budget := liveBudget(t, robottest.NewRobot("test", 2))
-			budget.Spec.MaxUnavailable = ptr.To(intstr.FromString("100%"))
-			f := budgetFixture(t, policy.DisruptionBudgetsDefault, paused(robot, "true"), budget)
-			c := f.newController(ctx)
-			if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
-				t.Fatal(err)
-			}
-			for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
-				t.Errorf("%s while the Robot is paused", robottest.Describe(action))
-			}
-		})
-	}
-}
-
 // TestIgnoredBudgetAnnotationIsWarned: a Robot whose PodDisruptionBudget
 // holds a value of robot.dev/disruption-budget the operator does not read
 // gets a Warning that names the budget, the value and the values read; the
@@ -2389,80 +2182,4 @@ func budgetFixture(t *testing.T, mode policy.DisruptionBudgets, robot *robotv1be
 		f.kubeObjects = append(f.kubeObjects, budget)
 	}
 	return f
-}
-
-// newerRobot is robot as a newer release's CRD let a client write it: its
-// managedFields name a spec field this binary's types do not have, which the
-// decoding dropped.
-func newerRobot(robot *robotv1beta1.Robot) *robotv1beta1.Robot {
-	robot.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
-		APIVersion: "robot.dev/v1beta1", FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:image":{},"f:replicas":{},"f:debugPort":{}}}`)}}}
-	return robot
-}
-
-// TestNewerFieldsAreNotWritten: a Robot that holds fields this release
-// cannot read (a newer release's, after a rollback) gets no write to its
-// Deployment, which was built from the whole spec, even when it drifted:
-// the apply would remove what this release cannot see. Its status says why
-// (Synced=False, NewerAPI, naming the field), with one Warning Event, and
-// nothing is retried until the Robot changes.
-func TestNewerFieldsAreNotWritten(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	newer := &transform.NewerFields{}
-	obj, err := newer.Transform(newerRobot(robottest.NewRobot("test", 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	robot := obj.(*robotv1beta1.Robot)
-	deployment := liveDeployment(t, robot)
-	deployment.Spec.Replicas = ptr.To[int32](5) // drift the operator would revert
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	f.options = func(opts *Options) { opts.NewerFields = newer }
-
-	refusal := &outcome.NewerFieldsError{Fields: newer.Of(robot.UID)}
-	f.expectApplyStatus(robot, status.Compute(robot, deployment, nil, refusal, metav1.NewTime(robottest.FixtureNow)))
-	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
-		t.Errorf("requeue after %v, want none", requeueAfter)
-	}
-	written := f.onlyStatusWrite()
-	synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced)
-	if synced == nil || synced.Status != metav1.ConditionFalse || synced.Reason != robotv1beta1.ReasonNewerAPI || !strings.Contains(synced.Message, "spec.debugPort") {
-		t.Errorf("Synced %+v, want False %s naming spec.debugPort", synced, robotv1beta1.ReasonNewerAPI)
-	}
-	events := f.events()
-	if len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonNewerAPI+" ") || !strings.Contains(events[0], "spec.debugPort") {
-		t.Errorf("events %q, want one Warning %s naming spec.debugPort", events, robotv1beta1.ReasonNewerAPI)
-	}
-}
-
-// TestNewerFieldsGoneSyncsAgain: once the Robot no longer holds fields this
-// release cannot read, it is synced as any other.
-func TestNewerFieldsGoneSyncsAgain(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	newer := &transform.NewerFields{}
-	if _, err := newer.Transform(newerRobot(robottest.NewRobot("test", 2))); err != nil {
-		t.Fatal(err)
-	}
-	// The writer stopped setting the field: managedFields no longer list
-	// it.
-	known := robottest.NewRobot("test", 2)
-	known.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
-		APIVersion: "robot.dev/v1beta1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:image":{},"f:replicas":{}}}`)}}}
-	obj, err := newer.Transform(known)
-	if err != nil {
-		t.Fatal(err)
-	}
-	robot := obj.(*robotv1beta1.Robot)
-	f.addRobot(robot)
-	f.options = func(opts *Options) { opts.NewerFields = newer }
-
-	f.expectCreateDeployment(robot)
-	created := liveDeployment(t, robot)
-	created.Generation, created.Status = 0, appsv1.DeploymentStatus{}
-	f.expectApplyStatus(robot, status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow)))
-	f.run(ctx, cache.MetaObjectToName(robot))
 }
