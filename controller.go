@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robot-operator/robot-operator/internal/events"
+	"github.com/robot-operator/robot-operator/internal/lanes"
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
@@ -133,8 +134,10 @@ type Controller struct {
 	replicaSetsSynced cache.InformerSynced
 
 	// workqueue holds the Robots to sync. A Robot is in it at most once,
-	// and never synced by two workers at the same time.
+	// and never synced by two workers at the same time. It is lanes, whose
+	// reports are taken ahead of the changes.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	lanes     *lanes.Queue[cache.ObjectName]
 	// writer makes every write, behind the write fence; owned keeps the
 	// objects each Robot owns, through it.
 	writer *writer.Writer
@@ -192,23 +195,24 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 
+	queue := lanes.New(queueName, rateLimiter)
 	controller := &Controller{
 		deploymentsLister: opts.DeploymentInformer.Lister(),
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
 		replicaSetsSynced: func() bool { return true },
-		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
-		events:          events,
-		clock:           cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
-		metrics:         metrics.NewControllerMetrics(),
-		readiness:       metrics.NewReadinessTracker(),
-		synced:          metrics.NewSyncedTracker(),
-		writer:          writer.New(opts.RobotClient, recorder, mayWrite),
-		shutdownTimeout: opts.ShutdownTimeout,
-		syncTimeout:     cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
-		newerFields:     opts.NewerFields,
+		workqueue:         queue,
+		lanes:             queue,
+		events:            events,
+		clock:             cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
+		metrics:           metrics.NewControllerMetrics(),
+		readiness:         metrics.NewReadinessTracker(),
+		synced:            metrics.NewSyncedTracker(),
+		writer:            writer.New(opts.RobotClient, recorder, mayWrite),
+		shutdownTimeout:   opts.ShutdownTimeout,
+		syncTimeout:       cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
+		newerFields:       opts.NewerFields,
 	}
 	if opts.Outage != nil {
 		// Queued with its back-off forgotten: the outage was not the
@@ -228,7 +232,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("adding the Robot event handler: %w", err)
 	}
 	deps := owned.Deps{Writer: controller.writer, Robots: controller.robotsLister, Clock: controller.clock,
-		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }}
+		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }, Report: controller.enqueueReport}
 	sources := opts.Owned
 	sources.Kube, sources.Deployments, sources.Services, sources.Policy = opts.KubeClient, opts.DeploymentInformer, opts.ServiceInformer, opts.Policy
 	var err error
@@ -498,6 +502,13 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 		c.observeReadiness(robot, &robotStatus, now)
 		return nil
 	}
+	if key := cache.MetaObjectToName(robot); c.lanes.Reporting(key) && status.ProgressOnly(robot.Status, robotStatus) {
+		// Taken ahead of the changes, this report has only a rollout's
+		// progress to say: it waits its turn among the changes, as in one
+		// queue, unless a report with more to say (Ready) takes it out.
+		c.lanes.Postpone(key)
+		return nil
+	}
 	if err := c.statusRefused.At(robot); err != nil {
 		// The Robot is as large as when the API server could not store
 		// it: the write would fail again.
@@ -598,11 +609,24 @@ func (c *Controller) enqueueRobot(obj interface{}) {
 }
 
 // handlePod queues the Robot namespace/name, whose selector label a changed
-// pod carries, if that Robot exists.
+// pod carries, if that Robot exists, as a report.
 func (c *Controller) handlePod(namespace, name string) {
-	if _, err := c.robotsLister.Robots(namespace).Get(name); err == nil {
-		c.workqueue.Add(cache.ObjectName{Namespace: namespace, Name: name})
+	if robot, err := c.robotsLister.Robots(namespace).Get(name); err == nil {
+		c.enqueueReport(robot)
 	}
+}
+
+// enqueueReport queues robot, whose Deployment, ReplicaSet or pod changed.
+// Once its spec is in place (its status says Synced for its generation),
+// the sync has only to report what the cluster did: it is taken ahead of
+// the changes. Until then the change is the sync's work, and waits its turn.
+func (c *Controller) enqueueReport(robot *robotv1beta1.Robot) {
+	key := cache.MetaObjectToName(robot)
+	if robot = c.writer.FreshestRobot(robot); status.SyncedFor(robot.Status, robot.Generation) {
+		c.lanes.AddReport(key)
+		return
+	}
+	c.workqueue.Add(key)
 }
 
 // handleReplicaSet queues the Robot of the Deployment that controls a
