@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -143,10 +142,11 @@ func TestReportsOfARolloutWriteTheStatusOnce(t *testing.T) {
 	if len(writes) != 1 {
 		t.Fatalf("%d Robot writes once the Deployment is Available, want the status write that says Ready, ahead of the creations", len(writes))
 	}
-	stored, err := f.robotClient.RobotV1beta1().Robots(robot.Namespace).Get(context.Background(), robot.Name, metav1.GetOptions{})
+	obj, err := f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stored := obj.(*robotv1beta1.Robot)
 	if !status.ReadyFor(stored.Status, robot.Generation) || stored.Status.AvailableReplicas != 1 {
 		t.Errorf("status written: Ready %v, availableReplicas %d; want Ready=True and 1", meta.FindStatusCondition(stored.Status.Conditions, robotv1beta1.ConditionReady), stored.Status.AvailableReplicas)
 	}
@@ -161,5 +161,35 @@ func TestReportsOfARolloutWriteTheStatusOnce(t *testing.T) {
 	}
 	if writes := filterInformerActions(f.robotClient.Actions()); len(writes) != 1 {
 		t.Errorf("%d Robot writes in all, want 1: the rollout's progress and its end in one", len(writes))
+	}
+}
+
+// TestEventDuringTheCreationIsAReport: the Deployment controller may take a
+// Deployment the operator just created to Available before the sync that
+// created it has written the Robot's status: that event is a report too,
+// not a change queued behind the creations.
+func TestEventDuringTheCreationIsAReport(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("creating", 1)
+	f, created, now := syncedAtCreation(t, robot, func(d *appsv1.Deployment) *appsv1.Deployment { return d })
+	robot.Status = robotv1beta1.RobotStatus{} // its first status is yet to be written
+	c := f.newController(ctx)
+	key := cache.MetaObjectToName(robot)
+	queueCreations(c, 3)
+	c.workqueue.Add(key)
+	for range 4 {
+		if taken, _ := c.workqueue.Get(); taken == key {
+			break
+		}
+	}
+	c.inflight.Store(key, robottest.FixtureNow) // as processNextWorkItem does
+	queueCreations(c, 1000)
+
+	c.owned.Deployments.Handlers().UpdateFunc(created, now)
+	c.inflight.Delete(key)
+	c.workqueue.Done(key)
+
+	if taken, _ := c.workqueue.Get(); taken != key {
+		t.Errorf("the first Robot taken is %v, want %v: the event during its creation's sync reports what that sync made", taken, key)
 	}
 }
