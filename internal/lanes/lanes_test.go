@@ -324,3 +324,29 @@ func TestTheQueueKeepsItsMetrics(t *testing.T) {
 		t.Errorf("adds = %d, want 3", n)
 	}
 }
+
+// TestAReportTakesADelayedAddOut: a recheck or a retry only looks at the
+// item again; the report that comes while it waits looks now, ahead of the
+// changes.
+func TestAReportTakesADelayedAddOut(t *testing.T) {
+	for name, add := range map[string]func(q *Queue[string]){
+		"AddAfter":       func(q *Queue[string]) { q.AddAfter("robot", time.Millisecond) },
+		"AddRateLimited": func(q *Queue[string]) { q.AddRateLimited("robot") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := newQueue()
+			defer q.ShutDown()
+			q.Add("change-0")
+			add(q)
+			deadline := time.Now().Add(10 * time.Second)
+			for q.Len() < 2 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			q.AddReport("robot")
+
+			if item, reporting := take(t, q); item != "robot" || !reporting {
+				t.Errorf("took %q (as a report: %v), want the Robot, taken out of the changes by its report", item, reporting)
+			}
+		})
+	}
+}
