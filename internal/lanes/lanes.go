@@ -43,8 +43,10 @@ const (
 type kind int
 
 const (
-	// none: no add says where the item goes; it is a change (a retry or
-	// a delayed add, which client-go's queue makes itself).
+	// none: no add says where the item goes: a retry or a delayed add
+	// (a recheck), which client-go's queue makes itself. It waits as a
+	// postponed item does: it only looks at the item again, and a report
+	// that comes meanwhile looks now.
 	none kind = iota
 	// postponed: a report whose status would only have said how a rollout
 	// progresses. It waits in the changes lane, where a report for the
@@ -58,7 +60,8 @@ const (
 
 // Queue is the Controller's work queue. Add queues a change; AddReport a
 // report; Postpone, from the sync of a report, queues it again among the
-// changes. AddAfter and AddRateLimited queue changes.
+// changes. AddAfter and AddRateLimited queue among the changes too, as
+// Postpone does: a report takes their item to the reports lane.
 type Queue[T comparable] struct {
 	workqueue.TypedRateLimitingInterface[T]
 	lanes *storage[T]
@@ -191,17 +194,14 @@ func laneOf(why kind) Lane {
 func (s *storage[T]) Push(item T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	why := s.takeMark(item)
-	if why == none {
-		why = change
-	}
+	why := max(s.takeMark(item), postponed)
 	s.queued[item] = s.lanes[laneOf(why)].PushBack(entry[T]{item: item, why: why})
 }
 
 // Touch takes note of an add of item, which is stored: a report takes a
-// postponed item to the reports lane, a change makes it a change where it
-// is. Nothing leaves the reports lane: its sync does whatever the item
-// needs, and sooner.
+// postponed item (or a delayed one) to the reports lane, a change makes it
+// a change where it is. Nothing leaves the reports lane: its sync does
+// whatever the item needs, and sooner.
 func (s *storage[T]) Touch(item T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -214,7 +214,7 @@ func (s *storage[T]) Touch(item T) {
 	case report:
 		s.lanes[Changes].Remove(element)
 		s.queued[item] = s.lanes[Reports].PushBack(entry[T]{item: item, why: report})
-	case change, none:
+	case change:
 		element.Value = entry[T]{item: item, why: change}
 	}
 }
