@@ -55,17 +55,24 @@ func TestReportIsTakenBeforeTheChanges(t *testing.T) {
 	}
 }
 
-func TestAChangeIsNotTakenForAReport(t *testing.T) {
+// TestAReportTakesAChangeOut: the caller reports only for a Robot whose
+// spec is in place, so what waits for it among the changes is the echo of
+// its own sync's write, a recheck or a retry: the report's sync does it too.
+func TestAReportTakesAChangeOut(t *testing.T) {
 	q := newQueue()
 	defer q.ShutDown()
 	q.Add("first")
 	q.Add("robot")
-	q.AddReport("robot") // the Robot changed and has something to report: still a change
+	q.AddReport("robot")
 
-	for _, want := range []string{"first", "robot"} {
-		if item, reporting := take(t, q); item != want || reporting {
-			t.Errorf("took %q (as a report: %v), want %q as a change", item, reporting, want)
-		}
+	if item, reporting := take(t, q); item != "robot" || !reporting {
+		t.Errorf("took %q (as a report: %v), want the Robot as a report, ahead of the change queued first", item, reporting)
+	}
+	if item, reporting := take(t, q); item != "first" || reporting {
+		t.Errorf("took %q (as a report: %v), want the first change", item, reporting)
+	}
+	if n := q.Len(); n != 0 {
+		t.Errorf("%d items queued, want none: the Robot was queued once", n)
 	}
 }
 
@@ -112,7 +119,10 @@ func TestPostponedWaitsAmongTheChangesUntilAReport(t *testing.T) {
 	}
 }
 
-func TestAChangePinsAPostponedItem(t *testing.T) {
+// TestAChangeLeavesAnItemWhereItWaits: an add that is not a report neither
+// takes an item out of the reports lane nor sends it to the back of the
+// changes.
+func TestAChangeLeavesAnItemWhereItWaits(t *testing.T) {
 	q := newQueue()
 	defer q.ShutDown()
 	q.AddReport("robot")
@@ -120,13 +130,31 @@ func TestAChangePinsAPostponedItem(t *testing.T) {
 	q.Postpone(item)
 	q.Done(item)
 	q.Add("change-0")
-	q.Add("robot") // its spec changed
-	q.AddReport("robot")
+	q.Add("robot")
+	q.Postpone("robot")
 
 	for _, want := range []string{"robot", "change-0"} {
 		if item, reporting := take(t, q); item != want || reporting {
 			t.Errorf("took %q (as a report: %v), want %q as a change", item, reporting, want)
 		}
+	}
+}
+
+// TestEchoDuringItsSyncDoesNotHoldTheReportBack: an add that is not a
+// report, during the item's sync (the echo of its write, seen before the
+// write's answer), does not keep a report made meanwhile among the changes.
+func TestEchoDuringItsSyncDoesNotHoldTheReportBack(t *testing.T) {
+	q := newQueue()
+	defer q.ShutDown()
+	q.Add("robot")
+	item, _ := q.Get()
+	q.Add("change-0")
+	q.AddReport(item) // its Deployment, just created, observed
+	q.Add(item)       // the echo of its status write
+	q.Done(item)
+
+	if item, reporting := take(t, q); item != "robot" || !reporting {
+		t.Errorf("took %q (as a report: %v), want the Robot as a report", item, reporting)
 	}
 }
 
