@@ -6,7 +6,8 @@
 // Robot whose spec is in place, which only asks for its status to say what
 // the cluster did) waits in the reports lane, which workers take from first:
 // a Robot whose Deployment became Available is not synced after the
-// thousands of creations of a burst. While both lanes hold items, at most
+// thousands of creations of a burst. A report takes its item out of the
+// changes lane if it waits there (see Queue). While both lanes hold items, at most
 // ReportsPerChange reports are taken in a row before a change, so that a
 // flood of reports cannot starve the creations.
 //
@@ -38,30 +39,27 @@ const (
 	Reports
 )
 
-// kind is why an item was queued, from the weakest claim to the strongest:
-// the lane of an item queued twice is the strongest claim's.
+// kind is why an item was added: a report or not. The lane of an item
+// added more than once before it is stored is the reports lane if any of
+// the adds was a report.
 type kind int
 
 const (
-	// none: no add says where the item goes: a retry or a delayed add
-	// (a recheck), which client-go's queue makes itself. It waits as a
-	// postponed item does: it only looks at the item again, and a report
-	// that comes meanwhile looks now.
-	none kind = iota
-	// postponed: a report whose status would only have said how a rollout
-	// progresses. It waits in the changes lane, where a report for the
-	// same item takes it out of.
-	postponed
+	// change: a change, a postponed report, or an add that says nothing
+	// (a retry, a delayed add, which client-go's queue makes itself).
+	change kind = iota
 	// report: a report.
 	report
-	// change: a change.
-	change
 )
 
 // Queue is the Controller's work queue. Add queues a change; AddReport a
 // report; Postpone, from the sync of a report, queues it again among the
-// changes. AddAfter and AddRateLimited queue among the changes too, as
-// Postpone does: a report takes their item to the reports lane.
+// changes; AddAfter and AddRateLimited queue among the changes too. A report
+// takes its item to the reports lane wherever it waits: the caller reports
+// only for a Robot whose spec is in place, so what waits among the changes
+// for it is a recheck, a retry, its progress postponed, or the echo of a
+// write its own sync made (which can reach the informer before the write's
+// answer), and its sync does all of that too, sooner.
 type Queue[T comparable] struct {
 	workqueue.TypedRateLimitingInterface[T]
 	lanes *storage[T]
@@ -87,6 +85,7 @@ func New[T comparable](name string, limiter workqueue.TypedRateLimiter[T], opts 
 	}
 	lanes := &storage[T]{
 		queued: map[T]*list.Element{},
+		in:     map[T]Lane{},
 		marks:  map[T]kind{},
 		taken:  map[T]Lane{},
 	}
@@ -100,17 +99,17 @@ func New[T comparable](name string, limiter workqueue.TypedRateLimiter[T], opts 
 }
 
 // Add queues item as a change, in the changes lane unless it already waits
-// among the reports.
+// among the reports (its sync there does the change too).
 func (q *Queue[T]) Add(item T) { q.add(item, change) }
 
-// AddReport queues item as a report: in the reports lane, unless it already
-// waits as a change.
+// AddReport queues item as a report, in the reports lane, taking it out of
+// the changes lane if it waits there.
 func (q *Queue[T]) AddReport(item T) { q.add(item, report) }
 
 // Postpone queues item, being synced as a report, again at the back of the
 // changes lane: what its status would say now can wait as long as the
 // changes do. A report for it before then takes it to the reports lane.
-func (q *Queue[T]) Postpone(item T) { q.add(item, postponed) }
+func (q *Queue[T]) Postpone(item T) { q.add(item, change) }
 
 // add marks why item is queued, then queues it. The mark is read when the
 // queue stores the item, which it does at once, or once a worker is done
@@ -148,11 +147,13 @@ func (q *Queue[T]) Lens() (changes, reports int) {
 // that lock, so storage has a lock of its own.
 type storage[T comparable] struct {
 	mu sync.Mutex
-	// lanes are first in, first out; an element's value is an entry.
+	// lanes are first in, first out; an element's value is its item.
 	lanes [2]list.List
-	// queued finds each stored item's element, to move it between lanes.
+	// queued finds each stored item's element, to move it between lanes;
+	// in is the lane it is in.
 	queued map[T]*list.Element
-	// marks are the kinds of the adds not yet stored, the strongest.
+	in     map[T]Lane
+	// marks are the reports added and not yet stored.
 	marks map[T]kind
 	// taken is the lane each item a worker has was taken from.
 	taken map[T]Lane
@@ -160,14 +161,8 @@ type storage[T comparable] struct {
 	reportsInARow int
 }
 
-// entry is a stored item and why it is stored.
-type entry[T comparable] struct {
-	item T
-	why  kind
-}
-
-// mark records why item is added, unless an add not yet stored gave a
-// stronger reason.
+// mark records why item is added: a report stays marked until the item is
+// stored.
 func (s *storage[T]) mark(item T, why kind) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -194,29 +189,23 @@ func laneOf(why kind) Lane {
 func (s *storage[T]) Push(item T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	why := max(s.takeMark(item), postponed)
-	s.queued[item] = s.lanes[laneOf(why)].PushBack(entry[T]{item: item, why: why})
+	lane := laneOf(s.takeMark(item))
+	s.queued[item] = s.lanes[lane].PushBack(item)
+	s.in[item] = lane
 }
 
-// Touch takes note of an add of item, which is stored: a report takes a
-// postponed item (or a delayed one) to the reports lane, a change makes it
-// a change where it is. Nothing leaves the reports lane: its sync does
+// Touch takes note of an add of item, which is stored: a report takes it
+// to the reports lane. Nothing leaves the reports lane: its sync does
 // whatever the item needs, and sooner.
 func (s *storage[T]) Touch(item T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	why := s.takeMark(item)
-	element := s.queued[item]
-	if element.Value.(entry[T]).why != postponed {
+	if s.takeMark(item) != report || s.in[item] == Reports {
 		return
 	}
-	switch why {
-	case report:
-		s.lanes[Changes].Remove(element)
-		s.queued[item] = s.lanes[Reports].PushBack(entry[T]{item: item, why: report})
-	case change:
-		element.Value = entry[T]{item: item, why: change}
-	}
+	s.lanes[Changes].Remove(s.queued[item])
+	s.queued[item] = s.lanes[Reports].PushBack(item)
+	s.in[item] = Reports
 }
 
 // Len returns how many items are stored.
@@ -241,8 +230,9 @@ func (s *storage[T]) Pop() T {
 	case s.lanes[Changes].Len() > 0:
 		s.reportsInARow++
 	}
-	stored := s.lanes[lane].Remove(s.lanes[lane].Front()).(entry[T])
-	delete(s.queued, stored.item)
-	s.taken[stored.item] = lane
-	return stored.item
+	item := s.lanes[lane].Remove(s.lanes[lane].Front()).(T)
+	delete(s.queued, item)
+	delete(s.in, item)
+	s.taken[item] = lane
+	return item
 }

@@ -288,8 +288,8 @@ func TestNoItemIsSyncedByTwoWorkersAtOnce(t *testing.T) {
 	}
 	q.lanes.mu.Lock()
 	defer q.lanes.mu.Unlock()
-	if len(q.lanes.marks) != 0 || len(q.lanes.taken) != 0 || len(q.lanes.queued) != 0 {
-		t.Errorf("left behind: %d marks, %d taken, %d queued; want none once all is done", len(q.lanes.marks), len(q.lanes.taken), len(q.lanes.queued))
+	if len(q.lanes.marks) != 0 || len(q.lanes.taken) != 0 || len(q.lanes.queued) != 0 || len(q.lanes.in) != 0 {
+		t.Errorf("left behind: %d marks, %d taken, %d queued, %d in lanes; want none once all is done", len(q.lanes.marks), len(q.lanes.taken), len(q.lanes.queued), len(q.lanes.in))
 	}
 }
 
