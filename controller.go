@@ -619,9 +619,10 @@ func (c *Controller) handlePod(namespace, name string) {
 // enqueueReport queues robot, whose Deployment, ReplicaSet or pod changed.
 // Once its spec is in place (its status says Synced for its generation),
 // the sync has only to report what the cluster did: it is taken ahead of
-// the changes. So is an event during the Robot's sync, which comes of what
-// that sync wrote before its status (a sync that fails retries as a
-// change). Otherwise the change is the sync's work, and waits its turn.
+// the changes. So is an event during the Robot's sync, which most often
+// comes of what that sync wrote before its status (if the sync fails, the
+// report syncs the Robot once more, as any event did). Otherwise the change
+// is the sync's work, and waits its turn.
 func (c *Controller) enqueueReport(robot *robotv1beta1.Robot) {
 	key := cache.MetaObjectToName(robot)
 	_, syncing := c.inflight.Load(key)
