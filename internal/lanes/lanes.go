@@ -7,9 +7,9 @@
 // the cluster did) waits in the reports lane, which workers take from first:
 // a Robot whose Deployment became Available is not synced after the
 // thousands of creations of a burst. A report takes its item out of the
-// changes lane if it waits there (see Queue). While both lanes hold items, at most
-// ReportsPerChange reports are taken in a row before a change, so that a
-// flood of reports cannot starve the creations.
+// changes lane if it waits there (see Queue). While both lanes hold items,
+// at most ReportsPerChange reports are taken in a row before a change, so
+// that a flood of reports cannot starve the creations.
 //
 // Both lanes are the storage of one client-go queue (workqueue.Queue), so
 // that queue's guarantees hold across them: an item is queued at most once,
