@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robot-operator/robot-operator/internal/app"
 	"github.com/robot-operator/robot-operator/internal/events"
+	"github.com/robot-operator/robot-operator/internal/lanes"
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
@@ -105,8 +106,10 @@ type Controller struct {
 	replicaSetsSynced cache.InformerSynced
 
 	// workqueue holds the Robots to sync. A Robot is in it at most once,
-	// and never synced by two workers at the same time.
+	// and never synced by two workers at the same time. It is lanes, whose
+	// reports are taken ahead of the changes.
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	lanes     *lanes.Queue[cache.ObjectName]
 	// writer makes every write, behind the write fence; owned keeps the
 	// objects each Robot owns, through it.
 	writer *writer.Writer
@@ -165,23 +168,24 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)
 
+	queue := lanes.New(queueName, rateLimiter)
 	controller := &Controller{
 		deploymentsLister: opts.Owned.KubeInformers.Apps().V1().Deployments().Lister(),
 		robotsLister:      opts.RobotInformer.Lister(),
 		robotsSynced:      opts.RobotInformer.Informer().HasSynced,
 		podsSynced:        func() bool { return true },
 		replicaSetsSynced: func() bool { return true },
-		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter,
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName}),
-		events:          events,
-		clock:           cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
-		metrics:         metrics.NewControllerMetrics(),
-		readiness:       metrics.NewReadinessTracker(),
-		synced:          metrics.NewSyncedTracker(),
-		writer:          writer.New(opts.RobotClient, recorder, mayWrite),
-		shutdownTimeout: opts.ShutdownTimeout,
-		syncTimeout:     cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
-		newerFields:     opts.NewerFields,
+		workqueue:         queue,
+		lanes:             queue,
+		events:            events,
+		clock:             cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{}),
+		metrics:           metrics.NewControllerMetrics(),
+		readiness:         metrics.NewReadinessTracker(),
+		synced:            metrics.NewSyncedTracker(),
+		writer:            writer.New(opts.RobotClient, recorder, mayWrite),
+		shutdownTimeout:   opts.ShutdownTimeout,
+		syncTimeout:       cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
+		newerFields:       opts.NewerFields,
 	}
 	if opts.Outage != nil {
 		// Queued with its back-off forgotten: the outage was not the
@@ -201,7 +205,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("adding the Robot event handler: %w", err)
 	}
 	deps := owned.Deps{Writer: controller.writer, Robots: controller.robotsLister, Clock: controller.clock,
-		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }}
+		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }, Report: controller.enqueueReport}
 	sources := opts.Owned
 	sources.Policy, sources.NewerFields = opts.Policy, opts.NewerFields
 	var err error
@@ -210,7 +214,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	controller.ownedSynced = controller.owned.HasSynced
 	pods, err := podcache.Watch(opts.PodInformer, opts.ReplicaSetInformer, podcache.Handlers{
-		Pod: podcache.QueueRobot(controller.robotsLister, deps.Enqueue),
+		Pod: podcache.QueueRobot(controller.robotsLister, controller.enqueueReport),
 		ReplicaSet: podcache.QueueDeploymentRobot(controller.deploymentsLister,
 			func(obj interface{}) { controller.owned.Deployments.EnqueueController(obj) })})
 	if err != nil {
@@ -448,6 +452,13 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 		c.observeReadiness(robot, &robotStatus, now)
 		return nil
 	}
+	if key := cache.MetaObjectToName(robot); c.lanes.Reporting(key) && status.ProgressOnly(robot.Status, robotStatus) {
+		// Taken ahead of the changes, this report has only a rollout's
+		// progress to say: it waits its turn among the changes, as in one
+		// queue, unless a report with more to say (Ready) takes it out.
+		c.lanes.Postpone(key)
+		return nil
+	}
 	if err := c.statusRefused.At(robot); err != nil {
 		// The Robot is as large as when the API server could not store
 		// it: the write would fail again.
@@ -542,6 +553,23 @@ func (c *Controller) enqueueRobot(obj interface{}) {
 	key, err := cache.ObjectToName(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
+		return
+	}
+	c.workqueue.Add(key)
+}
+
+// enqueueReport queues robot, whose Deployment, ReplicaSet or pod changed.
+// Once its spec is in place (its status says Synced for its generation),
+// the sync has only to report what the cluster did: it is taken ahead of
+// the changes. So is an event during the Robot's sync, which most often
+// comes of what that sync wrote before its status (if the sync fails, the
+// report syncs the Robot once more, as any event did). Otherwise the change
+// is the sync's work, and waits its turn.
+func (c *Controller) enqueueReport(robot *robotv1beta1.Robot) {
+	key := cache.MetaObjectToName(robot)
+	_, syncing := c.inflight.Load(key)
+	if robot = c.writer.FreshestRobot(robot); syncing || status.SyncedFor(robot.Status, robot.Generation) {
+		c.lanes.AddReport(key)
 		return
 	}
 	c.workqueue.Add(key)

@@ -64,6 +64,7 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		NameTaken:     robotv1beta1.ReasonDeploymentNameTaken,
 		NameTakenHint: outcome.DeploymentNameTakenHint,
 		Contested:     robotv1beta1.ReasonDeploymentContested,
+		Reports:       true,
 	}, informer.Informer())
 }
 

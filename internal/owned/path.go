@@ -113,6 +113,11 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// Optional, when set, says that the kind's API may be missing from
 	// the cluster, and how it is found.
 	Optional *Optional
+	// Reports says that what changes in an object of the kind, once its
+	// Robot's spec is in place, is mostly for the Robot's status to
+	// report (a Deployment's rollout): its add and update events go to
+	// Deps.Report.
+	Reports bool
 }
 
 // Deps is what every Path shares: the writer, the Robots' cache, the clock,
@@ -122,6 +127,9 @@ type Deps struct {
 	Robots  listers.RobotLister
 	Clock   clock.PassiveClock
 	Enqueue func(cache.ObjectName)
+	// Report, when set, queues a Robot whose object of a kind that
+	// reports (Kind.Reports) changed; without it, Enqueue does.
+	Report func(*robotv1beta1.Robot)
 }
 
 // Path keeps the objects of one kind as their Robots ask.
@@ -521,11 +529,17 @@ func (p *Path[T, A]) delete(obj interface{}) {
 	}
 }
 
-// EnqueueController queues the Robot that controls obj, if any. The owner
-// must match by API group, kind and UID: a Robot deleted and created again
-// under the same name is another Robot.
+// EnqueueController queues the Robot that controls obj, if any: through
+// Deps.Report for a kind that reports, through Deps.Enqueue otherwise. The
+// owner must match by API group, kind and UID: a Robot deleted and created
+// again under the same name is another Robot.
 func (p *Path[T, A]) EnqueueController(obj interface{}) {
-	if robot, ref := p.owningRobot(obj); robot != nil && robot.UID == ref.UID {
+	robot, ref := p.owningRobot(obj)
+	switch {
+	case robot == nil || robot.UID != ref.UID:
+	case p.kind.Reports && p.deps.Report != nil:
+		p.deps.Report(robot)
+	default:
 		p.deps.Enqueue(cache.MetaObjectToName(robot))
 	}
 }

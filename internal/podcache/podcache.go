@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/robot-operator/robot-operator/internal/podsummary"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1beta1"
 
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -63,10 +64,10 @@ func Watch(podInformer, replicaSetInformer cache.SharedIndexInformer, handlers H
 // QueueRobot returns the Handlers.Pod that queues, with add, the Robot
 // namespace/name if robots holds it: the pods of a deleted Robot linger
 // until the garbage collector reaches them, and have no Robot to sync.
-func QueueRobot(robots listers.RobotLister, add func(cache.ObjectName)) func(namespace, name string) {
+func QueueRobot(robots listers.RobotLister, add func(*robotv1beta1.Robot)) func(namespace, name string) {
 	return func(namespace, name string) {
-		if _, err := robots.Robots(namespace).Get(name); err == nil {
-			add(cache.ObjectName{Namespace: namespace, Name: name})
+		if robot, err := robots.Robots(namespace).Get(name); err == nil {
+			add(robot)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
+	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 	listers "github.com/robot-operator/robot-operator/pkg/generated/listers/robot/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -71,7 +72,7 @@ func summaries(t testing.TB, pods ...*corev1.Pod) []*podsummary.Pod {
 func TestPodEventsQueueTheirRobot(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	var q queue
-	handler := podcache.PodHandler(podcache.QueueRobot(listers.NewRobotLister(indexer(t, robot)), q.add))
+	handler := podcache.PodHandler(podcache.QueueRobot(listers.NewRobotLister(indexer(t, robot)), func(robot *robotv1beta1.Robot) { q.add(cache.MetaObjectToName(robot)) }))
 
 	running := robottest.Pod(robot, "test-a", robottest.RunningSince(time.Minute))
 	running.ResourceVersion = "1"

@@ -196,8 +196,8 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 			}
 			return err
 		}},
-		{"apply robots/status, six conditions (operator, at creation)", 0, 1, statusWrite(apply, metav1.ConditionFalse, "RolloutInProgress", 0, "")},
-		{"apply robots/status, six conditions (operator, at Ready)", 0, 1, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, "")},
+		{"apply robots/status, five conditions (operator, at creation)", 0, 1, statusWrite(apply, metav1.ConditionFalse, "RolloutInProgress", 0, "")},
+		{"apply robots/status, four conditions (operator, at Ready)", 0, 1, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, "")},
 		{"lever: the same status at Ready as a JSON merge patch, no server-side apply", 0, 0, statusWrite(mergePatch, metav1.ConditionTrue, "RolloutComplete", 1, " (merge patch)")},
 		{"lever: the same status at Ready as an update", 0, 0, statusWrite(update, metav1.ConditionTrue, "RolloutComplete", 1, " (update)")},
 		{"lever: the status at Ready applied again, changed (compare with the row above it)", 0, 0, statusWrite(apply, metav1.ConditionTrue, "RolloutComplete", 1, " (apply)")},
@@ -205,8 +205,8 @@ func measureRequestCosts(ctx context.Context, e *environment, n int, cbor bool) 
 		// changes the set of conditions, the second is the steady state.
 		{"lever (first write of the shape): the status at Ready with only the Ready and Synced conditions", 0, 0, statusWrite(smaller(apply, false, false), metav1.ConditionTrue, "RolloutComplete", 1, " (two)")},
 		{"lever: the status at Ready with only the Ready and Synced conditions, changed", 0, 0, statusWrite(smaller(apply, false, false), metav1.ConditionTrue, "RolloutComplete", 1, " (two, again)")},
-		{"lever (first write of the shape): the status at Ready, six conditions without messages", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
-		{"lever: the status at Ready, six conditions without messages, changed", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
+		{"lever (first write of the shape): the status at Ready, four conditions without messages", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
+		{"lever: the status at Ready, four conditions without messages, changed", 0, 0, statusWrite(smaller(apply, true, true), metav1.ConditionTrue, "RolloutComplete", 1, "")},
 		{"create events (operator: Deployment created, protobuf)", 0, 1, func(ctx context.Context, i int) error {
 			robot := robots[i]
 			now := metav1.Now()
@@ -285,8 +285,12 @@ func operatorLikeDeployment(robot *robotv1beta1.Robot) *appsv1.Deployment {
 }
 
 // operatorLikeStatus is a status of the shape the operator writes
-// (internal/status/testdata/golden/status.json): the replica counts and its six conditions,
-// the Ready condition's message ending in note, which Reconciling and Stalled repeat.
+// (internal/status/testdata/golden/status.json at Ready): the replica counts
+// and Ready, Available, Progressing and Synced, the Ready condition's
+// message ending in note. Before Ready, at creation, the Deployment
+// controller has not observed the Deployment yet: no replica is counted,
+// Available and Progressing say so, and Reconciling, on the Robot only
+// while True, repeats Ready's reason and message. Stalled is not written.
 func operatorLikeStatus(robot *robotv1beta1.Robot, ready metav1.ConditionStatus, reason string, available int32, note string) *robotac.RobotStatusApplyConfiguration {
 	now := metav1.Now()
 	condition := func(conditionType string, status metav1.ConditionStatus, reason, message string) *metav1ac.ConditionApplyConfiguration {
@@ -294,20 +298,24 @@ func operatorLikeStatus(robot *robotv1beta1.Robot, ready metav1.ConditionStatus,
 			WithLastTransitionTime(now).WithReason(reason).WithMessage(message)
 	}
 	readyMessage := fmt.Sprintf("%d of 1 replicas are available%s", available, note)
-	reconciling := metav1.ConditionTrue
+	synced := condition("Synced", metav1.ConditionTrue, "Synced", "the Deployment holds what the Robot asks for")
+	status := robotac.RobotStatus().
+		WithObservedGeneration(robot.Generation).WithDeploymentName(robot.Name).WithSelector("robot.dev/name=" + robot.Name)
 	if ready == metav1.ConditionTrue {
-		reconciling = metav1.ConditionFalse
-	}
-	return robotac.RobotStatus().
-		WithObservedGeneration(robot.Generation).WithDeploymentName(robot.Name).WithSelector("robot.dev/name="+robot.Name).
-		WithReplicas(1).WithUpdatedReplicas(1).WithReadyReplicas(available).WithAvailableReplicas(available).
-		WithConditions(
+		return status.WithReplicas(1).WithUpdatedReplicas(1).WithReadyReplicas(available).WithAvailableReplicas(available).WithConditions(
 			condition("Ready", ready, reason, readyMessage),
 			condition("Available", ready, "MinimumReplicasAvailable", "Deployment has minimum availability."),
 			condition("Progressing", metav1.ConditionTrue, "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", robot.Name)),
-			condition("Synced", metav1.ConditionTrue, "Synced", "the Deployment holds what the Robot asks for"),
-			condition("Reconciling", reconciling, reason, readyMessage),
-			condition("Stalled", metav1.ConditionFalse, reason, readyMessage))
+			synced)
+	}
+	notObserved := fmt.Sprintf("the Deployment controller has not observed generation 1 of Deployment %q yet", robot.Name)
+	readyMessage = fmt.Sprintf("waiting for the Deployment controller to observe generation 1 of Deployment %q%s", robot.Name, note)
+	return status.WithConditions(
+		condition("Ready", ready, reason, readyMessage),
+		condition("Available", metav1.ConditionUnknown, "DeploymentNotObserved", notObserved),
+		condition("Progressing", metav1.ConditionUnknown, "DeploymentNotObserved", notObserved),
+		synced,
+		condition("Reconciling", metav1.ConditionTrue, reason, readyMessage))
 }
 
 // pause stops the named cluster processes (SIGSTOP) until the returned
