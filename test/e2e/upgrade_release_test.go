@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
@@ -93,57 +91,20 @@ func TestUpgradeFromThePreviousReleaseFiles(t *testing.T) {
 			t.Errorf("installing this tree's CRD again: %v", err)
 		}
 	})
-	// A cluster of the previous release has never seen v1beta1: this
-	// tree's CRD goes, and the previous release's install.yaml is applied,
-	// its CRD, RBAC and Deployment in place of this tree's.
-	if _, stderr, err := kubectl(ctx, "", "delete", "crd", "robots.robot.dev", "--wait=true", "--timeout=120s"); err != nil {
-		t.Fatalf("deleting the CRD: %v\n%s", err, stderr)
-	}
-	if _, stderr, err := kubectl(ctx, "", "apply", "-f", oldInstall); err != nil {
-		t.Fatalf("kubectl apply -f the previous release's install.yaml: %v\n%s", err, stderr)
-	}
-	waitForCRD(t, func(crd string) bool { return strings.Contains(crd, `"storedVersions":["v1alpha1"]`) }, "serves and stores v1alpha1")
-	waitForDiscovery(t, "robot.dev/v1alpha1")
-
-	args, err := operatorArgs(oldBin, env.operator.args[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	previous := extraOperator(t, "previous-release-files", args)
-	previous.bin = oldBin
-	if err := previous.start(); err != nil {
-		t.Fatalf("starting the previous release's operator: %v", err)
-	}
-
-	ns := newNamespace(t)
 	robots := map[string]*robotv1alpha1.Robot{
 		"web":    {Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"netexec", "--http-port=8080"}, Replicas: ptr.To[int32](2), Port: ptr.To[int32](8080)}},
 		"worker": {Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"pause"}}},
 	}
-	for name, robot := range robots {
-		robot.Name, robot.Namespace = name, ns
-		if _, err := env.robots.RobotV1alpha1().Robots(ns).Create(ctx, robot, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating Robot %s as v1alpha1: %v", name, err)
+	// A cluster of the previous release has never seen v1beta1: its
+	// install.yaml puts its CRD, RBAC and Deployment in place of this tree's.
+	ns, before := runPreviousRelease(t, "previous-release-files", oldBin, func(ctx context.Context) {
+		if _, stderr, err := kubectl(ctx, "", "apply", "-f", oldInstall); err != nil {
+			t.Fatalf("kubectl apply -f the previous release's install.yaml: %v\n%s", err, stderr)
 		}
-	}
-	before := map[string]*appsv1.Deployment{}
-	for name := range robots {
-		eventually(t, upgradeTimeout, "the previous release has Robot "+name+" Ready", func(ctx context.Context) (bool, string, error) {
-			robot, err := env.robots.RobotV1alpha1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
-			return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == robot.Generation, fmt.Sprint(ready), nil
-		})
-		before[name] = getDeployment(t, ns, name)
-	}
+	}, robots)
 	podsBefore := podsIn(t, ns)
 	if len(podsBefore) != 3 {
 		t.Fatalf("the previous release's Robots have pods %v, want 3 (web's 2, worker's 1)", podsBefore)
-	}
-	if err := previous.stop(); err != nil {
-		t.Fatalf("stopping the previous release's operator: %v", err)
 	}
 
 	// The upgrade: this tree's install.yaml, then its operator.

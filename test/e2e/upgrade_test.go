@@ -65,6 +65,60 @@ func buildRelease(t *testing.T, commit string) (crd string, bin string) {
 	return string(data), bin
 }
 
+// runPreviousRelease puts in place of this tree's CRD what install applies
+// (the previous release's), runs the previous release's operator oldBin
+// as name, creates robots through v1alpha1 in a new namespace and waits
+// for each to be Ready, then stops that operator. It returns the
+// namespace and each Robot's Deployment as the previous release made it.
+func runPreviousRelease(t *testing.T, name, oldBin string, install func(ctx context.Context), robots map[string]*robotv1alpha1.Robot) (string, map[string]*appsv1.Deployment) {
+	t.Helper()
+	ctx := t.Context()
+	// A cluster of the previous release has never seen v1beta1: the CRD
+	// this tree installed goes (its Robots with it, those of the tests
+	// before this one), and the previous release's takes its place.
+	if _, stderr, err := kubectl(ctx, "", "delete", "crd", "robots.robot.dev", "--wait=true", "--timeout=120s"); err != nil {
+		t.Fatalf("deleting the CRD: %v\n%s", err, stderr)
+	}
+	install(ctx)
+	waitForCRD(t, func(crd string) bool { return strings.Contains(crd, `"storedVersions":["v1alpha1"]`) }, "serves and stores v1alpha1")
+	waitForDiscovery(t, "robot.dev/v1alpha1")
+
+	args, err := operatorArgs(oldBin, env.operator.args[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	previous := extraOperator(t, name, args)
+	previous.bin = oldBin
+	if err := previous.start(); err != nil {
+		t.Fatalf("starting the previous release's operator: %v", err)
+	}
+
+	ns := newNamespace(t)
+	for name, robot := range robots {
+		robot.Name, robot.Namespace = name, ns
+		if _, err := env.robots.RobotV1alpha1().Robots(ns).Create(ctx, robot, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating Robot %s as v1alpha1: %v", name, err)
+		}
+	}
+	before := map[string]*appsv1.Deployment{}
+	for name := range robots {
+		eventually(t, upgradeTimeout, "the previous release has Robot "+name+" Ready", func(ctx context.Context) (bool, string, error) {
+			robot, err := env.robots.RobotV1alpha1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
+			return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == robot.Generation, fmt.Sprint(ready), nil
+		})
+		before[name] = getDeployment(t, ns, name)
+	}
+	if err := previous.stop(); err != nil {
+		t.Fatalf("stopping the previous release's operator: %v", err)
+	}
+
+	return ns, before
+}
+
 // TestUpgradeFromThePreviousRelease: Robots that the previous release
 // stored as v1alpha1 and runs, upgraded to this tree (its CRD, then its
 // operator), converge with no Robot lost and no Deployment recreated or
@@ -84,56 +138,16 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 			t.Errorf("installing this tree's CRD again: %v", err)
 		}
 	})
-	// A cluster of the previous release has never seen v1beta1: the CRD
-	// this tree installed goes (its Robots with it, those of the tests
-	// before this one), and the previous release's takes its place.
-	if _, stderr, err := kubectl(ctx, "", "delete", "crd", "robots.robot.dev", "--wait=true", "--timeout=120s"); err != nil {
-		t.Fatalf("deleting the CRD: %v\n%s", err, stderr)
-	}
-	if _, stderr, err := kubectl(ctx, oldCRD, "apply", "-f", "-"); err != nil {
-		t.Fatalf("installing the previous release's CRD: %v\n%s", err, stderr)
-	}
-	waitForCRD(t, func(crd string) bool { return strings.Contains(crd, `"storedVersions":["v1alpha1"]`) }, "serves and stores v1alpha1")
-	waitForDiscovery(t, "robot.dev/v1alpha1")
-
-	args, err := operatorArgs(oldBin, env.operator.args[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	previous := extraOperator(t, "previous-release", args)
-	previous.bin = oldBin
-	if err := previous.start(); err != nil {
-		t.Fatalf("starting the previous release's operator: %v", err)
-	}
-
-	ns := newNamespace(t)
 	robots := map[string]*robotv1alpha1.Robot{
 		"web":      {Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"netexec", "--http-port=8080"}, Replicas: ptr.To[int32](2), Port: ptr.To[int32](8080)}},
 		"worker":   {Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"pause"}}},
 		"internal": {Spec: robotv1alpha1.RobotSpec{Image: image1, Args: []string{"netexec", "--http-port=8080"}, Port: ptr.To[int32](8080), Service: &robotv1alpha1.RobotService{Type: robotv1alpha1.ServiceTypeNone}}},
 	}
-	for name, robot := range robots {
-		robot.Name, robot.Namespace = name, ns
-		if _, err := env.robots.RobotV1alpha1().Robots(ns).Create(ctx, robot, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating Robot %s as v1alpha1: %v", name, err)
+	ns, before := runPreviousRelease(t, "previous-release", oldBin, func(ctx context.Context) {
+		if _, stderr, err := kubectl(ctx, oldCRD, "apply", "-f", "-"); err != nil {
+			t.Fatalf("installing the previous release's CRD: %v\n%s", err, stderr)
 		}
-	}
-	// What the previous release made, to compare with after the upgrade.
-	before := map[string]*appsv1.Deployment{}
-	for name := range robots {
-		eventually(t, upgradeTimeout, "the previous release has Robot "+name+" Ready", func(ctx context.Context) (bool, string, error) {
-			robot, err := env.robots.RobotV1alpha1().Robots(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			ready := meta.FindStatusCondition(robot.Status.Conditions, robotv1alpha1.ConditionReady)
-			return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == robot.Generation, fmt.Sprint(ready), nil
-		})
-		before[name] = getDeployment(t, ns, name)
-	}
-	if err := previous.stop(); err != nil {
-		t.Fatalf("stopping the previous release's operator: %v", err)
-	}
+	}, robots)
 
 	// The upgrade: this tree's CRD, then its operator.
 	if err := installCRD(ctx); err != nil {
