@@ -1018,7 +1018,7 @@ func (q *recordingQueue) Forget(key cache.ObjectName) {
 // recordQueue makes c's queue record the calls made to it from now on.
 func recordQueue(c *Controller) *recordingQueue {
 	q := &recordingQueue{TypedRateLimitingInterface: c.workqueue}
-	c.workqueue = q
+	c.workqueue, c.workers.Queue = q, q
 	return q
 }
 
@@ -1114,7 +1114,7 @@ func TestProcessNextWorkItemWaitsOutAnOutage(t *testing.T) {
 	if n := c.workqueue.NumRequeues(key); n != 0 {
 		t.Errorf("NumRequeues = %d, want 0: an outage is not the Robot's failure", n)
 	}
-	if n := c.parked.Len(); n != 1 {
+	if n := c.workers.Parked.Len(); n != 1 {
 		t.Errorf("%d Robots wait for the API server, want 1", n)
 	}
 	if success, failed := syncCounts(c); success != 0 || failed != 1 {
@@ -1126,7 +1126,7 @@ func TestProcessNextWorkItemWaitsOutAnOutage(t *testing.T) {
 	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Forget", key: key}, {method: "Add", key: key}}); got != want {
 		t.Errorf("queue calls %s once the API server answers, want %s", got, want)
 	}
-	if n := c.parked.Len(); n != 0 {
+	if n := c.workers.Parked.Len(); n != 0 {
 		t.Errorf("%d Robots still wait for the API server, want none", n)
 	}
 }
@@ -1177,7 +1177,7 @@ func TestProcessNextWorkItemErrorBacksOff(t *testing.T) {
 			if n := c.workqueue.NumRequeues(key); n != 1 {
 				t.Errorf("NumRequeues = %d after one failed sync, want 1", n)
 			}
-			if n := c.parked.Len(); n != 0 {
+			if n := c.workers.Parked.Len(); n != 0 {
 				t.Errorf("%d Robots wait for the API server while it answers, want none", n)
 			}
 			if success, failed := syncCounts(c); success != 0 || failed != 1 {
@@ -1238,7 +1238,7 @@ func TestRunDrainsTheSyncInFlight(t *testing.T) {
 	f.addRobot(queued)
 	c := f.newController(ctx)
 	// Far longer than the test: only the drain may end this shutdown.
-	c.shutdownTimeout = time.Hour
+	c.workers.ShutdownTimeout = time.Hour
 	applies := holdApplies(f, c, inFlight.Name)
 	defer applies.letThrough()
 	c.workqueue.Add(cache.MetaObjectToName(inFlight))
@@ -1310,9 +1310,9 @@ func TestRunCancelsTheSyncInFlightAfterTheShutdownTimeout(t *testing.T) {
 	f.addRobot(stuck)
 	c := f.newController(ctx)
 	const shutdownTimeout = 200 * time.Millisecond
-	c.shutdownTimeout = shutdownTimeout
+	c.workers.ShutdownTimeout = shutdownTimeout
 	// Far longer than the test: only the shutdown may cancel this sync.
-	c.syncTimeout = time.Hour
+	c.workers.SyncTimeout = time.Hour
 	applies := holdApplies(f, c, stuck.Name)
 	defer applies.letThrough()
 	c.workqueue.Add(cache.MetaObjectToName(stuck))
@@ -1440,7 +1440,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 	// As in main: one context for NewController and Run.
 	c := f.newController(ctx)
 	f.rewire(c, nil, f.realRecorder)
-	c.shutdownTimeout = time.Hour
+	c.workers.ShutdownTimeout = time.Hour
 
 	var mu sync.Mutex
 	var started, finished []time.Time
@@ -1511,7 +1511,7 @@ func TestSyncDeadlineFreesTheWorker(t *testing.T) {
 	f.addRobot(next)
 	c := f.newController(ctx)
 	const deadline = 250 * time.Millisecond
-	c.syncTimeout = deadline
+	c.workers.SyncTimeout = deadline
 	var hung atomic.Int32
 	writes := hangWrites(f, stuck.Name, &hung)
 	f.rewire(c, writes, nil)
@@ -1786,13 +1786,13 @@ func TestTrackedObjects(t *testing.T) {
 	c.owned.Deployments.Objects().Remember(deployment)
 	c.owned.Services.Objects().Remember(service)
 	c.owned.Deployments.Fights().Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
-	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow.Add(-time.Minute))
+	untrack := c.workers.Track(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow.Add(-time.Minute))
 	if key, took := c.LongestSync(); key != cache.MetaObjectToName(robot) || took != time.Minute {
 		t.Errorf("LongestSync: %v for %v, want %v for a minute", key, took, cache.MetaObjectToName(robot))
 	}
 	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "synced": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
 
-	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
+	untrack()
 	c.deleteRobot(robot)
 	c.owned.Deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
 	c.owned.Services.Handlers().DeleteFunc(service)

@@ -183,11 +183,11 @@ func TestEventDuringTheCreationIsAReport(t *testing.T) {
 			break
 		}
 	}
-	c.inflight.Store(key, robottest.FixtureNow) // as processNextWorkItem does
+	untrack := c.workers.Track(key, robottest.FixtureNow) // as processNextWorkItem does
 	queueCreations(c, 1000)
 
 	c.owned.Deployments.Handlers().UpdateFunc(created, now)
-	c.inflight.Delete(key)
+	untrack()
 	c.workqueue.Done(key)
 
 	if taken, _ := c.workqueue.Get(); taken != key {
