@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,28 +100,16 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t}
 }
 
+// newTestFixture returns a fixture and the test's context.
+func newTestFixture(t *testing.T) (*fixture, context.Context) {
+	_, ctx := ktesting.NewTestContext(t)
+	return newFixture(t), ctx
+}
+
 func (f *fixture) newController(ctx context.Context) *Controller {
 	f.robotClient = fake.NewClientset(f.robotObjects...)
 	f.kubeClient = k8sfake.NewClientset(f.kubeObjects...)
-	// The fake clientset cannot apply to custom resources
-	// (kubernetes/kubernetes#126850): answer status applies as the API
-	// server would, with the applied status and a new status.ResourceVersion.
-	f.robotClient.PrependReactor("patch", "robots", func(action core.Action) (bool, runtime.Object, error) {
-		patch := action.(core.PatchAction)
-		obj, err := f.robotClient.Tracker().Get(robottest.RobotsResource, patch.GetNamespace(), patch.GetName())
-		if err != nil {
-			return true, nil, err
-		}
-		robot := obj.(*robotv1beta1.Robot).DeepCopy()
-		var applied robotv1beta1.Robot
-		if err := json.Unmarshal(patch.GetPatch(), &applied); err != nil {
-			return true, nil, err
-		}
-		robot.Status = applied.Status
-		rv, _ := strconv.Atoi(robot.ResourceVersion)
-		robot.ResourceVersion = strconv.Itoa(rv + 1)
-		return true, robot, f.robotClient.Tracker().Update(robottest.RobotsResource, robot, robot.Namespace)
-	})
+	robottest.AnswerStatusApplies(f.robotClient)
 
 	robotInformers := informers.NewSharedInformerFactory(f.robotClient, 0)
 	kubeInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
@@ -146,7 +133,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	if f.budgets {
 		opts.Owned.Without = nil
-		fill(f.t, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), f.budgetLister...)
+		robottest.Fill(f.t, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), f.budgetLister...)
 	}
 	if f.options != nil {
 		f.options(&opts)
@@ -166,27 +153,17 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 	f.robotIndexer = robotInformers.Robot().V1beta1().Robots().Informer().GetIndexer()
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
-	fill(f.t, f.robotIndexer, f.robotLister...)
-	fill(f.t, f.deploymentIndexer, f.deploymentLister...)
-	fill(f.t, podInformer.GetIndexer(), summaries(f.t, f.podLister...)...)
+	robottest.Fill(f.t, f.robotIndexer, f.robotLister...)
+	robottest.Fill(f.t, f.deploymentIndexer, f.deploymentLister...)
+	robottest.Fill(f.t, podInformer.GetIndexer(), summaries(f.t, f.podLister...)...)
 	for _, rs := range f.replicaSetLister {
 		summary, err := podsummary.Summarize(rs)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		fill(f.t, replicaSetInformer.GetIndexer(), summary)
+		robottest.Fill(f.t, replicaSetInformer.GetIndexer(), summary)
 	}
 	return c
-}
-
-// fill adds objs to the informer cache indexer.
-func fill[T any](t *testing.T, indexer cache.Indexer, objs ...T) {
-	t.Helper()
-	for _, obj := range objs {
-		if err := indexer.Add(obj); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func alwaysReady() bool { return true }
@@ -278,6 +255,12 @@ func (f *fixture) addRobot(robot *robotv1beta1.Robot) {
 	f.robotObjects = append(f.robotObjects, robot)
 }
 
+// add puts robot and its deployment in the caches and the API servers.
+func (f *fixture) add(robot *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+}
+
 func (f *fixture) addDeployment(deployment *appsv1.Deployment) {
 	f.deploymentLister = append(f.deploymentLister, deployment)
 	f.kubeObjects = append(f.kubeObjects, deployment)
@@ -295,8 +278,7 @@ func (f *fixture) addReplicaSet(rs *appsv1.ReplicaSet) {
 }
 
 func TestCreatesDeployment(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	f.addRobot(robot)
 
@@ -313,21 +295,18 @@ func TestCreatesDeployment(t *testing.T) {
 }
 
 func TestConvergedRobotCostsNothing(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
 }
 
 func TestStatusUnchangedByIrrelevantDeploymentChange(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
@@ -338,8 +317,7 @@ func TestStatusUnchangedByIrrelevantDeploymentChange(t *testing.T) {
 	deployment.Spec.Template.Spec.Containers = append(deployment.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "proxy:1"})
 	deployment.Spec.Template.Spec.Containers[0].Env = append(deployment.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "EXTRA", Value: "1"})
 	deployment.ResourceVersion = "8"
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
@@ -353,20 +331,16 @@ func TestRevertsDrift(t *testing.T) {
 		"label":    func(d *appsv1.Deployment) { delete(d.Labels, workload.LabelManagedBy) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
+			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 2)
 			deployment := liveDeployment(t, robot)
 			converged(robot, deployment)
 			drift(deployment)
-			f.addRobot(robot)
-			f.addDeployment(deployment)
+			f.add(robot, deployment)
 
 			f.expectApplyDeployment(robot, deployment.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
-				t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
-			}
+			f.expectOneEvent(corev1.EventTypeNormal, owned.EventDeploymentUpdated)
 		})
 	}
 }
@@ -379,13 +353,11 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
+			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 1)
 			deployment := liveDeployment(t, robot)
 			foreign(deployment)
-			f.addRobot(robot)
-			f.addDeployment(deployment)
+			f.add(robot, deployment)
 
 			// No write to the Deployment; the Robot says why.
 			status := status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: deployment.Name, Owner: outcome.ControllerName(deployment)}, metav1.NewTime(robottest.FixtureNow))
@@ -397,31 +369,26 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
 				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
 			}
-			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonDeploymentNameTaken) {
-				t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonDeploymentNameTaken, events)
-			}
+			f.expectOneEvent(corev1.EventTypeWarning, robotv1beta1.ReasonDeploymentNameTaken)
 		})
 	}
 }
 
 func TestNameTakenReportedOnce(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	deployment.OwnerReferences = nil
 	// The Robot already says so: nothing to write, nothing to record.
 	robot.Status = status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: deployment.Name, Owner: outcome.ControllerName(deployment)}, metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
 }
 
 func TestRobotDeleted(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	// Its Deployment is still cached; the garbage collector removes it.
 	robot := robottest.NewRobot("gone", 1)
 	f.addDeployment(liveDeployment(t, robot))
@@ -437,8 +404,7 @@ func TestRobotDeleted(t *testing.T) {
 // that is gone, it would only be deleted again, after a second
 // DeploymentCreated Event for the same Robot.
 func TestDeploymentOfDeletedRobotIsNotRecreated(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("gone", 1)
 	converged(robot, liveDeployment(t, robot))
 	// In the cache only: the API server no longer has it.
@@ -452,8 +418,7 @@ func TestDeploymentOfDeletedRobotIsNotRecreated(t *testing.T) {
 // TestDeletedDeploymentIsRecreated: a Robot that still exists gets its
 // deleted Deployment back, after the one read that says it exists.
 func TestDeletedDeploymentIsRecreated(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	converged(robot, liveDeployment(t, robot))
 	f.addRobot(robot)
@@ -469,8 +434,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 }
 
 func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	robot.Spec.Replicas = ptr.To[int32](5000) // stored before the schema said no
 	f.addRobot(robot)
@@ -480,9 +444,7 @@ func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
-	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) {
-		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonInvalidSpec, events)
-	}
+	f.expectOneEvent(corev1.EventTypeWarning, robotv1beta1.ReasonInvalidSpec)
 }
 
 // TestFailedWriteIsRetriedAndReported: a create or an apply of the Deployment
@@ -499,8 +461,7 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 		},
 	} {
 		t.Run(verb, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
+			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 1)
 			f.addRobot(robot)
 			if deployment := cached(t, robot); deployment != nil {
@@ -563,12 +524,20 @@ func (f *fixture) expectEvents(want ...string) {
 	}
 }
 
+// expectOneEvent checks that the sync recorded one Event, of eventType and
+// reason.
+func (f *fixture) expectOneEvent(eventType, reason string) {
+	f.t.Helper()
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], eventType+" "+reason) {
+		f.t.Errorf("expected one %s %s event, got %q", eventType, reason, events)
+	}
+}
+
 // TestOneCreatedEventPerSync: the sync that creates a new Robot's
 // Deployment, Service and PodDisruptionBudget records one Event naming the
 // three, in the order they were created, not one Event each.
 func TestOneCreatedEventPerSync(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	f.budgets = true
 	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 	robot.Spec.Replicas = ptr.To[int32](2)
@@ -606,8 +575,7 @@ func TestProgressConditionsOfAnEarlierRelease(t *testing.T) {
 	}
 
 	f := newFixture(t)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	c := f.newController(ctx)
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
@@ -629,14 +597,12 @@ func TestProgressConditionsOfAnEarlierRelease(t *testing.T) {
 }
 
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	robot.Generation = 2 // a spec change the operator has not reported yet
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	c := f.newController(ctx)
 	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
 	c.clock = clock
@@ -677,8 +643,7 @@ func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 }
 
 func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	f.addRobot(robot) // no status yet
@@ -701,8 +666,7 @@ func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
 }
 
 func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
@@ -727,8 +691,7 @@ func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
 // only that state (after a relist, say), it is the operator's own write by
 // status.ResourceVersion, but it carries a change no sync has seen.
 func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
@@ -770,6 +733,16 @@ func TestRunShutdownBeforeCachesSync(t *testing.T) {
 	}
 }
 
+// atVersion returns a copy of obj at resourceVersion.
+func atVersion[T interface {
+	metav1.Object
+	runtime.Object
+}](obj T, resourceVersion string) T {
+	copied := obj.DeepCopyObject().(T)
+	copied.SetResourceVersion(resourceVersion)
+	return copied
+}
+
 // TestEchoFilterDropsOnlyOwnWrites: an update or add event that brings back
 // exactly the object this process last wrote (same UID, same
 // status.ResourceVersion) queues nothing, since the sync that wrote it has seen it
@@ -779,120 +752,76 @@ func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	// robottest.NewRobot has generation 1 and status.ResourceVersion 10; its status reports
 	// generation 1, so only the echo check decides. The Deployment, as
 	// liveDeployment returns it, has status.ResourceVersion 7.
-	robotAtVersion := func(robot *robotv1beta1.Robot, resourceVersion string) *robotv1beta1.Robot {
-		r := robot.DeepCopy()
-		r.ResourceVersion = resourceVersion
-		return r
-	}
-	deploymentAtVersion := func(deployment *appsv1.Deployment, resourceVersion string) *appsv1.Deployment {
-		d := deployment.DeepCopy()
-		d.ResourceVersion = resourceVersion
-		return d
-	}
+	robotAtVersion, deploymentAtVersion := atVersion[*robotv1beta1.Robot], atVersion[*appsv1.Deployment]
+	// Each event remembers what the operator wrote, if anything, and
+	// delivers one event. The informer hands handlers objects of its own,
+	// never the ones the operator holds: each is a copy.
+	type event func(c *Controller, robot *robotv1beta1.Robot, deployment *appsv1.Deployment)
 	tests := []struct {
-		name string
-		// event remembers what the operator wrote, if anything, and
-		// delivers one event. The informer hands handlers objects of its
-		// own, never the ones the operator holds: each is a copy.
-		event  func(c *Controller, robot *robotv1beta1.Robot, deployment *appsv1.Deployment)
+		name   string
+		event  event
 		queued bool
-	}{{
-		name: "updateRobot: the Robot last written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+	}{
+		{"updateRobot: the Robot last written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
-		},
-	}, {
-		name: "updateRobot: a later resourceVersion than the one written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		}, false},
+		{"updateRobot: a later resourceVersion than the one written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			c.updateRobot(robotAtVersion(robot, "11"), robotAtVersion(robot, "12"))
-		},
-		queued: true,
-	}, {
-		name: "updateRobot: an earlier resourceVersion than the one written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		}, true},
+		{"updateRobot: an earlier resourceVersion than the one written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.writer.RememberStatus(robotAtVersion(robot, "12"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
-		},
-		queued: true,
-	}, {
-		name: "updateRobot: another Robot of the name, at the resourceVersion written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		}, true},
+		{"updateRobot: another Robot of the name, at the resourceVersion written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			recreated := robotAtVersion(robot, "11")
 			recreated.UID = "a-recreated-robot"
 			c.updateRobot(robot, recreated)
-		},
-		queued: true,
-	}, {
-		name: "updateRobot: nothing written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		}, true},
+		{"updateRobot: nothing written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
-		},
-		queued: true,
-	}, {
-		name: "addDeployment: the Deployment last written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+		}, true},
+		{"addDeployment: the Deployment last written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
 			c.owned.Deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "8"))
-		},
-	}, {
-		name: "addDeployment: another resourceVersion than the one written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+		}, false},
+		{"addDeployment: another resourceVersion than the one written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
 			c.owned.Deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "9"))
-		},
-		queued: true,
-	}, {
-		name: "addDeployment: another Deployment, at the resourceVersion written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+		}, true},
+		{"addDeployment: another Deployment, at the resourceVersion written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
 			other := deploymentAtVersion(deployment, "8")
 			other.UID = "another-deployment"
 			c.owned.Deployments.Handlers().AddFunc(other)
-		},
-		queued: true,
-	}, {
-		name: "addDeployment: nothing written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+		}, true},
+		{"addDeployment: nothing written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.owned.Deployments.Handlers().AddFunc(deployment.DeepCopy())
-		},
-		queued: true,
-	}, {
-		name: "updateDeployment: the Deployment last written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+		}, true},
+		{"updateDeployment: the Deployment last written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
 			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
-		},
-	}, {
-		name: "updateDeployment: another resourceVersion than the one written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+		}, false},
+		{"updateDeployment: another resourceVersion than the one written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
 			c.owned.Deployments.Handlers().UpdateFunc(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
-		},
-		queued: true,
-	}, {
-		name: "updateDeployment: nothing written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+		}, true},
+		{"updateDeployment: nothing written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
-		},
-		queued: true,
-	}, {
-		name: "updateDeployment: a resync, resourceVersion unchanged",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+		}, true},
+		{"updateDeployment: a resync, resourceVersion unchanged", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
 			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deployment.DeepCopy())
-		},
-	}}
+		}, false},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
+			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 1)
 			robot.Status.ObservedGeneration = robot.Generation
 			deployment := liveDeployment(t, robot)
-			f.addRobot(robot)
-			f.addDeployment(deployment)
+			f.add(robot, deployment)
 			c := f.newController(ctx)
 			if keys := robottest.DrainQueue(c.workqueue); len(keys) != 0 {
 				t.Fatalf("queued before any event: %v", keys)
@@ -921,8 +850,7 @@ func recordQueue(c *Controller) *robottest.RecordingQueue {
 // or the shutdown timeout) before its status write fails, and writes no
 // status with the expired context: the retry, or the next leader, does.
 func TestSyncOutOfTimeWritesNoStatus(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("late", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
@@ -1027,8 +955,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 // about its Deployment, the create: no read before it to confirm that the
 // cache is right not to have it.
 func TestNewRobotCostsOneRequest(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	f.addRobot(robot)
 	c := f.newController(ctx)
@@ -1065,8 +992,7 @@ func TestSyncSaysWhyPodsDoNotRun(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	deployment := unavailable(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
 	f.addPod(robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")))
 	f.addPod(robottest.Pod(robottest.NewRobot("other", 1), "other-a", robottest.Waiting("CrashLoopBackOff", "")))
@@ -1091,8 +1017,7 @@ func TestSyncIgnoresTheEarlierRobotsPods(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	deployment := unavailable(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
 	earlier := robottest.ReplicaSet(liveDeployment(t, robot), "1")
 	earlier.Name, earlier.UID, earlier.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
@@ -1134,8 +1059,7 @@ func summaries(t testing.TB, pods ...*corev1.Pod) []*podsummary.Pod {
 // TestUndecodableRobotIsReportedNotRetried: the sync handler reports it as
 // InvalidSpec, once, and touches no Deployment.
 func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	robot.Spec = robotv1beta1.RobotSpec{}
 	robot.Annotations = map[string]string{workload.UndecodableSpecAnnotation: `spec.replicas is "two", which the operator cannot read`}
@@ -1156,8 +1080,7 @@ func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 // TestTrackedObjects: the gauge reports each per-object map's size, and a
 // deleted Robot, with its Deployment and Service, leaves nothing in any.
 func TestTrackedObjects(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	c := f.newController(ctx)
 	registry := prometheus.NewRegistry()
 	if err := c.RegisterMetrics(registry); err != nil {
@@ -1255,24 +1178,18 @@ func pausedStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, serv
 // puts the Robot's spec back on the Deployment. Pausing is queued the same
 // way, while the echo of a status write that saw the pause is not.
 func TestUnpauseIsQueuedAndSynced(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	deployment.Spec.Replicas = ptr.To[int32](5) // scaled by hand while paused
 	robot = paused(robot, "true")
 	robot.Status = pausedStatus(robot, deployment, nil, robottest.FixtureNow.Add(-time.Hour))
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	c := f.newController(ctx)
 	key := cache.MetaObjectToName(robot)
 	robottest.DrainQueue(c.workqueue)
 
-	at := func(r *robotv1beta1.Robot, resourceVersion string) *robotv1beta1.Robot {
-		r = r.DeepCopy()
-		r.ResourceVersion = resourceVersion
-		return r
-	}
+	at := atVersion[*robotv1beta1.Robot]
 	unpaused := at(robot, "11")
 	delete(unpaused.Annotations, workload.AnnotationPaused)
 	notTrue := at(paused(robot, "false"), "11")
@@ -1284,36 +1201,23 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 		name   string
 		event  func()
 		queued bool
-	}{{
-		name:   "annotation removed",
-		event:  func() { c.updateRobot(robot, unpaused.DeepCopy()) },
-		queued: true,
-	}, {
-		name:   "annotation set to false",
-		event:  func() { c.updateRobot(robot, notTrue.DeepCopy()) },
-		queued: true,
-	}, {
-		name: "annotation removed, in one event with the operator's status write",
-		event: func() {
+	}{
+		{"annotation removed", func() { c.updateRobot(robot, unpaused.DeepCopy()) }, true},
+		{"annotation set to false", func() { c.updateRobot(robot, notTrue.DeepCopy()) }, true},
+		{"annotation removed, in one event with the operator's status write", func() {
 			c.writer.RememberStatus(unpaused.DeepCopy())
 			c.updateRobot(robot, unpaused.DeepCopy())
-		},
-		queued: true,
-	}, {
-		name: "annotation set, in one event with the operator's status write",
-		event: func() {
+		}, true},
+		{"annotation set, in one event with the operator's status write", func() {
 			c.writer.RememberStatus(pausedAgain.DeepCopy())
 			c.updateRobot(unpaused, pausedAgain.DeepCopy())
-		},
-		queued: true,
-	}, {
-		name: "the echo of a status write that saw the pause",
-		event: func() {
+		}, true},
+		{"the echo of a status write that saw the pause", func() {
 			echo := at(robot, "13")
 			c.writer.RememberStatus(echo.DeepCopy())
 			c.updateRobot(robot, echo)
-		},
-	}} {
+		}, false},
+	} {
 		tt.event()
 		if keys := robottest.DrainQueue(c.workqueue); tt.queued != (len(keys) == 1 && keys[0] == key) || len(keys) > 1 {
 			t.Errorf("%s: queued %v, want queued: %v", tt.name, keys, tt.queued)
@@ -1335,9 +1239,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	if synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced); synced.Status != metav1.ConditionTrue {
 		t.Errorf("Synced %s %s after unpausing, want True", synced.Status, synced.Reason)
 	}
-	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
-		t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
-	}
+	f.expectOneEvent(corev1.EventTypeNormal, owned.EventDeploymentUpdated)
 }
 
 // TestIgnoredAnnotationIsWarnedOnce: a Robot whose pause annotation, or
@@ -1345,13 +1247,11 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 // Warning per value, not one per sync; a new value gets its own, and so
 // does the same value set again after it was put right.
 func TestIgnoredAnnotationIsWarnedOnce(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	c := f.newController(ctx)
 	key := cache.MetaObjectToName(robot)
 	warning := func(robot *robotv1beta1.Robot) string {
@@ -1431,8 +1331,7 @@ func TestStatusCostLimitIsReportedNotRetried(t *testing.T) {
 // and is not sent again before the Robot's next generation.
 func testStatusRefusedOnce(t *testing.T, refusal error, reason, text string) {
 	t.Helper()
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
@@ -1521,8 +1420,7 @@ func budgetFixture(t *testing.T, mode policy.DisruptionBudgets, robot *robotv1be
 	f.options = func(o *Options) { o.Policy.DisruptionBudgets = mode }
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	if budget != nil {
 		f.budgetLister = append(f.budgetLister, budget)
 		f.kubeObjects = append(f.kubeObjects, budget)
@@ -1553,8 +1451,7 @@ func syncedAtCreation(t *testing.T, robot *robotv1beta1.Robot, live func(*appsv1
 		t.Fatalf("the fixture's Robot should be Synced and not Ready: %v", robot.Status.Conditions)
 	}
 	now := live(available)
-	f.addRobot(robot)
-	f.addDeployment(now)
+	f.add(robot, now)
 	return f, created, now
 }
 
