@@ -743,91 +743,58 @@ func atVersion[T interface {
 	return copied
 }
 
-// TestEchoFilterDropsOnlyOwnWrites: an update or add event that brings back
+// TestEchoFilterDropsOnlyOwnWrites: an update event that brings back
 // exactly the object this process last wrote (same UID, same
 // status.ResourceVersion) queues nothing, since the sync that wrote it has seen it
-// all; any other version queues the Robot. A Deployment update whose
-// status.ResourceVersion did not change is a resync and is dropped as well.
+// all; any other version queues the Robot. The owned objects' events are
+// filtered alike (internal/owned's TestDeploymentEchoIsDropped).
 func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	// robottest.NewRobot has generation 1 and status.ResourceVersion 10; its status reports
-	// generation 1, so only the echo check decides. The Deployment, as
-	// liveDeployment returns it, has status.ResourceVersion 7.
-	robotAtVersion, deploymentAtVersion := atVersion[*robotv1beta1.Robot], atVersion[*appsv1.Deployment]
+	// generation 1, so only the echo check decides.
+	robotAtVersion := atVersion[*robotv1beta1.Robot]
 	// Each event remembers what the operator wrote, if anything, and
 	// delivers one event. The informer hands handlers objects of its own,
 	// never the ones the operator holds: each is a copy.
-	type event func(c *Controller, robot *robotv1beta1.Robot, deployment *appsv1.Deployment)
+	type event func(c *Controller, robot *robotv1beta1.Robot)
 	tests := []struct {
 		name   string
 		event  event
 		queued bool
 	}{
-		{"updateRobot: the Robot last written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		{"updateRobot: the Robot last written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		}, false},
-		{"updateRobot: a later resourceVersion than the one written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		{"updateRobot: a later resourceVersion than the one written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			c.updateRobot(robotAtVersion(robot, "11"), robotAtVersion(robot, "12"))
 		}, true},
-		{"updateRobot: an earlier resourceVersion than the one written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		{"updateRobot: an earlier resourceVersion than the one written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.writer.RememberStatus(robotAtVersion(robot, "12"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		}, true},
-		{"updateRobot: another Robot of the name, at the resourceVersion written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		{"updateRobot: another Robot of the name, at the resourceVersion written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			recreated := robotAtVersion(robot, "11")
 			recreated.UID = "a-recreated-robot"
 			c.updateRobot(robot, recreated)
 		}, true},
-		{"updateRobot: nothing written", func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		{"updateRobot: nothing written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
 		}, true},
-		{"addDeployment: the Deployment last written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.owned.Deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "8"))
-		}, false},
-		{"addDeployment: another resourceVersion than the one written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.owned.Deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "9"))
-		}, true},
-		{"addDeployment: another Deployment, at the resourceVersion written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			other := deploymentAtVersion(deployment, "8")
-			other.UID = "another-deployment"
-			c.owned.Deployments.Handlers().AddFunc(other)
-		}, true},
-		{"addDeployment: nothing written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Handlers().AddFunc(deployment.DeepCopy())
-		}, true},
-		{"updateDeployment: the Deployment last written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
-		}, false},
-		{"updateDeployment: another resourceVersion than the one written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.owned.Deployments.Handlers().UpdateFunc(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
-		}, true},
-		{"updateDeployment: nothing written", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
-		}, true},
-		{"updateDeployment: a resync, resourceVersion unchanged", func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deployment.DeepCopy())
-		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 1)
 			robot.Status.ObservedGeneration = robot.Generation
-			deployment := liveDeployment(t, robot)
-			f.add(robot, deployment)
+			f.add(robot, liveDeployment(t, robot))
 			c := f.newController(ctx)
 			if keys := robottest.DrainQueue(c.workqueue); len(keys) != 0 {
 				t.Fatalf("queued before any event: %v", keys)
 			}
 
-			tt.event(c, robot.DeepCopy(), deployment.DeepCopy())
+			tt.event(c, robot.DeepCopy())
 			var want []cache.ObjectName
 			if tt.queued {
 				want = []cache.ObjectName{cache.MetaObjectToName(robot)}
