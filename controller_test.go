@@ -1470,12 +1470,7 @@ func TestReportOfARobotNotSyncedWaitsItsTurn(t *testing.T) {
 
 	c.owned.Deployments.Handlers().UpdateFunc(created, now)
 
-	var taken []cache.ObjectName
-	for c.workqueue.Len() > 0 {
-		key, _ := c.workqueue.Get()
-		c.workqueue.Done(key)
-		taken = append(taken, key)
-	}
+	taken := robottest.DrainQueue(c.workqueue)
 	if len(taken) != 4 || taken[3] != cache.MetaObjectToName(robot) {
 		t.Errorf("taken in the order %v, want the changed Robot last, behind the 3 creations", taken)
 	}
