@@ -1356,43 +1356,26 @@ func testStatusRefusedOnce(t *testing.T, refusal error, reason, text string) {
 	sync("next generation", 2, 1)
 }
 
-// liveBudget is robot's PodDisruptionBudget as the API server would store it.
-func liveBudget(t *testing.T, robot *robotv1beta1.Robot) *policyv1.PodDisruptionBudget {
-	return robottest.LiveBudgetOf(t, workload.NewDisruptionBudget(robot))
-}
-
 // TestIgnoredBudgetAnnotationIsWarned: a Robot whose PodDisruptionBudget
 // holds a value of robot.dev/disruption-budget the operator does not read
 // gets a Warning that names the budget, the value and the values read; the
 // budget stays in the operator's hands.
 func TestIgnoredBudgetAnnotationIsWarned(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
-	budget := liveBudget(t, robot)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	budget := robottest.LiveBudgetOf(t, workload.NewDisruptionBudget(robot))
 	budget.Annotations[workload.AnnotationDisruptionBudget] = "off"
-	f := budgetFixture(t, policy.DisruptionBudgetsDefault, robot, budget)
+	f.add(robot, deployment)
+	f.budgets, f.budgetLister, f.kubeObjects = true, []*policyv1.PodDisruptionBudget{budget}, append(f.kubeObjects, budget)
+	f.options = func(o *Options) { o.Policy.DisruptionBudgets = policy.DisruptionBudgetsDefault }
 	c := f.newController(ctx)
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
 	}
 	f.expectEvents(corev1.EventTypeWarning + " " + robotv1beta1.ReasonAnnotationIgnored + " " +
 		`The PodDisruptionBudget "test"'s annotation robot.dev/disruption-budget is "off", which the operator ignores: it reads "unmanaged" or "managed", in any case; the operator keeps the budget as the Robot asks`)
-}
-
-// budgetFixture is a fixture of robot, converged, with its Deployment, and
-// budget in the caches and the API server when not nil, run under mode.
-func budgetFixture(t *testing.T, mode policy.DisruptionBudgets, robot *robotv1beta1.Robot, budget *policyv1.PodDisruptionBudget) *fixture {
-	f := newFixture(t)
-	f.budgets = true
-	f.options = func(o *Options) { o.Policy.DisruptionBudgets = mode }
-	deployment := liveDeployment(t, robot)
-	converged(robot, deployment)
-	f.add(robot, deployment)
-	if budget != nil {
-		f.budgetLister = append(f.budgetLister, budget)
-		f.kubeObjects = append(f.kubeObjects, budget)
-	}
-	return f
 }
 
 // createdDeployment is deployment as the operator's create left it: not yet
