@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +19,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/transform"
+	"github.com/robot-operator/robot-operator/internal/worker"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -31,7 +31,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -131,15 +130,12 @@ type Controller struct {
 	// know, for the gauge; nil: none do. owned.Paths reads it too, and
 	// writes nothing to what they own.
 	newerFields *transform.NewerFields
-	// inflight maps each Robot being synced to when its sync started, for
-	// the health check's watchdog.
-	inflight        sync.Map
-	shutdownTimeout time.Duration
-	syncTimeout     time.Duration
-
-	// parked are the Robots whose syncs failed while the API server was
-	// down, to queue again when it answers; nil without Options.Outage.
-	parked *outage.Parked[cache.ObjectName]
+	// workers take the Robots from the workqueue and run syncHandler on
+	// them; they keep which Robots are being synced, for the health
+	// check's watchdog, and set aside (Parked, nil without
+	// Options.Outage) the Robots whose syncs failed while the API server
+	// was down, to queue again when it answers.
+	workers *worker.Pool
 }
 
 // NewController returns a Controller that watches the Robots, and the
@@ -183,14 +179,15 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		readiness:         metrics.NewReadinessTracker(),
 		synced:            metrics.NewSyncedTracker(),
 		writer:            writer.New(opts.RobotClient, recorder, mayWrite),
-		shutdownTimeout:   opts.ShutdownTimeout,
-		syncTimeout:       cmp.Or(opts.SyncTimeout, defaultSyncTimeout),
 		newerFields:       opts.NewerFields,
 	}
+	controller.workers = worker.New(worker.Options{Queue: queue, Sync: controller.syncHandler,
+		SyncTimeout: cmp.Or(opts.SyncTimeout, defaultSyncTimeout), ShutdownTimeout: opts.ShutdownTimeout,
+		Clock: controller.clock, Observe: controller.observeSync})
 	if opts.Outage != nil {
 		// Queued with its back-off forgotten: the outage was not the
 		// Robot's failure.
-		controller.parked = outage.NewParked(opts.Outage, func(key cache.ObjectName) {
+		controller.workers.Parked = outage.NewParked(opts.Outage, func(key cache.ObjectName) {
 			controller.workqueue.Forget(key)
 			controller.workqueue.Add(key)
 		})
@@ -247,29 +244,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return errors.New("failed to wait for caches to sync")
 	}
 
-	// Syncs run under a context of their own, so that a shutdown does not
-	// cut a Robot's writes off halfway unless they take too long.
-	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelWork()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() { c.runWorker(workCtx) })
-	}
-	logger.Info("Started workers", "count", workers)
-
-	<-ctx.Done()
-	logger.Info("Shutting down: finishing the syncs in flight", "timeout", c.shutdownTimeout)
-	c.workqueue.ShutDown()
-	stopped := make(chan struct{})
-	go func() { wg.Wait(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(c.shutdownTimeout):
-		logger.Info("Shutdown timeout reached: cancelling the syncs in flight")
-		cancelWork()
-		<-stopped
-	}
-	logger.Info("Workers stopped")
+	c.workers.Run(ctx, workers)
 	// The Events of the last syncs are written now, while this process
 	// still leads.
 	c.events.Shutdown(ctx, eventsShutdownTimeout)
@@ -284,79 +259,24 @@ func (c *Controller) HasSynced() bool {
 // LongestSync returns the Robot whose sync has been running the longest, and
 // for how long; zero when none is running.
 func (c *Controller) LongestSync() (cache.ObjectName, time.Duration) {
-	var longest cache.ObjectName
-	var started time.Time
-	c.inflight.Range(func(key, value any) bool {
-		if t := value.(time.Time); started.IsZero() || t.Before(started) {
-			longest, started = key.(cache.ObjectName), t
-		}
-		return true
-	})
-	if started.IsZero() {
-		return longest, 0
-	}
-	return longest, c.clock.Since(started)
+	return c.workers.LongestSync()
 }
 
 // runWorker processes work items until the queue shuts down.
 func (c *Controller) runWorker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
+	c.workers.RunWorker(ctx)
 }
 
-// processNextWorkItem syncs one Robot from the queue. It returns false when
-// the queue has shut down.
+// processNextWorkItem syncs one Robot from the queue, with syncHandler. It
+// returns false when the queue has shut down.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, shutdown := c.workqueue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.workqueue.Done(key)
-	if c.workqueue.ShuttingDown() {
-		// The queue still hands out what it holds after ShutDown: on the
-		// way out, only the syncs already in flight finish.
-		return false
-	}
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "robot", klog.KRef(key.Namespace, key.Name))
-	ctx = klog.NewContext(ctx, logger)
+	return c.workers.ProcessNextWorkItem(ctx)
+}
 
-	start := c.clock.Now()
-	c.inflight.Store(key, start)
-	// Each sync has a deadline, so that a request that never gets an
-	// answer (a dead connection, a stuck API server) costs a retry with
-	// backoff, not a worker. The clients have no timeout of their own: an
-	// http.Client timeout would cut the informers' watches as well.
-	syncCtx, cancel := context.WithTimeoutCause(ctx, c.syncTimeout, &outcome.SyncTimeoutError{Key: types.NamespacedName(key), Timeout: c.syncTimeout})
-	requeueAfter, err := c.syncHandler(syncCtx, key)
-	var timedOut *outcome.SyncTimeoutError
-	if err != nil && errors.As(context.Cause(syncCtx), &timedOut) {
-		// Whichever request the deadline cut short, one error says why.
-		err = timedOut
-	}
-	cancel()
-	c.inflight.Delete(key)
-	c.metrics.SyncDuration.Observe(c.clock.Since(start).Seconds())
-
-	switch {
-	case c.parked.Failed(key, err):
-		// The Robot is not at fault, and backing it off would delay it
-		// well after the API server is back: it waits for the API server
-		// instead.
-		c.metrics.Syncs.WithLabelValues("error").Inc()
-		logger.V(2).Info("Syncing Robot failed while the API server was down; retrying when it answers", "err", err)
-	case err != nil:
-		c.metrics.Syncs.WithLabelValues("error").Inc()
-		// Back off, and try again.
-		c.workqueue.AddRateLimited(key)
-		logger.Error(err, "Syncing Robot failed; retrying", "retries", c.workqueue.NumRequeues(key))
-	default:
-		c.metrics.Syncs.WithLabelValues("success").Inc()
-		c.workqueue.Forget(key)
-		if requeueAfter > 0 {
-			c.workqueue.AddAfter(key, requeueAfter)
-		}
-	}
-	return true
+// observeSync counts a sync by its result, and records how long it took.
+func (c *Controller) observeSync(result string, took time.Duration) {
+	c.metrics.SyncDuration.Observe(took.Seconds())
+	c.metrics.Syncs.WithLabelValues(result).Inc()
 }
 
 // syncHandler brings the Robot named key's Deployment to what the Robot asks
@@ -567,8 +487,7 @@ func (c *Controller) enqueueRobot(obj interface{}) {
 // is the sync's work, and waits its turn.
 func (c *Controller) enqueueReport(robot *robotv1beta1.Robot) {
 	key := cache.MetaObjectToName(robot)
-	_, syncing := c.inflight.Load(key)
-	if robot = c.writer.FreshestRobot(robot); syncing || status.SyncedFor(robot.Status, robot.Generation) {
+	if robot = c.writer.FreshestRobot(robot); c.workers.Syncing(key) || status.SyncedFor(robot.Status, robot.Generation) {
 		c.lanes.AddReport(key)
 		return
 	}
@@ -594,14 +513,12 @@ func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 // trackedObjects returns the size of each map the controller keeps per
 // object, by the name the robot_operator_tracked_objects gauge gives it.
 func (c *Controller) trackedObjects() map[string]int {
-	inflight := 0
-	c.inflight.Range(func(any, any) bool { inflight++; return true })
 	sizes := map[string]int{
 		"readiness":      c.readiness.Len(),
 		"synced":         c.synced.Len(),
 		"written_robots": c.writer.RememberedStatuses(),
-		"inflight":       inflight,
-		"parked":         c.parked.Len(),
+		"inflight":       c.workers.InFlight(),
+		"parked":         c.workers.Parked.Len(),
 	}
 	c.owned.Tracked(sizes)
 	return sizes

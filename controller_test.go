@@ -6,13 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,9 +18,9 @@ import (
 	"github.com/robot-operator/robot-operator/internal/app"
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/metrics"
-	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/owned"
+	"github.com/robot-operator/robot-operator/internal/podcache"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
@@ -48,12 +44,9 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
-	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -107,28 +100,16 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t}
 }
 
+// newTestFixture returns a fixture and the test's context.
+func newTestFixture(t *testing.T) (*fixture, context.Context) {
+	_, ctx := ktesting.NewTestContext(t)
+	return newFixture(t), ctx
+}
+
 func (f *fixture) newController(ctx context.Context) *Controller {
 	f.robotClient = fake.NewClientset(f.robotObjects...)
 	f.kubeClient = k8sfake.NewClientset(f.kubeObjects...)
-	// The fake clientset cannot apply to custom resources
-	// (kubernetes/kubernetes#126850): answer status applies as the API
-	// server would, with the applied status and a new status.ResourceVersion.
-	f.robotClient.PrependReactor("patch", "robots", func(action core.Action) (bool, runtime.Object, error) {
-		patch := action.(core.PatchAction)
-		obj, err := f.robotClient.Tracker().Get(robottest.RobotsResource, patch.GetNamespace(), patch.GetName())
-		if err != nil {
-			return true, nil, err
-		}
-		robot := obj.(*robotv1beta1.Robot).DeepCopy()
-		var applied robotv1beta1.Robot
-		if err := json.Unmarshal(patch.GetPatch(), &applied); err != nil {
-			return true, nil, err
-		}
-		robot.Status = applied.Status
-		rv, _ := strconv.Atoi(robot.ResourceVersion)
-		robot.ResourceVersion = strconv.Itoa(rv + 1)
-		return true, robot, f.robotClient.Tracker().Update(robottest.RobotsResource, robot, robot.Namespace)
-	})
+	robottest.AnswerStatusApplies(f.robotClient)
 
 	robotInformers := informers.NewSharedInformerFactory(f.robotClient, 0)
 	kubeInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
@@ -152,7 +133,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	if f.budgets {
 		opts.Owned.Without = nil
-		fill(f.t, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), f.budgetLister...)
+		robottest.Fill(f.t, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), f.budgetLister...)
 	}
 	if f.options != nil {
 		f.options(&opts)
@@ -172,27 +153,17 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 	f.robotIndexer = robotInformers.Robot().V1beta1().Robots().Informer().GetIndexer()
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
-	fill(f.t, f.robotIndexer, f.robotLister...)
-	fill(f.t, f.deploymentIndexer, f.deploymentLister...)
-	fill(f.t, podInformer.GetIndexer(), summaries(f.t, f.podLister...)...)
+	robottest.Fill(f.t, f.robotIndexer, f.robotLister...)
+	robottest.Fill(f.t, f.deploymentIndexer, f.deploymentLister...)
+	robottest.Fill(f.t, podInformer.GetIndexer(), summaries(f.t, f.podLister...)...)
 	for _, rs := range f.replicaSetLister {
 		summary, err := podsummary.Summarize(rs)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		fill(f.t, replicaSetInformer.GetIndexer(), summary)
+		robottest.Fill(f.t, replicaSetInformer.GetIndexer(), summary)
 	}
 	return c
-}
-
-// fill adds objs to the informer cache indexer.
-func fill[T any](t *testing.T, indexer cache.Indexer, objs ...T) {
-	t.Helper()
-	for _, obj := range objs {
-		if err := indexer.Add(obj); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func alwaysReady() bool { return true }
@@ -284,6 +255,12 @@ func (f *fixture) addRobot(robot *robotv1beta1.Robot) {
 	f.robotObjects = append(f.robotObjects, robot)
 }
 
+// add puts robot and its deployment in the caches and the API servers.
+func (f *fixture) add(robot *robotv1beta1.Robot, deployment *appsv1.Deployment) {
+	f.addRobot(robot)
+	f.addDeployment(deployment)
+}
+
 func (f *fixture) addDeployment(deployment *appsv1.Deployment) {
 	f.deploymentLister = append(f.deploymentLister, deployment)
 	f.kubeObjects = append(f.kubeObjects, deployment)
@@ -301,8 +278,7 @@ func (f *fixture) addReplicaSet(rs *appsv1.ReplicaSet) {
 }
 
 func TestCreatesDeployment(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	f.addRobot(robot)
 
@@ -319,21 +295,18 @@ func TestCreatesDeployment(t *testing.T) {
 }
 
 func TestConvergedRobotCostsNothing(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
 }
 
 func TestStatusUnchangedByIrrelevantDeploymentChange(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
@@ -344,8 +317,7 @@ func TestStatusUnchangedByIrrelevantDeploymentChange(t *testing.T) {
 	deployment.Spec.Template.Spec.Containers = append(deployment.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "proxy:1"})
 	deployment.Spec.Template.Spec.Containers[0].Env = append(deployment.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "EXTRA", Value: "1"})
 	deployment.ResourceVersion = "8"
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
@@ -359,20 +331,16 @@ func TestRevertsDrift(t *testing.T) {
 		"label":    func(d *appsv1.Deployment) { delete(d.Labels, workload.LabelManagedBy) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
+			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 2)
 			deployment := liveDeployment(t, robot)
 			converged(robot, deployment)
 			drift(deployment)
-			f.addRobot(robot)
-			f.addDeployment(deployment)
+			f.add(robot, deployment)
 
 			f.expectApplyDeployment(robot, deployment.UID)
 			f.run(ctx, cache.MetaObjectToName(robot))
-			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
-				t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
-			}
+			f.expectOneEvent(corev1.EventTypeNormal, owned.EventDeploymentUpdated)
 		})
 	}
 }
@@ -385,13 +353,11 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
+			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 1)
 			deployment := liveDeployment(t, robot)
 			foreign(deployment)
-			f.addRobot(robot)
-			f.addDeployment(deployment)
+			f.add(robot, deployment)
 
 			// No write to the Deployment; the Robot says why.
 			status := status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: deployment.Name, Owner: outcome.ControllerName(deployment)}, metav1.NewTime(robottest.FixtureNow))
@@ -403,31 +369,26 @@ func TestLeavesDeploymentItDoesNotControl(t *testing.T) {
 			if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != nameTakenRecheck {
 				t.Errorf("requeue after %v, want %v", requeueAfter, nameTakenRecheck)
 			}
-			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonDeploymentNameTaken) {
-				t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonDeploymentNameTaken, events)
-			}
+			f.expectOneEvent(corev1.EventTypeWarning, robotv1beta1.ReasonDeploymentNameTaken)
 		})
 	}
 }
 
 func TestNameTakenReportedOnce(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	deployment := liveDeployment(t, robot)
 	deployment.OwnerReferences = nil
 	// The Robot already says so: nothing to write, nothing to record.
 	robot.Status = status.Compute(robot, nil, nil, &outcome.NameTakenError{Name: deployment.Name, Owner: outcome.ControllerName(deployment)}, metav1.NewTime(robottest.FixtureNow.Add(-time.Minute)))
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 
 	f.run(ctx, cache.MetaObjectToName(robot))
 	f.expectEvents()
 }
 
 func TestRobotDeleted(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	// Its Deployment is still cached; the garbage collector removes it.
 	robot := robottest.NewRobot("gone", 1)
 	f.addDeployment(liveDeployment(t, robot))
@@ -443,8 +404,7 @@ func TestRobotDeleted(t *testing.T) {
 // that is gone, it would only be deleted again, after a second
 // DeploymentCreated Event for the same Robot.
 func TestDeploymentOfDeletedRobotIsNotRecreated(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("gone", 1)
 	converged(robot, liveDeployment(t, robot))
 	// In the cache only: the API server no longer has it.
@@ -458,8 +418,7 @@ func TestDeploymentOfDeletedRobotIsNotRecreated(t *testing.T) {
 // TestDeletedDeploymentIsRecreated: a Robot that still exists gets its
 // deleted Deployment back, after the one read that says it exists.
 func TestDeletedDeploymentIsRecreated(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	converged(robot, liveDeployment(t, robot))
 	f.addRobot(robot)
@@ -475,8 +434,7 @@ func TestDeletedDeploymentIsRecreated(t *testing.T) {
 }
 
 func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	robot.Spec.Replicas = ptr.To[int32](5000) // stored before the schema said no
 	f.addRobot(robot)
@@ -486,9 +444,7 @@ func TestInvalidSpecIsReportedNotRetried(t *testing.T) {
 	if requeueAfter := f.run(ctx, cache.MetaObjectToName(robot)); requeueAfter != 0 {
 		t.Errorf("requeue after %v, want none", requeueAfter)
 	}
-	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeWarning+" "+robotv1beta1.ReasonInvalidSpec) {
-		t.Errorf("expected one %s warning, got %q", robotv1beta1.ReasonInvalidSpec, events)
-	}
+	f.expectOneEvent(corev1.EventTypeWarning, robotv1beta1.ReasonInvalidSpec)
 }
 
 // TestFailedWriteIsRetriedAndReported: a create or an apply of the Deployment
@@ -505,8 +461,7 @@ func TestFailedWriteIsRetriedAndReported(t *testing.T) {
 		},
 	} {
 		t.Run(verb, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
+			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 1)
 			f.addRobot(robot)
 			if deployment := cached(t, robot); deployment != nil {
@@ -569,12 +524,20 @@ func (f *fixture) expectEvents(want ...string) {
 	}
 }
 
+// expectOneEvent checks that the sync recorded one Event, of eventType and
+// reason.
+func (f *fixture) expectOneEvent(eventType, reason string) {
+	f.t.Helper()
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], eventType+" "+reason) {
+		f.t.Errorf("expected one %s %s event, got %q", eventType, reason, events)
+	}
+}
+
 // TestOneCreatedEventPerSync: the sync that creates a new Robot's
 // Deployment, Service and PodDisruptionBudget records one Event naming the
 // three, in the order they were created, not one Event each.
 func TestOneCreatedEventPerSync(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	f.budgets = true
 	robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 	robot.Spec.Replicas = ptr.To[int32](2)
@@ -612,8 +575,7 @@ func TestProgressConditionsOfAnEarlierRelease(t *testing.T) {
 	}
 
 	f := newFixture(t)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	c := f.newController(ctx)
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
@@ -635,14 +597,12 @@ func TestProgressConditionsOfAnEarlierRelease(t *testing.T) {
 }
 
 func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
 	robot.Generation = 2 // a spec change the operator has not reported yet
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	c := f.newController(ctx)
 	clock := clocktesting.NewFakeClock(robottest.FixtureNow)
 	c.clock = clock
@@ -683,8 +643,7 @@ func TestTimeToReadyIsObservedOncePerGeneration(t *testing.T) {
 }
 
 func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	f.addRobot(robot) // no status yet
@@ -707,8 +666,7 @@ func TestStaleCacheAfterStatusWriteCostsNothing(t *testing.T) {
 }
 
 func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
@@ -733,12 +691,11 @@ func TestTerminatingNamespaceIsNotRetried(t *testing.T) {
 // only that state (after a relist, say), it is the operator's own write by
 // status.ResourceVersion, but it carries a change no sync has seen.
 func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
-	drainQueue(c.workqueue) // whatever the informer setup queued
+	robottest.DrainQueue(c.workqueue) // whatever the informer setup queued
 
 	written := robot.DeepCopy()
 	written.ResourceVersion = "12"
@@ -756,7 +713,7 @@ func TestSpecChangeInOwnStatusWriteIsNotAnEcho(t *testing.T) {
 	echo.ResourceVersion = "13"
 	echo.Status.ObservedGeneration = 2
 	c.writer.RememberStatus(echo)
-	drainQueue(c.workqueue)
+	robottest.DrainQueue(c.workqueue)
 	c.updateRobot(written, echo.DeepCopy())
 	if c.workqueue.Len() != 0 {
 		t.Errorf("the echo of the operator's own status write was queued")
@@ -776,652 +733,101 @@ func TestRunShutdownBeforeCachesSync(t *testing.T) {
 	}
 }
 
-// These tests cover, without a cluster, what only the end-to-end tests
-// covered before: that the event handlers drop the echo of the operator's
-// own writes and nothing else, the three ways processNextWorkItem puts a
-// Robot back in the queue, and how Run stops.
-
-// Bounds on waits for something that should happen at once or after a few
-// milliseconds. They are generous, so that a loaded machine running the
-// tests under -race never fails them; a controller that is actually broken
-// misses them by far more, or never gets there at all.
-const (
-	soon      = 10 * time.Second
-	pollEvery = time.Millisecond
-)
-
-// drainQueue takes every Robot queued right now, in order, and marks each
-// one done. It never blocks: it calls Get only while the queue holds items.
-func drainQueue(q workqueue.TypedRateLimitingInterface[cache.ObjectName]) []cache.ObjectName {
-	var keys []cache.ObjectName
-	for q.Len() > 0 {
-		key, shutdown := q.Get()
-		if shutdown {
-			break
-		}
-		q.Done(key)
-		keys = append(keys, key)
-	}
-	return keys
+// atVersion returns a copy of obj at resourceVersion.
+func atVersion[T interface {
+	metav1.Object
+	runtime.Object
+}](obj T, resourceVersion string) T {
+	copied := obj.DeepCopyObject().(T)
+	copied.SetResourceVersion(resourceVersion)
+	return copied
 }
 
-// waitFor polls cond until it holds, failing the test if it still does not
-// after soon.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(soon)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting, after %v, for %s", soon, what)
-		}
-		time.Sleep(pollEvery)
-	}
-}
-
-// TestEchoFilterDropsOnlyOwnWrites: an update or add event that brings back
+// TestEchoFilterDropsOnlyOwnWrites: an update event that brings back
 // exactly the object this process last wrote (same UID, same
 // status.ResourceVersion) queues nothing, since the sync that wrote it has seen it
-// all; any other version queues the Robot. A Deployment update whose
-// status.ResourceVersion did not change is a resync and is dropped as well.
+// all; any other version queues the Robot. The owned objects' events are
+// filtered alike (internal/owned's TestDeploymentEchoIsDropped).
 func TestEchoFilterDropsOnlyOwnWrites(t *testing.T) {
 	// robottest.NewRobot has generation 1 and status.ResourceVersion 10; its status reports
-	// generation 1, so only the echo check decides. The Deployment, as
-	// liveDeployment returns it, has status.ResourceVersion 7.
-	robotAtVersion := func(robot *robotv1beta1.Robot, resourceVersion string) *robotv1beta1.Robot {
-		r := robot.DeepCopy()
-		r.ResourceVersion = resourceVersion
-		return r
-	}
-	deploymentAtVersion := func(deployment *appsv1.Deployment, resourceVersion string) *appsv1.Deployment {
-		d := deployment.DeepCopy()
-		d.ResourceVersion = resourceVersion
-		return d
-	}
+	// generation 1, so only the echo check decides.
+	robotAtVersion := atVersion[*robotv1beta1.Robot]
+	// Each event remembers what the operator wrote, if anything, and
+	// delivers one event. The informer hands handlers objects of its own,
+	// never the ones the operator holds: each is a copy.
+	type event func(c *Controller, robot *robotv1beta1.Robot)
 	tests := []struct {
-		name string
-		// event remembers what the operator wrote, if anything, and
-		// delivers one event. The informer hands handlers objects of its
-		// own, never the ones the operator holds: each is a copy.
-		event  func(c *Controller, robot *robotv1beta1.Robot, deployment *appsv1.Deployment)
+		name   string
+		event  event
 		queued bool
-	}{{
-		name: "updateRobot: the Robot last written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+	}{
+		{"updateRobot: the Robot last written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
-		},
-	}, {
-		name: "updateRobot: a later resourceVersion than the one written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		}, false},
+		{"updateRobot: a later resourceVersion than the one written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			c.updateRobot(robotAtVersion(robot, "11"), robotAtVersion(robot, "12"))
-		},
-		queued: true,
-	}, {
-		name: "updateRobot: an earlier resourceVersion than the one written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		}, true},
+		{"updateRobot: an earlier resourceVersion than the one written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.writer.RememberStatus(robotAtVersion(robot, "12"))
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
-		},
-		queued: true,
-	}, {
-		name: "updateRobot: another Robot of the name, at the resourceVersion written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		}, true},
+		{"updateRobot: another Robot of the name, at the resourceVersion written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.writer.RememberStatus(robotAtVersion(robot, "11"))
 			recreated := robotAtVersion(robot, "11")
 			recreated.UID = "a-recreated-robot"
 			c.updateRobot(robot, recreated)
-		},
-		queued: true,
-	}, {
-		name: "updateRobot: nothing written",
-		event: func(c *Controller, robot *robotv1beta1.Robot, _ *appsv1.Deployment) {
+		}, true},
+		{"updateRobot: nothing written", func(c *Controller, robot *robotv1beta1.Robot) {
 			c.updateRobot(robot, robotAtVersion(robot, "11"))
-		},
-		queued: true,
-	}, {
-		name: "addDeployment: the Deployment last written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.owned.Deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "8"))
-		},
-	}, {
-		name: "addDeployment: another resourceVersion than the one written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.owned.Deployments.Handlers().AddFunc(deploymentAtVersion(deployment, "9"))
-		},
-		queued: true,
-	}, {
-		name: "addDeployment: another Deployment, at the resourceVersion written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			other := deploymentAtVersion(deployment, "8")
-			other.UID = "another-deployment"
-			c.owned.Deployments.Handlers().AddFunc(other)
-		},
-		queued: true,
-	}, {
-		name: "addDeployment: nothing written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Handlers().AddFunc(deployment.DeepCopy())
-		},
-		queued: true,
-	}, {
-		name: "updateDeployment: the Deployment last written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
-		},
-	}, {
-		name: "updateDeployment: another resourceVersion than the one written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Objects().Remember(deploymentAtVersion(deployment, "8"))
-			c.owned.Deployments.Handlers().UpdateFunc(deploymentAtVersion(deployment, "8"), deploymentAtVersion(deployment, "9"))
-		},
-		queued: true,
-	}, {
-		name: "updateDeployment: nothing written",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deploymentAtVersion(deployment, "8"))
-		},
-		queued: true,
-	}, {
-		name: "updateDeployment: a resync, resourceVersion unchanged",
-		event: func(c *Controller, _ *robotv1beta1.Robot, deployment *appsv1.Deployment) {
-			c.owned.Deployments.Handlers().UpdateFunc(deployment.DeepCopy(), deployment.DeepCopy())
-		},
-	}}
+		}, true},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			f := newFixture(t)
+			f, ctx := newTestFixture(t)
 			robot := robottest.NewRobot("test", 1)
 			robot.Status.ObservedGeneration = robot.Generation
-			deployment := liveDeployment(t, robot)
-			f.addRobot(robot)
-			f.addDeployment(deployment)
+			f.add(robot, liveDeployment(t, robot))
 			c := f.newController(ctx)
-			if keys := drainQueue(c.workqueue); len(keys) != 0 {
+			if keys := robottest.DrainQueue(c.workqueue); len(keys) != 0 {
 				t.Fatalf("queued before any event: %v", keys)
 			}
 
-			tt.event(c, robot.DeepCopy(), deployment.DeepCopy())
+			tt.event(c, robot.DeepCopy())
 			var want []cache.ObjectName
 			if tt.queued {
 				want = []cache.ObjectName{cache.MetaObjectToName(robot)}
 			}
-			if got := drainQueue(c.workqueue); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := robottest.DrainQueue(c.workqueue); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("queued %v, want %v", got, want)
 			}
 		})
 	}
 }
 
-// queueCall is one call that processNextWorkItem made to put a Robot back
-// in the queue, or to reset its backoff.
-type queueCall struct {
-	method string // Add, AddAfter, AddRateLimited or Forget
-	key    cache.ObjectName
-	after  time.Duration // AddAfter only
-}
-
-func (c queueCall) String() string {
-	if c.method == "AddAfter" {
-		return fmt.Sprintf("AddAfter(%v, %v)", c.key, c.after)
-	}
-	return fmt.Sprintf("%s(%v)", c.method, c.key)
-}
-
-// recordingQueue passes everything to the controller's own queue, and
-// records the calls that requeue an item or reset its backoff: the queue's
-// state alone cannot tell, without waiting, an item added after a delay
-// from one not added at all.
-type recordingQueue struct {
-	workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	mu    sync.Mutex
-	calls []queueCall
-}
-
-func (q *recordingQueue) record(call queueCall) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.calls = append(q.calls, call)
-}
-
-func (q *recordingQueue) recorded() string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return fmt.Sprint(q.calls)
-}
-
-func (q *recordingQueue) Add(key cache.ObjectName) {
-	q.record(queueCall{method: "Add", key: key})
-	q.TypedRateLimitingInterface.Add(key)
-}
-
-func (q *recordingQueue) AddAfter(key cache.ObjectName, after time.Duration) {
-	q.record(queueCall{method: "AddAfter", key: key, after: after})
-	q.TypedRateLimitingInterface.AddAfter(key, after)
-}
-
-func (q *recordingQueue) AddRateLimited(key cache.ObjectName) {
-	q.record(queueCall{method: "AddRateLimited", key: key})
-	q.TypedRateLimitingInterface.AddRateLimited(key)
-}
-
-func (q *recordingQueue) Forget(key cache.ObjectName) {
-	q.record(queueCall{method: "Forget", key: key})
-	q.TypedRateLimitingInterface.Forget(key)
-}
-
 // recordQueue makes c's queue record the calls made to it from now on.
-func recordQueue(c *Controller) *recordingQueue {
-	q := &recordingQueue{TypedRateLimitingInterface: c.workqueue}
-	c.workqueue = q
+func recordQueue(c *Controller) *robottest.RecordingQueue {
+	q := &robottest.RecordingQueue{TypedRateLimitingInterface: c.workqueue}
+	c.workqueue, c.workers.Queue = q, q
 	return q
 }
 
-// failedOnce puts key through one failed attempt, as a sync error would, and
-// waits for its backoff to bring it back: a retry, due now.
-func failedOnce(t *testing.T, c *Controller, key cache.ObjectName) {
-	t.Helper()
-	c.workqueue.AddRateLimited(key)
-	if n := c.workqueue.NumRequeues(key); n != 1 {
-		t.Fatalf("NumRequeues after one failure = %d, want 1", n)
-	}
-	waitFor(t, fmt.Sprintf("%v to come back after its backoff", key), func() bool { return c.workqueue.Len() > 0 })
-}
-
-// syncCounts returns the syncs_total counter, by result.
-func syncCounts(c *Controller) (success, failed float64) {
-	return testutil.ToFloat64(c.metrics.Syncs.WithLabelValues("success")),
-		testutil.ToFloat64(c.metrics.Syncs.WithLabelValues("error"))
-}
-
-// TestProcessNextWorkItemSuccessForgetsTheBackoff: a sync that succeeds,
-// even after failures, resets the Robot's backoff and does not put it back
-// in the queue: the next event about it does.
-func TestProcessNextWorkItemSuccessForgetsTheBackoff(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
+// TestSyncOutOfTimeWritesNoStatus: a sync whose context ends (its deadline,
+// or the shutdown timeout) before its status write fails, and writes no
+// status with the expired context: the retry, or the next leader, does.
+func TestSyncOutOfTimeWritesNoStatus(t *testing.T) {
+	f, ctx := newTestFixture(t)
+	robot := robottest.NewRobot("late", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
-	key := cache.MetaObjectToName(robot)
-	failedOnce(t, c, key)
-	queue := recordQueue(c)
-
-	if !c.processNextWorkItem(ctx) {
-		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
+	ctx, cancel := context.WithCancelCause(ctx)
+	cancel(errors.New("out of time"))
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err == nil {
+		t.Error("the sync out of time returned no error: it would not be retried")
 	}
-	// The sync ran in full: it created the Deployment and wrote the status.
-	if n := len(robottest.FilterInformerActions(f.robotClient.Actions())); n != 1 {
-		t.Fatalf("%d Robot writes, want the status write of a sync that succeeded", n)
-	}
-	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Forget", key: key}}); got != want {
-		t.Errorf("queue calls %s, want %s: the backoff reset, nothing requeued", got, want)
-	}
-	if n := c.workqueue.NumRequeues(key); n != 0 {
-		t.Errorf("NumRequeues = %d after a successful sync, want 0: the next failure would back off from where the last one left off", n)
-	}
-	if n := c.workqueue.Len(); n != 0 {
-		t.Errorf("%d Robots queued after a successful sync, want none", n)
-	}
-	if success, failed := syncCounts(c); success != 1 || failed != 0 {
-		t.Errorf("syncs_total success=%v error=%v, want 1 and 0", success, failed)
-	}
-}
-
-// downGate returns an outage gate that says the API server is down, and a
-// function that brings it back.
-func downGate(t *testing.T, ctx context.Context) (*outage.Gate, func()) {
-	t.Helper()
-	var back atomic.Bool
-	gate := outage.New(ctx, func(context.Context) error {
-		if back.Load() {
-			return nil
-		}
-		return syscall.ECONNREFUSED
-	}, 5*time.Millisecond)
-	refused := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, syscall.ECONNREFUSED })
-	req, err := http.NewRequest(http.MethodPost, "https://apiserver/apis", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gate.Wrap(refused).RoundTrip(req); err == nil || !gate.Down() {
-		t.Fatalf("the gate did not go down on a refused request (%v)", err)
-	}
-	return gate, func() { back.Store(true) }
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// TestProcessNextWorkItemWaitsOutAnOutage: a sync that fails while the API
-// server is down is not backed off: the Robot waits for the API server, and
-// is queued, its backoff forgotten, the moment it answers. A backoff built
-// up over an outage would delay the Robot long after the API server is
-// back.
-func TestProcessNextWorkItemWaitsOutAnOutage(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	gate, bringBack := downGate(t, ctx)
-	c, queue, key := failOneSync(t, ctx, gate, fmt.Errorf("Post \"https://apiserver/apis/apps/v1/namespaces/default/deployments\": %w", outage.ErrDown))
-	if got := queue.recorded(); got != "[]" {
-		t.Errorf("queue calls %s while the API server is down, want none: the Robot waits for it", got)
-	}
-	if n := c.workqueue.NumRequeues(key); n != 0 {
-		t.Errorf("NumRequeues = %d, want 0: an outage is not the Robot's failure", n)
-	}
-	if n := c.parked.Len(); n != 1 {
-		t.Errorf("%d Robots wait for the API server, want 1", n)
-	}
-	if success, failed := syncCounts(c); success != 0 || failed != 1 {
-		t.Errorf("syncs_total success=%v error=%v, want 0 and 1", success, failed)
-	}
-
-	bringBack()
-	waitFor(t, fmt.Sprintf("%v to be queued once the API server answers", key), func() bool { return c.workqueue.Len() > 0 })
-	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Forget", key: key}, {method: "Add", key: key}}); got != want {
-		t.Errorf("queue calls %s once the API server answers, want %s", got, want)
-	}
-	if n := c.parked.Len(); n != 0 {
-		t.Errorf("%d Robots still wait for the API server, want none", n)
-	}
-}
-
-// failOneSync makes a controller, with gate when it is not nil, whose
-// creates of Deployments fail with err, queues one Robot, records the queue
-// from then on, and runs one sync of it.
-func failOneSync(t *testing.T, ctx context.Context, gate *outage.Gate, err error) (*Controller, *recordingQueue, cache.ObjectName) {
-	t.Helper()
-	f := newFixture(t)
-	if gate != nil {
-		f.options = func(o *Options) { o.Outage = gate }
-	}
-	robot := robottest.NewRobot("test", 1)
-	f.addRobot(robot)
-	c := f.newController(ctx)
-	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
-		return true, nil, err
-	})
-	key := cache.MetaObjectToName(robot)
-	c.workqueue.Add(key)
-	queue := recordQueue(c)
-	if !c.processNextWorkItem(ctx) {
-		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
-	}
-	return c, queue, key
-}
-
-// TestProcessNextWorkItemErrorBacksOff: a sync that fails puts the Robot
-// back in the queue with backoff, and counts an error; so it does with an
-// outage gate whose API server answers.
-func TestProcessNextWorkItemErrorBacksOff(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		gate func(ctx context.Context) *outage.Gate
-	}{
-		{"no outage gate", func(context.Context) *outage.Gate { return nil }},
-		{"an outage gate, the API server up", func(ctx context.Context) *outage.Gate {
-			return outage.New(ctx, func(context.Context) error { return nil }, time.Hour)
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			c, queue, key := failOneSync(t, ctx, tc.gate(ctx), apierrors.NewInternalError(errors.New("etcd leader changed")))
-			if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "AddRateLimited", key: key}}); got != want {
-				t.Errorf("queue calls %s, want %s: a retry with backoff, and the backoff kept", got, want)
-			}
-			if n := c.workqueue.NumRequeues(key); n != 1 {
-				t.Errorf("NumRequeues = %d after one failed sync, want 1", n)
-			}
-			if n := c.parked.Len(); n != 0 {
-				t.Errorf("%d Robots wait for the API server while it answers, want none", n)
-			}
-			if success, failed := syncCounts(c); success != 0 || failed != 1 {
-				t.Errorf("syncs_total success=%v error=%v, want 0 and 1", success, failed)
-			}
-			// The first backoff is a few milliseconds: then the Robot is back.
-			waitFor(t, fmt.Sprintf("%v to come back after its backoff", key), func() bool { return c.workqueue.Len() > 0 })
-			if keys := drainQueue(c.workqueue); len(keys) != 1 || keys[0] != key {
-				t.Errorf("queued %v after the backoff, want [%v]", keys, key)
-			}
-		})
-	}
-}
-
-// TestProcessNextWorkItemRecheckIsDelayedNotBackedOff: a sync that succeeds
-// but asks for another look later (its Deployment name is taken by a
-// Deployment the operator does not see change) puts the Robot back after
-// exactly that delay, and resets its backoff instead of growing it: that is
-// not a failure, and it must not end up rechecking every five minutes.
-func TestProcessNextWorkItemRecheckIsDelayedNotBackedOff(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	robot := robottest.NewRobot("test", 1)
-	f.addRobot(robot)
-	// Unlabelled, so outside the cache: only the API server has it.
-	f.kubeObjects = append(f.kubeObjects, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: robot.Name, Namespace: robot.Namespace, UID: "foreign"}})
-	c := f.newController(ctx)
-	key := cache.MetaObjectToName(robot)
-	failedOnce(t, c, key)
-	queue := recordQueue(c)
-
-	if !c.processNextWorkItem(ctx) {
-		t.Fatal("processNextWorkItem returned false: the queue is not shut down")
-	}
-	want := fmt.Sprint([]queueCall{{method: "Forget", key: key}, {method: "AddAfter", key: key, after: nameTakenRecheck}})
-	if got := queue.recorded(); got != want {
-		t.Errorf("queue calls %s, want %s", got, want)
-	}
-	if n := c.workqueue.NumRequeues(key); n != 0 {
-		t.Errorf("NumRequeues = %d after a sync that asked for a recheck, want 0", n)
-	}
-	if n := c.workqueue.Len(); n != 0 {
-		t.Errorf("%d Robots queued at once, want none until the recheck", n)
-	}
-	if success, failed := syncCounts(c); success != 1 || failed != 0 {
-		t.Errorf("syncs_total success=%v error=%v, want 1 and 0", success, failed)
-	}
-}
-
-// TestRunDrainsTheSyncInFlight: once Run's context is done, the sync in
-// flight finishes, its writes included, and Run returns only after it. The
-// Robots still queued are left for the next leader.
-func TestRunDrainsTheSyncInFlight(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	inFlight, queued := robottest.NewRobot("in-flight", 1), robottest.NewRobot("queued", 1)
-	f.addRobot(inFlight)
-	f.addRobot(queued)
-	c := f.newController(ctx)
-	// Far longer than the test: only the drain may end this shutdown.
-	c.shutdownTimeout = time.Hour
-	applies := holdApplies(f, c, inFlight.Name)
-	defer applies.letThrough()
-	c.workqueue.Add(cache.MetaObjectToName(inFlight))
-	c.workqueue.Add(cache.MetaObjectToName(queued))
-
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	returned := runInBackground(t, c, runCtx)
-	waitForChannel(t, applies.entered, "the in-flight Robot's Deployment apply to begin")
-
-	stop()
-	waitFor(t, "Run to shut its queue down", c.workqueue.ShuttingDown)
-	// The sync is held: Run must wait for it, however long. A short look
-	// suffices to catch a Run that does not wait, which returns at once.
-	select {
-	case err := <-returned:
-		select {
-		case applyErr := <-applies.done:
-			t.Fatalf("Run returned (%v) before the sync in flight was let through: its held apply ended with %v", err, applyErr)
-		default:
-			t.Fatalf("Run returned (%v) while the sync in flight was still held", err)
-		}
-	case <-time.After(100 * time.Millisecond):
-	}
-
-	applies.letThrough()
-	select {
-	case err := <-returned:
-		if err != nil {
-			t.Errorf("Run returned %v, want nil", err)
-		}
-	case <-time.After(soon):
-		t.Fatalf("Run did not return within %v of the in-flight sync being let through", soon)
-	}
-
-	// Run has returned: every write it was going to make is made.
-	if err := <-applies.done; err != nil {
-		t.Errorf("the in-flight Deployment apply ended with %v, want it let through with its context live", err)
-	}
-	if _, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, inFlight.Namespace, inFlight.Name); err != nil {
-		t.Errorf("the in-flight sync's Deployment: %v", err)
-	}
-	var kubeRequests, robotRequests []string
-	for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
-		kubeRequests = append(kubeRequests, robottest.Describe(action))
-	}
-	for _, action := range robottest.FilterInformerActions(f.robotClient.Actions()) {
-		robotRequests = append(robotRequests, robottest.Describe(action))
-	}
-	// Nothing at all about the queued Robot: its sync never started.
-	if got, want := fmt.Sprint(kubeRequests), fmt.Sprint([]string{"create deployments default/in-flight"}); got != want {
-		t.Errorf("Deployment requests %s, want %s", got, want)
-	}
-	if got, want := fmt.Sprint(robotRequests), fmt.Sprint([]string{"patch robots/status default/in-flight"}); got != want {
-		t.Errorf("Robot requests %s, want %s: the in-flight sync's status write, and nothing for the Robot still queued", got, want)
-	}
-	if success, failed := syncCounts(c); success != 1 || failed != 0 {
-		t.Errorf("syncs_total success=%v error=%v, want 1 and 0: the in-flight sync, and no other", success, failed)
-	}
-}
-
-// TestRunCancelsTheSyncInFlightAfterTheShutdownTimeout: a sync in flight
-// that outlasts the shutdown timeout has its context cancelled, and Run
-// returns soon after the timeout instead of waiting for it.
-func TestRunCancelsTheSyncInFlightAfterTheShutdownTimeout(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	stuck := robottest.NewRobot("stuck", 1)
-	f.addRobot(stuck)
-	c := f.newController(ctx)
-	const shutdownTimeout = 200 * time.Millisecond
-	c.shutdownTimeout = shutdownTimeout
-	// Far longer than the test: only the shutdown may cancel this sync.
-	c.syncTimeout = time.Hour
-	applies := holdApplies(f, c, stuck.Name)
-	defer applies.letThrough()
-	c.workqueue.Add(cache.MetaObjectToName(stuck))
-
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	returned := runInBackground(t, c, runCtx)
-	waitForChannel(t, applies.entered, "the stuck Robot's Deployment apply to begin")
-
-	stop()
-	start := time.Now()
-	select {
-	case err := <-returned:
-		if err != nil {
-			t.Errorf("Run returned %v, want nil", err)
-		}
-	case <-time.After(soon):
-		t.Fatalf("Run did not return within %v of its context ending, though the shutdown timeout is %v: it waits for a sync that never ends", soon, shutdownTimeout)
-	}
-	t.Logf("Run returned %v after its context ended; the shutdown timeout is %v", time.Since(start).Round(time.Millisecond), shutdownTimeout)
-
-	if err := <-applies.done; !errors.Is(err, context.Canceled) {
-		t.Errorf("the stuck Deployment apply ended with %v, want its context cancelled", err)
-	}
-	if _, err := f.kubeClient.Tracker().Get(robottest.DeploymentsResource, stuck.Namespace, stuck.Name); !apierrors.IsNotFound(err) {
-		t.Errorf("the cancelled apply wrote the Deployment all the same (%v)", err)
-	}
-	// The sync ends as a failure, without a status write: the next leader
-	// syncs the Robot again.
 	if actions := robottest.FilterInformerActions(f.robotClient.Actions()); len(actions) != 0 {
-		t.Errorf("Robot writes %v after the sync was cancelled, want none", actions)
-	}
-	if success, failed := syncCounts(c); success != 0 || failed != 1 {
-		t.Errorf("syncs_total success=%v error=%v, want 0 and 1", success, failed)
-	}
-}
-
-// runInBackground runs c.Run with one worker; the channel receives what it
-// returns. The test's cleanup waits for Run to return: a test cancels ctx
-// and lets held applies through in deferred calls, which come first.
-func runInBackground(t *testing.T, c *Controller, ctx context.Context) <-chan error {
-	t.Helper()
-	returned := make(chan error, 1)
-	var wg sync.WaitGroup
-	wg.Go(func() { returned <- c.Run(ctx, 1) })
-	t.Cleanup(wg.Wait)
-	return returned
-}
-
-func waitForChannel(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(soon):
-		t.Fatalf("still waiting, after %v, for %s", soon, what)
-	}
-}
-
-// heldApplies holds the create or apply of the Deployment named hold until
-// the test lets it through (then it is made) or its context ends.
-type heldApplies struct {
-	entered             chan struct{} // closed once the held write has begun
-	release             chan struct{} // close to let the held write through
-	done                chan error    // what the held write returned
-	entering, releasing sync.Once
-}
-
-// holdApplies makes c's creates and applies of the Deployment named hold
-// wait until letThrough. A test defers letThrough, so that a Run stuck on
-// the held write after a failure still returns.
-func holdApplies(f *fixture, c *Controller, hold string) *heldApplies {
-	h := &heldApplies{
-		entered: make(chan struct{}),
-		release: make(chan struct{}),
-		done:    make(chan error, 1),
-	}
-	f.rewire(c, &interceptedWrites{Interface: f.kubeClient, name: hold,
-		intercept: func(ctx context.Context, op, address string, write func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error) {
-			h.entering.Do(func() { close(h.entered) })
-			select {
-			case <-h.release:
-				// Let through: made as the API server would, unless the
-				// context ended meanwhile.
-				if err := ctx.Err(); err != nil {
-					h.finished(err)
-					return nil, err
-				}
-				written, err := write()
-				h.finished(err)
-				return written, err
-			case <-ctx.Done():
-				h.finished(ctx.Err())
-				return nil, contextError(op, address, ctx.Err())
-			}
-		}}, nil)
-	return h
-}
-
-// letThrough lets the held write, and any later one, through.
-func (c *heldApplies) letThrough() {
-	c.releasing.Do(func() { close(c.release) })
-}
-
-// finished reports what the held write returned, once: a retry of it is
-// not waited for.
-func (c *heldApplies) finished(err error) {
-	select {
-	case c.done <- err:
-	default:
+		t.Errorf("Robot writes %v after the sync's context ended, want none", actions)
 	}
 }
 
@@ -1440,7 +846,7 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 	// As in main: one context for NewController and Run.
 	c := f.newController(ctx)
 	f.rewire(c, nil, f.realRecorder)
-	c.shutdownTimeout = time.Hour
+	c.workers.ShutdownTimeout = time.Hour
 
 	var mu sync.Mutex
 	var started, finished []time.Time
@@ -1458,15 +864,30 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 		mu.Unlock()
 		return false, nil, nil
 	})
-	applies := holdApplies(f, c, robot.Name)
-	defer applies.letThrough()
+	// The sync is held until the shutdown has begun: its Event is
+	// recorded while Run stops.
+	entered, release := make(chan struct{}), make(chan struct{})
+	var entering sync.Once
+	c.workers.Sync = func(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
+		entering.Do(func() { close(entered) })
+		<-release
+		return c.syncHandler(ctx, key)
+	}
 	c.workqueue.Add(cache.MetaObjectToName(robot))
 
-	returned := runInBackground(t, c, ctx)
-	waitForChannel(t, applies.entered, "the Deployment create to begin")
+	returned := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { returned <- c.Run(ctx, 1) })
+	defer wg.Wait()
+	select {
+	case <-entered:
+	case <-time.After(robottest.Soon):
+		close(release)
+		t.Fatal("the sync did not begin")
+	}
 	cancel()
-	waitFor(t, "Run to shut its queue down", c.workqueue.ShuttingDown)
-	applies.letThrough()
+	robottest.WaitFor(t, "Run to shut its queue down", c.workqueue.ShuttingDown)
+	close(release)
 	var runReturned time.Time
 	select {
 	case err := <-returned:
@@ -1497,139 +918,11 @@ func TestRunWritesItsEventsBeforeReturning(t *testing.T) {
 	}
 }
 
-// TestSyncDeadlineFreesTheWorker: a sync whose Deployment write never gets an
-// answer fails at the sync deadline with one error that says so, is retried
-// with backoff, and leaves the worker free for the next Robot at once.
-func TestSyncDeadlineFreesTheWorker(t *testing.T) {
-	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
-	// t.Context is cancelled when the test ends, before its cleanups: a
-	// sync left hanging by a failure returns then.
-	ctx := klog.NewContext(t.Context(), logger)
-	f := newFixture(t)
-	stuck, next := robottest.NewRobot("stuck", 1), robottest.NewRobot("next", 1)
-	f.addRobot(stuck)
-	f.addRobot(next)
-	c := f.newController(ctx)
-	const deadline = 250 * time.Millisecond
-	c.syncTimeout = deadline
-	var hung atomic.Int32
-	writes := hangWrites(f, stuck.Name, &hung)
-	f.rewire(c, writes, nil)
-	stuckKey, nextKey := cache.MetaObjectToName(stuck), cache.MetaObjectToName(next)
-	c.workqueue.Add(stuckKey)
-	c.workqueue.Add(nextKey)
-
-	// One worker: this test, taking one Robot at a time. Each turn is
-	// bounded, so that a sync without a deadline fails the test instead of
-	// hanging the suite.
-	const turnLimit = 10 * time.Second
-	var worker sync.WaitGroup
-	t.Cleanup(worker.Wait)
-	turn := func(what string) time.Duration {
-		t.Helper()
-		start := time.Now()
-		done := make(chan struct{})
-		worker.Go(func() { c.processNextWorkItem(ctx); close(done) })
-		select {
-		case <-done:
-			return time.Since(start)
-		case <-time.After(turnLimit):
-			t.Fatalf("%s: processNextWorkItem still runs %v after it began, though the sync deadline is %v: the hung write holds the worker", what, turnLimit, deadline)
-			return 0
-		}
-	}
-
-	took := turn("the Robot whose write hangs")
-	t.Logf("the sync of %v returned after %v", stuckKey, took.Round(time.Millisecond))
-	if n := hung.Load(); n != 1 {
-		t.Fatalf("%d hung writes, want 1: the sync did not get as far as the Deployment write", n)
-	}
-	if took < deadline || took > deadline+2*time.Second {
-		t.Errorf("the sync whose write hangs returned after %v, want its deadline, %v, and little more", took, deadline)
-	}
-	if n := c.workqueue.NumRequeues(stuckKey); n != 1 {
-		t.Errorf("%v was requeued with backoff %d times, want once", stuckKey, n)
-	}
-	var failures []ktesting.LogEntry
-	for _, entry := range logger.GetSink().(ktesting.Underlier).GetBuffer().Data() {
-		if entry.Type == ktesting.LogError {
-			failures = append(failures, entry)
-		}
-	}
-	want := "sync of Robot default/stuck did not finish within 250ms"
-	switch {
-	case len(failures) != 1:
-		t.Errorf("%d errors logged, want one: %v", len(failures), failures)
-	case failures[0].Err == nil || failures[0].Err.Error() != want:
-		t.Errorf("logged error %q, want %q", failures[0].Err, want)
-	case !errors.Is(failures[0].Err, context.DeadlineExceeded):
-		t.Errorf("the logged error %q does not wrap context.DeadlineExceeded", failures[0].Err)
-	}
-
-	// The same worker, free again, syncs the next Robot in full.
-	if took := turn("the next Robot"); took >= deadline {
-		t.Errorf("the sync of %v took %v, want well under the deadline, %v: nothing of it hangs", nextKey, took, deadline)
-	}
-	if n := c.workqueue.NumRequeues(nextKey); n != 0 {
-		t.Errorf("%v was requeued with backoff %d times, want never", nextKey, n)
-	}
-	var written []string
-	for _, action := range robottest.FilterInformerActions(f.kubeClient.Actions()) {
-		if action.GetVerb() == "create" || action.GetVerb() == "patch" {
-			written = append(written, robottest.Describe(action))
-		}
-	}
-	if want := "create deployments default/next"; len(written) != 1 || written[0] != want {
-		t.Errorf("Deployment writes %q, want [%q]", written, want)
-	}
-	// No status write with the expired context of the stuck sync: the
-	// next Robot's is the only one.
-	var statuses []string
-	for _, action := range robottest.FilterInformerActions(f.robotClient.Actions()) {
-		statuses = append(statuses, robottest.Describe(action))
-	}
-	if want := "patch robots/status default/next"; len(statuses) != 1 || statuses[0] != want {
-		t.Errorf("Robot writes %q, want [%q]", statuses, want)
-	}
-
-	// After its backoff the stuck Robot is back in the queue.
-	backoff := time.Now().Add(time.Second)
-	for c.workqueue.Len() == 0 && time.Now().Before(backoff) {
-		time.Sleep(time.Millisecond)
-	}
-	if n := c.workqueue.Len(); n != 1 {
-		t.Fatalf("%d Robots queued a second after the failed sync, want %v again", n, stuckKey)
-	}
-	if key, _ := c.workqueue.Get(); key != stuckKey {
-		t.Errorf("queued %v, want %v again", key, stuckKey)
-	}
-}
-
-// hangWrites makes the creates and applies of the Deployment named name
-// never get an answer, as when the connection to the API server went dead:
-// each returns only once the request's context is done. hung counts them.
-func hangWrites(f *fixture, name string, hung *atomic.Int32) *interceptedWrites {
-	return &interceptedWrites{Interface: f.kubeClient, name: name,
-		intercept: func(ctx context.Context, op, address string, _ func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error) {
-			hung.Add(1)
-			// A request sent without a deadline would hang for good: a
-			// minute stands for that, so that even then the test ends.
-			err := errors.New("no answer within a minute")
-			select {
-			case <-ctx.Done():
-				err = ctx.Err()
-			case <-time.After(time.Minute):
-			}
-			return nil, contextError(op, address, err)
-		}}
-}
-
 // TestNewRobotCostsOneRequest: the sync of a new Robot makes one request
 // about its Deployment, the create: no read before it to confirm that the
 // cache is right not to have it.
 func TestNewRobotCostsOneRequest(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	f.addRobot(robot)
 	c := f.newController(ctx)
@@ -1666,8 +959,7 @@ func TestSyncSaysWhyPodsDoNotRun(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	deployment := unavailable(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
 	f.addPod(robottest.Pod(robot, "test-a", robottest.Waiting("ErrImagePull", "not found")))
 	f.addPod(robottest.Pod(robottest.NewRobot("other", 1), "other-a", robottest.Waiting("CrashLoopBackOff", "")))
@@ -1692,8 +984,7 @@ func TestSyncIgnoresTheEarlierRobotsPods(t *testing.T) {
 	robot := robottest.NewRobot("test", 1)
 	deployment := unavailable(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	f.addReplicaSet(robottest.ReplicaSet(deployment, "1"))
 	earlier := robottest.ReplicaSet(liveDeployment(t, robot), "1")
 	earlier.Name, earlier.UID, earlier.OwnerReferences[0].UID = "test-6b8d9f7c5", "earlier-rs-uid", "earlier-deployment-uid"
@@ -1735,8 +1026,7 @@ func summaries(t testing.TB, pods ...*corev1.Pod) []*podsummary.Pod {
 // TestUndecodableRobotIsReportedNotRetried: the sync handler reports it as
 // InvalidSpec, once, and touches no Deployment.
 func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	robot.Spec = robotv1beta1.RobotSpec{}
 	robot.Annotations = map[string]string{workload.UndecodableSpecAnnotation: `spec.replicas is "two", which the operator cannot read`}
@@ -1757,8 +1047,7 @@ func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
 // TestTrackedObjects: the gauge reports each per-object map's size, and a
 // deleted Robot, with its Deployment and Service, leaves nothing in any.
 func TestTrackedObjects(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	c := f.newController(ctx)
 	registry := prometheus.NewRegistry()
 	if err := c.RegisterMetrics(registry); err != nil {
@@ -1786,13 +1075,13 @@ func TestTrackedObjects(t *testing.T) {
 	c.owned.Deployments.Objects().Remember(deployment)
 	c.owned.Services.Objects().Remember(service)
 	c.owned.Deployments.Fights().Reverted(deployment.UID, robottest.FixtureNow, "replicas", "other")
-	c.inflight.Store(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow.Add(-time.Minute))
+	untrack := c.workers.Track(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name}, robottest.FixtureNow.Add(-time.Minute))
 	if key, took := c.LongestSync(); key != cache.MetaObjectToName(robot) || took != time.Minute {
 		t.Errorf("LongestSync: %v for %v, want %v for a minute", key, took, cache.MetaObjectToName(robot))
 	}
 	want(map[string]int{"fights": 1, "inflight": 1, "readiness": 1, "synced": 1, "written_deployments": 1, "written_robots": 1, "written_services": 1})
 
-	c.inflight.Delete(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
+	untrack()
 	c.deleteRobot(robot)
 	c.owned.Deployments.Handlers().DeleteFunc(cache.DeletedFinalStateUnknown{Key: "default/tracked", Obj: deployment})
 	c.owned.Services.Handlers().DeleteFunc(service)
@@ -1832,59 +1121,6 @@ func TestLeaderGauge(t *testing.T) {
 	}
 }
 
-// interceptedWrites is a clientset whose creates and applies of the
-// Deployment named name go through intercept, which sees each request's
-// context (the fake clientset's reactors never do). intercept calls write to
-// make the request as the API server would, or answers otherwise; url is
-// the request's address, for the error client-go returns when a request's
-// context ends.
-type interceptedWrites struct {
-	kubernetes.Interface
-	name      string
-	intercept func(ctx context.Context, op, url string, write func() (*appsv1.Deployment, error)) (*appsv1.Deployment, error)
-}
-
-// contextError is what client-go returns for a request whose context ended
-// with err.
-func contextError(op, address string, err error) error {
-	return &url.Error{Op: op, URL: address, Err: err}
-}
-
-func (c *interceptedWrites) AppsV1() typedappsv1.AppsV1Interface {
-	return interceptedApps{c.Interface.AppsV1(), c}
-}
-
-type interceptedApps struct {
-	typedappsv1.AppsV1Interface
-	c *interceptedWrites
-}
-
-func (a interceptedApps) Deployments(namespace string) typedappsv1.DeploymentInterface {
-	return interceptedDeployments{a.AppsV1Interface.Deployments(namespace), a.c, namespace}
-}
-
-type interceptedDeployments struct {
-	typedappsv1.DeploymentInterface
-	c         *interceptedWrites
-	namespace string
-}
-
-func (d interceptedDeployments) Create(ctx context.Context, deployment *appsv1.Deployment, opts metav1.CreateOptions) (*appsv1.Deployment, error) {
-	write := func() (*appsv1.Deployment, error) { return d.DeploymentInterface.Create(ctx, deployment, opts) }
-	if deployment.Name != d.c.name {
-		return write()
-	}
-	return d.c.intercept(ctx, "Post", "https://api.example/apis/apps/v1/namespaces/"+d.namespace+"/deployments", write)
-}
-
-func (d interceptedDeployments) Apply(ctx context.Context, deployment *appsv1ac.DeploymentApplyConfiguration, opts metav1.ApplyOptions) (*appsv1.Deployment, error) {
-	write := func() (*appsv1.Deployment, error) { return d.DeploymentInterface.Apply(ctx, deployment, opts) }
-	if deployment.Name == nil || *deployment.Name != d.c.name {
-		return write()
-	}
-	return d.c.intercept(ctx, "Patch", "https://api.example/apis/apps/v1/namespaces/"+d.namespace+"/deployments/"+d.c.name, write)
-}
-
 // paused returns robot with the annotation robot.dev/paused set to value.
 func paused(robot *robotv1beta1.Robot, value string) *robotv1beta1.Robot {
 	robot = robot.DeepCopy()
@@ -1909,24 +1145,18 @@ func pausedStatus(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, serv
 // puts the Robot's spec back on the Deployment. Pausing is queued the same
 // way, while the echo of a status write that saw the pause is not.
 func TestUnpauseIsQueuedAndSynced(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	deployment.Spec.Replicas = ptr.To[int32](5) // scaled by hand while paused
 	robot = paused(robot, "true")
 	robot.Status = pausedStatus(robot, deployment, nil, robottest.FixtureNow.Add(-time.Hour))
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	c := f.newController(ctx)
 	key := cache.MetaObjectToName(robot)
-	drainQueue(c.workqueue)
+	robottest.DrainQueue(c.workqueue)
 
-	at := func(r *robotv1beta1.Robot, resourceVersion string) *robotv1beta1.Robot {
-		r = r.DeepCopy()
-		r.ResourceVersion = resourceVersion
-		return r
-	}
+	at := atVersion[*robotv1beta1.Robot]
 	unpaused := at(robot, "11")
 	delete(unpaused.Annotations, workload.AnnotationPaused)
 	notTrue := at(paused(robot, "false"), "11")
@@ -1938,38 +1168,25 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 		name   string
 		event  func()
 		queued bool
-	}{{
-		name:   "annotation removed",
-		event:  func() { c.updateRobot(robot, unpaused.DeepCopy()) },
-		queued: true,
-	}, {
-		name:   "annotation set to false",
-		event:  func() { c.updateRobot(robot, notTrue.DeepCopy()) },
-		queued: true,
-	}, {
-		name: "annotation removed, in one event with the operator's status write",
-		event: func() {
+	}{
+		{"annotation removed", func() { c.updateRobot(robot, unpaused.DeepCopy()) }, true},
+		{"annotation set to false", func() { c.updateRobot(robot, notTrue.DeepCopy()) }, true},
+		{"annotation removed, in one event with the operator's status write", func() {
 			c.writer.RememberStatus(unpaused.DeepCopy())
 			c.updateRobot(robot, unpaused.DeepCopy())
-		},
-		queued: true,
-	}, {
-		name: "annotation set, in one event with the operator's status write",
-		event: func() {
+		}, true},
+		{"annotation set, in one event with the operator's status write", func() {
 			c.writer.RememberStatus(pausedAgain.DeepCopy())
 			c.updateRobot(unpaused, pausedAgain.DeepCopy())
-		},
-		queued: true,
-	}, {
-		name: "the echo of a status write that saw the pause",
-		event: func() {
+		}, true},
+		{"the echo of a status write that saw the pause", func() {
 			echo := at(robot, "13")
 			c.writer.RememberStatus(echo.DeepCopy())
 			c.updateRobot(robot, echo)
-		},
-	}} {
+		}, false},
+	} {
 		tt.event()
-		if keys := drainQueue(c.workqueue); tt.queued != (len(keys) == 1 && keys[0] == key) || len(keys) > 1 {
+		if keys := robottest.DrainQueue(c.workqueue); tt.queued != (len(keys) == 1 && keys[0] == key) || len(keys) > 1 {
 			t.Errorf("%s: queued %v, want queued: %v", tt.name, keys, tt.queued)
 		}
 		c.writer.ForgetRobot(robot.UID)
@@ -1989,9 +1206,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	if synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced); synced.Status != metav1.ConditionTrue {
 		t.Errorf("Synced %s %s after unpausing, want True", synced.Status, synced.Reason)
 	}
-	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], corev1.EventTypeNormal+" "+owned.EventDeploymentUpdated) {
-		t.Errorf("expected one %s event, got %q", owned.EventDeploymentUpdated, events)
-	}
+	f.expectOneEvent(corev1.EventTypeNormal, owned.EventDeploymentUpdated)
 }
 
 // TestIgnoredAnnotationIsWarnedOnce: a Robot whose pause annotation, or
@@ -1999,13 +1214,11 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 // Warning per value, not one per sync; a new value gets its own, and so
 // does the same value set again after it was put right.
 func TestIgnoredAnnotationIsWarnedOnce(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
+	f.add(robot, deployment)
 	c := f.newController(ctx)
 	key := cache.MetaObjectToName(robot)
 	warning := func(robot *robotv1beta1.Robot) string {
@@ -2085,8 +1298,7 @@ func TestStatusCostLimitIsReportedNotRetried(t *testing.T) {
 // and is not sent again before the Robot's next generation.
 func testStatusRefusedOnce(t *testing.T, refusal error, reason, text string) {
 	t.Helper()
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 1)
 	f.addRobot(robot)
 	c := f.newController(ctx)
@@ -2126,7 +1338,7 @@ func testStatusRefusedOnce(t *testing.T, refusal error, reason, text string) {
 	}
 
 	sync("first sync", 1, 1)
-	if got, want := queue.recorded(), fmt.Sprint([]queueCall{{method: "Add", key: key}, {method: "Forget", key: key}}); got != want {
+	if got, want := queue.Recorded(), fmt.Sprint([]robottest.QueueCall{{Method: "Add", Key: key}, {Method: "Forget", Key: key}}); got != want {
 		t.Errorf("queue calls %s, want %s: no retry", got, want)
 	}
 	if n := c.workqueue.Len(); n != 0 {
@@ -2144,21 +1356,20 @@ func testStatusRefusedOnce(t *testing.T, refusal error, reason, text string) {
 	sync("next generation", 2, 1)
 }
 
-// liveBudget is robot's PodDisruptionBudget as the API server would store it.
-func liveBudget(t *testing.T, robot *robotv1beta1.Robot) *policyv1.PodDisruptionBudget {
-	return robottest.LiveBudgetOf(t, workload.NewDisruptionBudget(robot))
-}
-
 // TestIgnoredBudgetAnnotationIsWarned: a Robot whose PodDisruptionBudget
 // holds a value of robot.dev/disruption-budget the operator does not read
 // gets a Warning that names the budget, the value and the values read; the
 // budget stays in the operator's hands.
 func TestIgnoredBudgetAnnotationIsWarned(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+	f, ctx := newTestFixture(t)
 	robot := robottest.NewRobot("test", 2)
-	budget := liveBudget(t, robot)
+	deployment := liveDeployment(t, robot)
+	converged(robot, deployment)
+	budget := robottest.LiveBudgetOf(t, workload.NewDisruptionBudget(robot))
 	budget.Annotations[workload.AnnotationDisruptionBudget] = "off"
-	f := budgetFixture(t, policy.DisruptionBudgetsDefault, robot, budget)
+	f.add(robot, deployment)
+	f.budgets, f.budgetLister, f.kubeObjects = true, []*policyv1.PodDisruptionBudget{budget}, append(f.kubeObjects, budget)
+	f.options = func(o *Options) { o.Policy.DisruptionBudgets = policy.DisruptionBudgetsDefault }
 	c := f.newController(ctx)
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
 		t.Fatal(err)
@@ -2167,19 +1378,176 @@ func TestIgnoredBudgetAnnotationIsWarned(t *testing.T) {
 		`The PodDisruptionBudget "test"'s annotation robot.dev/disruption-budget is "off", which the operator ignores: it reads "unmanaged" or "managed", in any case; the operator keeps the budget as the Robot asks`)
 }
 
-// budgetFixture is a fixture of robot, converged, with its Deployment, and
-// budget in the caches and the API server when not nil, run under mode.
-func budgetFixture(t *testing.T, mode policy.DisruptionBudgets, robot *robotv1beta1.Robot, budget *policyv1.PodDisruptionBudget) *fixture {
+// createdDeployment is deployment as the operator's create left it: not yet
+// observed by the Deployment controller, no status.
+func createdDeployment(deployment *appsv1.Deployment) *appsv1.Deployment {
+	created := deployment.DeepCopy()
+	created.ResourceVersion = "5"
+	created.Status = appsv1.DeploymentStatus{}
+	return created
+}
+
+// syncedAtCreation is a fixture holding robot as its creation's sync left
+// it (its Deployment created, Synced for its generation, not Ready), and
+// its Deployment as live is now, which the Deployment's update event has
+// yet to report.
+func syncedAtCreation(t *testing.T, robot *robotv1beta1.Robot, live func(*appsv1.Deployment) *appsv1.Deployment) (*fixture, *appsv1.Deployment, *appsv1.Deployment) {
+	t.Helper()
 	f := newFixture(t)
-	f.budgets = true
-	f.options = func(o *Options) { o.Policy.DisruptionBudgets = mode }
-	deployment := liveDeployment(t, robot)
-	converged(robot, deployment)
-	f.addRobot(robot)
-	f.addDeployment(deployment)
-	if budget != nil {
-		f.budgetLister = append(f.budgetLister, budget)
-		f.kubeObjects = append(f.kubeObjects, budget)
+	available := liveDeployment(t, robot)
+	created := createdDeployment(available)
+	robot.Status = status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow))
+	if !status.SyncedFor(robot.Status, robot.Generation) || status.ReadyFor(robot.Status, robot.Generation) {
+		t.Fatalf("the fixture's Robot should be Synced and not Ready: %v", robot.Status.Conditions)
 	}
-	return f
+	now := live(available)
+	f.add(robot, now)
+	return f, created, now
+}
+
+// queueCreations queues n Robots that wait for their first sync.
+func queueCreations(c *Controller, n int) {
+	for i := range n {
+		c.workqueue.Add(cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: fmt.Sprintf("new-%04d", i)})
+	}
+}
+
+// TestReportOvertakesTheCreations: the event that only has a Robot's
+// status to report (its Deployment became Available, a pod of it changed)
+// is synced before the creations queued ahead of it.
+func TestReportOvertakesTheCreations(t *testing.T) {
+	for name, report := range map[string]func(c *Controller, robot *robotv1beta1.Robot, created, now *appsv1.Deployment){
+		"Deployment update": func(c *Controller, _ *robotv1beta1.Robot, created, now *appsv1.Deployment) {
+			c.owned.Deployments.Handlers().UpdateFunc(created, now)
+		},
+		"pod": func(c *Controller, robot *robotv1beta1.Robot, _, _ *appsv1.Deployment) {
+			podcache.QueueRobot(c.robotsLister, c.enqueueReport)(robot.Namespace, robot.Name)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			robot := robottest.NewRobot("converged", 1)
+			f, created, now := syncedAtCreation(t, robot, func(d *appsv1.Deployment) *appsv1.Deployment { return d })
+			c := f.newController(ctx)
+			queueCreations(c, 1000)
+
+			report(c, robot, created, now)
+
+			if key, _ := c.workqueue.Get(); key != cache.MetaObjectToName(robot) {
+				t.Errorf("the first Robot taken is %v, want %v, whose report waited behind 1,000 creations", key, cache.MetaObjectToName(robot))
+			}
+		})
+	}
+}
+
+// TestReportOfARobotNotSyncedWaitsItsTurn: an event of a Robot whose spec
+// is not in place yet asks for work, not only a report: it waits behind the
+// creations queued before it.
+func TestReportOfARobotNotSyncedWaitsItsTurn(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("changed", 1)
+	f, created, now := syncedAtCreation(t, robot, func(d *appsv1.Deployment) *appsv1.Deployment { return d })
+	robot.Generation = 2 // a spec change the operator has yet to apply
+	c := f.newController(ctx)
+	queueCreations(c, 3)
+
+	c.owned.Deployments.Handlers().UpdateFunc(created, now)
+
+	taken := robottest.DrainQueue(c.workqueue)
+	if len(taken) != 4 || taken[3] != cache.MetaObjectToName(robot) {
+		t.Errorf("taken in the order %v, want the changed Robot last, behind the 3 creations", taken)
+	}
+}
+
+// TestReportsOfARolloutWriteTheStatusOnce: a report whose status would only
+// say how far the rollout got (replicas counted, the Deployment's
+// conditions) writes nothing ahead of the creations: it waits its turn
+// among them, as it did in a single queue, and the report that the
+// Deployment is Available writes the status once, with everything, ahead
+// of them.
+func TestReportsOfARolloutWriteTheStatusOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("rolling", 1)
+	f, created, progressing := syncedAtCreation(t, robot, robottest.UnavailableNow)
+	c := f.newController(ctx)
+	queueCreations(c, 3)
+	key := cache.MetaObjectToName(robot)
+
+	// The Deployment controller created the ReplicaSet: one replica, not
+	// yet available.
+	c.owned.Deployments.Handlers().UpdateFunc(created, progressing)
+	if !c.processNextWorkItem(ctx) {
+		t.Fatal("the queue shut down")
+	}
+	if writes := robottest.FilterInformerActions(f.robotClient.Actions()); len(writes) != 0 {
+		t.Fatalf("%d Robot writes for a rollout's progress, reported ahead of the creations: want none yet", len(writes))
+	}
+	if n := c.workqueue.Len(); n != 4 {
+		t.Fatalf("%d Robots queued, want the 3 creations and the rolling Robot behind them", n)
+	}
+
+	// The replica became available.
+	available := liveDeployment(t, robot)
+	available.ResourceVersion = "8"
+	if err := f.deploymentIndexer.Update(available); err != nil {
+		t.Fatal(err)
+	}
+	c.owned.Deployments.Handlers().UpdateFunc(progressing, available)
+	if !c.processNextWorkItem(ctx) {
+		t.Fatal("the queue shut down")
+	}
+	writes := robottest.FilterInformerActions(f.robotClient.Actions())
+	if len(writes) != 1 {
+		t.Fatalf("%d Robot writes once the Deployment is Available, want the status write that says Ready, ahead of the creations", len(writes))
+	}
+	obj, err := f.robotClient.Tracker().Get(robottest.RobotsResource, robot.Namespace, robot.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := obj.(*robotv1beta1.Robot)
+	if !status.ReadyFor(stored.Status, robot.Generation) || stored.Status.AvailableReplicas != 1 {
+		t.Errorf("status written: Ready %v, availableReplicas %d; want Ready=True and 1", meta.FindStatusCondition(stored.Status.Conditions, robotv1beta1.ConditionReady), stored.Status.AvailableReplicas)
+	}
+
+	// The creations' turn: the rolling Robot is not queued among them any
+	// more, and nothing more is written.
+	taken := robottest.DrainQueue(c.workqueue)
+	for _, k := range taken {
+		if k == key {
+			t.Errorf("the rolling Robot is still queued among the creations (%v), for a status already written", taken)
+		}
+	}
+	if writes := robottest.FilterInformerActions(f.robotClient.Actions()); len(writes) != 1 {
+		t.Errorf("%d Robot writes in all, want 1: the rollout's progress and its end in one", len(writes))
+	}
+}
+
+// TestEventDuringTheCreationIsAReport: the Deployment controller may take a
+// Deployment the operator just created to Available before the sync that
+// created it has written the Robot's status: that event is a report too,
+// not a change queued behind the creations.
+func TestEventDuringTheCreationIsAReport(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("creating", 1)
+	f, created, now := syncedAtCreation(t, robot, func(d *appsv1.Deployment) *appsv1.Deployment { return d })
+	robot.Status = robotv1beta1.RobotStatus{} // its first status is yet to be written
+	c := f.newController(ctx)
+	key := cache.MetaObjectToName(robot)
+	queueCreations(c, 3)
+	c.workqueue.Add(key)
+	for range 4 {
+		if taken, _ := c.workqueue.Get(); taken == key {
+			break
+		}
+	}
+	untrack := c.workers.Track(key, robottest.FixtureNow) // as processNextWorkItem does
+	queueCreations(c, 1000)
+
+	c.owned.Deployments.Handlers().UpdateFunc(created, now)
+	untrack()
+	c.workqueue.Done(key)
+
+	if taken, _ := c.workqueue.Get(); taken != key {
+		t.Errorf("the first Robot taken is %v, want %v: the event during its creation's sync reports what that sync made", taken, key)
+	}
 }

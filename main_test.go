@@ -80,7 +80,7 @@ func TestVersion(t *testing.T) {
 // stay at the bottom and no concern reaches up into another.
 var layers = [][]string{
 	{"outcome", "echo", "outage", "conversion", "memlimit", "lanes"},
-	{"workload", "robottest"},
+	{"workload", "robottest", "worker"},
 	{"drift", "policy"},
 	{"transform"},
 	{"podsummary"},
