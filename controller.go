@@ -523,11 +523,3 @@ func (c *Controller) trackedObjects() map[string]int {
 	c.owned.Tracked(sizes)
 	return sizes
 }
-
-// runLeading runs run, the controller's workers, with the leader gauge at
-// 1 for as long as they run.
-func (c *Controller) runLeading(run func() error) error {
-	c.metrics.Leader.Set(1)
-	defer c.metrics.Leader.Set(0)
-	return run()
-}

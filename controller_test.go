@@ -155,13 +155,19 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.deploymentIndexer = kubeInformers.Apps().V1().Deployments().Informer().GetIndexer()
 	robottest.Fill(f.t, f.robotIndexer, f.robotLister...)
 	robottest.Fill(f.t, f.deploymentIndexer, f.deploymentLister...)
-	robottest.Fill(f.t, podInformer.GetIndexer(), summaries(f.t, f.podLister...)...)
-	for _, rs := range f.replicaSetLister {
-		summary, err := podsummary.Summarize(rs)
+	// The pod cache holds their summaries, as its informers' transform makes.
+	fillSummaries := func(indexer cache.Indexer, obj interface{}) {
+		summary, err := podsummary.Summarize(obj)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		robottest.Fill(f.t, replicaSetInformer.GetIndexer(), summary)
+		robottest.Fill(f.t, indexer, summary)
+	}
+	for _, pod := range f.podLister {
+		fillSummaries(podInformer.GetIndexer(), pod)
+	}
+	for _, rs := range f.replicaSetLister {
+		fillSummaries(replicaSetInformer.GetIndexer(), rs)
 	}
 	return c
 }
@@ -194,15 +200,9 @@ func (f *fixture) run(ctx context.Context, key cache.ObjectName) time.Duration {
 	if err != nil {
 		f.t.Fatalf("syncing %v: %v", key, err)
 	}
-	f.checkActions("robot", f.robotActions, robottest.FilterInformerActions(f.robotClient.Actions()))
-	f.checkActions("kube", f.kubeActions, robottest.FilterInformerActions(f.kubeClient.Actions()))
+	robottest.CheckActions(f.t, "robot", f.robotActions, robottest.FilterInformerActions(f.robotClient.Actions()))
+	robottest.CheckActions(f.t, "kube", f.kubeActions, robottest.FilterInformerActions(f.kubeClient.Actions()))
 	return requeueAfter
-}
-
-// checkActions compares the requests client got with those expected.
-func (f *fixture) checkActions(client string, expected, actual []core.Action) {
-	f.t.Helper()
-	robottest.CheckActions(f.t, client, expected, actual)
 }
 
 // One expectation helper per kind of request.
@@ -1009,20 +1009,6 @@ func unavailable(t *testing.T, robot *robotv1beta1.Robot) *appsv1.Deployment {
 	return robottest.UnavailableNow(liveDeployment(t, robot))
 }
 
-// summaries returns what the pod cache holds for pods.
-func summaries(t testing.TB, pods ...*corev1.Pod) []*podsummary.Pod {
-	t.Helper()
-	var out []*podsummary.Pod
-	for _, pod := range pods {
-		summary, err := podsummary.SummarizePod(pod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, summary.(*podsummary.Pod))
-	}
-	return out
-}
-
 // TestUndecodableRobotIsReportedNotRetried: the sync handler reports it as
 // InvalidSpec, once, and touches no Deployment.
 func TestUndecodableRobotIsReportedNotRetried(t *testing.T) {
@@ -1052,6 +1038,11 @@ func TestTrackedObjects(t *testing.T) {
 	registry := prometheus.NewRegistry()
 	if err := c.RegisterMetrics(registry); err != nil {
 		t.Fatal(err)
+	}
+	// So that the alert on "no leader" sees every replica's 0 or 1
+	// (metrics' TestLeaderGauge).
+	if n, err := testutil.GatherAndCount(registry, "robot_operator_leader"); err != nil || n != 1 {
+		t.Errorf("robot_operator_leader gathered %d times (error %v), want once", n, err)
 	}
 	want := func(sizes map[string]int) {
 		t.Helper()
@@ -1088,49 +1079,6 @@ func TestTrackedObjects(t *testing.T) {
 	want(nil)
 }
 
-// TestLeaderGauge: robot_operator_leader is 1 exactly while the workers run,
-// and is exported by RegisterMetrics, so that the alert on "no leader" sees
-// every replica's 0 or 1.
-func TestLeaderGauge(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	c := newFixture(t).newController(ctx)
-	registry := prometheus.NewRegistry()
-	if err := c.RegisterMetrics(registry); err != nil {
-		t.Fatal(err)
-	}
-	if got := testutil.ToFloat64(c.metrics.Leader); got != 0 {
-		t.Errorf("before the workers run: leader %v, want 0", got)
-	}
-	stopped := errors.New("stopped")
-	var during float64
-	err := c.runLeading(func() error {
-		during = testutil.ToFloat64(c.metrics.Leader)
-		return stopped
-	})
-	if !errors.Is(err, stopped) {
-		t.Errorf("runLeading returned %v, want the workers' error", err)
-	}
-	if during != 1 {
-		t.Errorf("while the workers run: leader %v, want 1", during)
-	}
-	if got := testutil.ToFloat64(c.metrics.Leader); got != 0 {
-		t.Errorf("after the workers stopped: leader %v, want 0", got)
-	}
-	if n, err := testutil.GatherAndCount(registry, "robot_operator_leader"); err != nil || n != 1 {
-		t.Errorf("robot_operator_leader gathered %d times (error %v), want once", n, err)
-	}
-}
-
-// paused returns robot with the annotation robot.dev/paused set to value.
-func paused(robot *robotv1beta1.Robot, value string) *robotv1beta1.Robot {
-	robot = robot.DeepCopy()
-	if robot.Annotations == nil {
-		robot.Annotations = map[string]string{}
-	}
-	robot.Annotations[workload.AnnotationPaused] = value
-	return robot
-}
-
 // pausedStatus is the status the operator writes for a paused robot whose
 // Deployment and Service, as the caches hold them, are deployment and
 // service.
@@ -1149,7 +1097,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	deployment.Spec.Replicas = ptr.To[int32](5) // scaled by hand while paused
-	robot = paused(robot, "true")
+	robot = robottest.Paused(robot, "true")
 	robot.Status = pausedStatus(robot, deployment, nil, robottest.FixtureNow.Add(-time.Hour))
 	f.add(robot, deployment)
 	c := f.newController(ctx)
@@ -1159,9 +1107,9 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	at := atVersion[*robotv1beta1.Robot]
 	unpaused := at(robot, "11")
 	delete(unpaused.Annotations, workload.AnnotationPaused)
-	notTrue := at(paused(robot, "false"), "11")
+	notTrue := at(robottest.Paused(robot, "false"), "11")
 	// Paused again just before a status write that saw it unpaused.
-	pausedAgain := at(paused(unpaused, "true"), "12")
+	pausedAgain := at(robottest.Paused(unpaused, "true"), "12")
 	pausedAgain.Status = status.Compute(unpaused, deployment, nil, nil, metav1.NewTime(robottest.FixtureNow))
 
 	for _, tt := range []struct {
@@ -1201,7 +1149,7 @@ func TestUnpauseIsQueuedAndSynced(t *testing.T) {
 	if _, err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	f.checkActions("kube", f.kubeActions, robottest.FilterInformerActions(f.kubeClient.Actions()))
+	robottest.CheckActions(f.t, "kube", f.kubeActions, robottest.FilterInformerActions(f.kubeClient.Actions()))
 	written := f.onlyStatusWrite()
 	if synced := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionSynced); synced.Status != metav1.ConditionTrue {
 		t.Errorf("Synced %s %s after unpausing, want True", synced.Status, synced.Reason)
@@ -1230,7 +1178,7 @@ func TestIgnoredAnnotationIsWarnedOnce(t *testing.T) {
 	}
 	sync := func(value string) *robotv1beta1.Robot {
 		t.Helper()
-		robot := paused(robot, value)
+		robot := robottest.Paused(robot, value)
 		if value == "" {
 			delete(robot.Annotations, workload.AnnotationPaused)
 		}
@@ -1378,15 +1326,6 @@ func TestIgnoredBudgetAnnotationIsWarned(t *testing.T) {
 		`The PodDisruptionBudget "test"'s annotation robot.dev/disruption-budget is "off", which the operator ignores: it reads "unmanaged" or "managed", in any case; the operator keeps the budget as the Robot asks`)
 }
 
-// createdDeployment is deployment as the operator's create left it: not yet
-// observed by the Deployment controller, no status.
-func createdDeployment(deployment *appsv1.Deployment) *appsv1.Deployment {
-	created := deployment.DeepCopy()
-	created.ResourceVersion = "5"
-	created.Status = appsv1.DeploymentStatus{}
-	return created
-}
-
 // syncedAtCreation is a fixture holding robot as its creation's sync left
 // it (its Deployment created, Synced for its generation, not Ready), and
 // its Deployment as live is now, which the Deployment's update event has
@@ -1395,7 +1334,10 @@ func syncedAtCreation(t *testing.T, robot *robotv1beta1.Robot, live func(*appsv1
 	t.Helper()
 	f := newFixture(t)
 	available := liveDeployment(t, robot)
-	created := createdDeployment(available)
+	// As the operator's create left it: not yet observed by the Deployment
+	// controller, no status.
+	created := available.DeepCopy()
+	created.ResourceVersion, created.Status = "5", appsv1.DeploymentStatus{}
 	robot.Status = status.Compute(robot, created, nil, nil, metav1.NewTime(robottest.FixtureNow))
 	if !status.SyncedFor(robot.Status, robot.Generation) || status.ReadyFor(robot.Status, robot.Generation) {
 		t.Fatalf("the fixture's Robot should be Synced and not Ready: %v", robot.Status.Conditions)

@@ -224,7 +224,7 @@ type leading struct{ *Controller }
 
 // Lead runs the workers with the leader gauge at 1 for as long as they run.
 func (l leading) Lead(ctx context.Context, workers int) error {
-	return l.runLeading(func() error { return l.Run(ctx, workers) })
+	return l.metrics.Leading(func() error { return l.Run(ctx, workers) })
 }
 
 // Recorder records the Controller's Events.

@@ -33,6 +33,14 @@ type ControllerMetrics struct {
 	Leader       prometheus.Gauge
 }
 
+// Leading runs run, the controller's workers, with the leader gauge at 1
+// for as long as they run.
+func (m *ControllerMetrics) Leading(run func() error) error {
+	m.Leader.Set(1)
+	defer m.Leader.Set(0)
+	return run()
+}
+
 func NewControllerMetrics() *ControllerMetrics {
 	return &ControllerMetrics{
 		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -1,11 +1,13 @@
 package metrics
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/robot-operator/robot-operator/internal/robottest"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -74,5 +76,30 @@ func TestSyncedTracker(t *testing.T) {
 	}
 	if n := tracker.Len(); n != 0 {
 		t.Errorf("%d Robots still waited for, want 0", n)
+	}
+}
+
+// TestLeaderGauge: robot_operator_leader is 1 exactly while the workers run
+// (the root's TestTrackedObjects checks that RegisterMetrics exports it),
+// so that the alert on "no leader" sees every replica's 0 or 1.
+func TestLeaderGauge(t *testing.T) {
+	m := NewControllerMetrics()
+	if got := testutil.ToFloat64(m.Leader); got != 0 {
+		t.Errorf("before the workers run: leader %v, want 0", got)
+	}
+	stopped := errors.New("stopped")
+	var during float64
+	err := m.Leading(func() error {
+		during = testutil.ToFloat64(m.Leader)
+		return stopped
+	})
+	if !errors.Is(err, stopped) {
+		t.Errorf("Leading returned %v, want the workers' error", err)
+	}
+	if during != 1 {
+		t.Errorf("while the workers run: leader %v, want 1", during)
+	}
+	if got := testutil.ToFloat64(m.Leader); got != 0 {
+		t.Errorf("after the workers stopped: leader %v, want 0", got)
 	}
 }

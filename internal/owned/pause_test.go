@@ -28,16 +28,6 @@ import (
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
-// paused returns robot with the annotation robot.dev/paused set to value.
-func paused(robot *robotv1beta1.Robot, value string) *robotv1beta1.Robot {
-	robot = robot.DeepCopy()
-	if robot.Annotations == nil {
-		robot.Annotations = map[string]string{}
-	}
-	robot.Annotations[workload.AnnotationPaused] = value
-	return robot
-}
-
 // pausedStatus is the status the operator writes for a paused robot whose
 // Deployment and Service, as the caches hold them, are deployment and
 // service.
@@ -90,7 +80,7 @@ func ignoredWarned(robot *robotv1beta1.Robot, objects Objects) []string {
 // "true" does.
 func TestPausedNewRobotCreatesNothing(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	robot := paused(robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP), "True")
+	robot := robottest.Paused(robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP), "True")
 	f := newPolicyFixture(t, robot)
 
 	objects, err := f.paths(t, policy.Policy{}).Sync(ctx, robot)
@@ -144,7 +134,7 @@ func TestPausedRobotIsNotReverted(t *testing.T) {
 			robot := robottest.NewServiceRobot("test", robotv1beta1.ServiceTypeClusterIP)
 			deployment, service := liveDeployment(t, robot), liveService(t, robot)
 			converged(robot, Objects{Deployment: deployment, Service: service})
-			robot = paused(robot, "true")
+			robot = robottest.Paused(robot, "true")
 			change(t, robot, &deployment, &service)
 			f := newPolicyFixture(t, robot)
 			if deployment != nil {
@@ -176,7 +166,7 @@ func TestPausedRobotIsWrittenOnce(t *testing.T) {
 	robot := robottest.NewRobot("test", 2)
 	deployment := liveDeployment(t, robot)
 	converged(robot, Objects{Deployment: deployment})
-	robot = paused(robot, "true")
+	robot = robottest.Paused(robot, "true")
 	deployment.Spec.Replicas = ptr.To[int32](5) // someone scaled it
 	f := newPolicyFixture(t, robot)
 	f.add(t, deployment)
@@ -211,7 +201,7 @@ func TestPauseNeedsTrue(t *testing.T) {
 	for _, value := range []string{"false", "FALSE", "yes", "1", ""} {
 		t.Run(strconv.Quote(value), func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			robot := paused(robottest.NewRobot("test", 2), value)
+			robot := robottest.Paused(robottest.NewRobot("test", 2), value)
 			f := newPolicyFixture(t, robot)
 
 			objects, err := f.paths(t, policy.Policy{}).Sync(ctx, robot)
@@ -256,7 +246,7 @@ func TestPausedRobotLeavesItsBudget(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			budget := liveBudget(t, robottest.NewRobot("test", 2))
 			budget.Spec.MaxUnavailable = ptr.To(intstr.FromString("100%"))
-			robot := paused(robot, "true")
+			robot := robottest.Paused(robot, "true")
 			deployment := liveDeployment(t, robot)
 			converged(robot, Objects{Deployment: deployment})
 			f := newPolicyFixture(t, robot).withBudgets()

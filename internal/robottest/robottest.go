@@ -43,6 +43,17 @@ const (
 	labelRobot    = "robot.dev/name"
 )
 
+// Paused returns robot with the annotation robot.dev/paused, a person's
+// hold on what the Robot owns, set to value.
+func Paused(robot *robotv1beta1.Robot, value string) *robotv1beta1.Robot {
+	robot = robot.DeepCopy()
+	if robot.Annotations == nil {
+		robot.Annotations = map[string]string{}
+	}
+	robot.Annotations["robot.dev/paused"] = value
+	return robot
+}
+
 // podLabels are the labels the operator gives robot's pods.
 func podLabels(robot *robotv1beta1.Robot) map[string]string {
 	return map[string]string{
