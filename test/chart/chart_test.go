@@ -8,7 +8,6 @@ package chart
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -19,7 +18,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/robot-operator/robot-operator/test/internal/manifests"
 )
 
 const (
@@ -27,26 +27,6 @@ const (
 	chart     = root + "/artifacts/chart"
 	namespace = "robot-operator"
 )
-
-func tool(t *testing.T, env string) string {
-	t.Helper()
-	path := os.Getenv(env)
-	if path == "" {
-		t.Fatalf("$%s is not set: run these tests with make chart-test", env)
-	}
-	return path
-}
-
-func run(t *testing.T, name string, args ...string) []byte {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s%s", filepath.Base(name), strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.Bytes()
-}
 
 // helmTemplate renders the chart as `helm install -n robot-operator` would,
 // with the CRD, and the given --set values.
@@ -56,39 +36,12 @@ func helmTemplate(t *testing.T, set ...string) map[string]*unstructured.Unstruct
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	return objects(t, run(t, tool(t, "HELM"), args...))
+	return manifests.Objects(t, manifests.Run(t, manifests.Tool(t, "HELM", "chart-test"), args...))
 }
 
 func kustomize(t *testing.T, dir string) map[string]*unstructured.Unstructured {
 	t.Helper()
-	return objects(t, run(t, tool(t, "KUBECTL"), "kustomize", dir))
-}
-
-// objects parses a stream of YAML documents, keyed by kind, namespace and
-// name.
-func objects(t *testing.T, data []byte) map[string]*unstructured.Unstructured {
-	t.Helper()
-	out := map[string]*unstructured.Unstructured{}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var object map[string]any
-		if err := decoder.Decode(&object); err != nil {
-			if err.Error() == "EOF" {
-				break
-			}
-			t.Fatalf("parsing the rendered objects: %v", err)
-		}
-		if object == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: object}
-		key := fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
-		if _, dup := out[key]; dup {
-			t.Errorf("%s is rendered twice", key)
-		}
-		out[key] = u
-	}
-	return out
+	return manifests.Objects(t, manifests.Run(t, manifests.Tool(t, "KUBECTL", "chart-test"), "kustomize", dir))
 }
 
 // compare fails for each object that one side has and the other lacks or
@@ -105,9 +58,9 @@ func compare(t *testing.T, helm, kust map[string]*unstructured.Unstructured, onl
 		case !ok:
 			t.Errorf("the chart does not render %s", key)
 		default:
-			wantJSON, gotJSON := indent(t, want.Object), indent(t, got.Object)
+			wantJSON, gotJSON := manifests.Indent(t, want.Object), manifests.Indent(t, got.Object)
 			if wantJSON != gotJSON {
-				t.Errorf("%s differs:\n%s", key, firstDifference(wantJSON, gotJSON))
+				t.Errorf("%s differs:\n%s", key, manifests.FirstDifference("kustomize", wantJSON, "the chart", gotJSON))
 			}
 		}
 	}
@@ -116,29 +69,6 @@ func compare(t *testing.T, helm, kust map[string]*unstructured.Unstructured, onl
 			t.Errorf("the chart renders %s, which kustomize does not", key)
 		}
 	}
-}
-
-// firstDifference shows where two renderings first part, a few lines of
-// each from there.
-func firstDifference(kustomize, chart string) string {
-	a, b := strings.Split(kustomize, "\n"), strings.Split(chart, "\n")
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	window := func(lines []string) string {
-		return strings.Join(lines[max(0, i-3):min(len(lines), i+4)], "\n")
-	}
-	return fmt.Sprintf("from line %d, kustomize:\n%s\nthe chart:\n%s", i+1, window(a), window(b))
-}
-
-func indent(t *testing.T, v any) string {
-	t.Helper()
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 // The Namespace is the one object of artifacts/deploy that the chart does
@@ -280,14 +210,14 @@ func TestChartValues(t *testing.T) {
 		"extra args":                       slices.Contains(args, "-workers=8") && slices.Contains(args, "-v=2"),
 		"-disruption-budgets=off":          slices.Contains(args, "-disruption-budgets=off"),
 		"-metrics-cert-dir":                slices.Contains(args, "-metrics-cert-dir=/etc/robot-operator/metrics-tls"),
-		"the certificate's Secret mounted": strings.Contains(indent(t, pod["volumes"]), `"secretName": "robot-operator-metrics-tls"`),
-		"nodeSelector":                     strings.Contains(indent(t, pod["nodeSelector"]), `"pool": "system"`),
+		"the certificate's Secret mounted": strings.Contains(manifests.Indent(t, pod["volumes"]), `"secretName": "robot-operator-metrics-tls"`),
+		"nodeSelector":                     strings.Contains(manifests.Indent(t, pod["nodeSelector"]), `"pool": "system"`),
 		"priorityClassName":                pod["priorityClassName"] == "system-cluster-critical",
-		"tolerations":                      strings.Contains(indent(t, pod["tolerations"]), `"key": "dedicated"`),
-		"resources":                        strings.Contains(indent(t, container["resources"]), `"memory": "768Mi"`),
+		"tolerations":                      strings.Contains(manifests.Indent(t, pod["tolerations"]), `"key": "dedicated"`),
+		"resources":                        strings.Contains(manifests.Indent(t, container["resources"]), `"memory": "768Mi"`),
 	} {
 		if !ok {
-			t.Errorf("%s: not as set; the Deployment:\n%s", what, indent(t, d.Object))
+			t.Errorf("%s: not as set; the Deployment:\n%s", what, manifests.Indent(t, d.Object))
 		}
 	}
 	for key := range objs {
@@ -337,13 +267,13 @@ func TestChartCertManager(t *testing.T) {
 	if certificate == nil || objs["Issuer "+namespace+"/robot-operator-webhook"] == nil {
 		t.Fatal("no Certificate and Issuer rendered")
 	}
-	rendered := indent(t, certificate.Object)
+	rendered := manifests.Indent(t, certificate.Object)
 	for _, want := range []string{`"secretName": "robot-operator-webhook-cert"`, `"robot-operator-webhook.` + namespace + `.svc"`} {
 		if !strings.Contains(rendered, want) {
 			t.Errorf("the Certificate does not have %s:\n%s", want, rendered)
 		}
 	}
-	if args := indent(t, objs["Deployment "+namespace+"/robot-operator"].Object); !strings.Contains(args, `"-webhook-certs=external"`) {
+	if args := manifests.Indent(t, objs["Deployment "+namespace+"/robot-operator"].Object); !strings.Contains(args, `"-webhook-certs=external"`) {
 		t.Errorf("the operator does not run with -webhook-certs=external:\n%s", args)
 	}
 	// The operator only reads the Secret: it may neither write it nor
@@ -355,7 +285,7 @@ func TestChartCertManager(t *testing.T) {
 		if role == nil {
 			t.Fatalf("%s: no Role robot-operator-webhook", name)
 		}
-		if rules := indent(t, role.Object["rules"]); strings.Contains(rules, `"update"`) || strings.Contains(rules, `"create"`) || !strings.Contains(rules, `"robot-operator-webhook-cert"`) {
+		if rules := manifests.Indent(t, role.Object["rules"]); strings.Contains(rules, `"update"`) || strings.Contains(rules, `"create"`) || !strings.Contains(rules, `"robot-operator-webhook-cert"`) {
 			t.Errorf("%s: with cert-manager the operator may write Secrets:\n%s", name, rules)
 		}
 	}
@@ -406,7 +336,7 @@ func TestChartValuesSchema(t *testing.T) {
 		{"networkPolicy.webhookCIDRs={10.0.0.0}", "/networkPolicy/webhookCIDRs/0"},
 		{"replica=1", "'replica' not allowed"},
 	} {
-		cmd := exec.Command(tool(t, "HELM"), "template", "robot-operator", chart, "--namespace", namespace, "--set", tc.set)
+		cmd := exec.Command(manifests.Tool(t, "HELM", "chart-test"), "template", "robot-operator", chart, "--namespace", namespace, "--set", tc.set)
 		out, err := cmd.CombinedOutput()
 		if err == nil {
 			t.Errorf("helm template --set %s succeeded; want the schema to refuse it", tc.set)
@@ -426,7 +356,7 @@ func TestHelmLint(t *testing.T) {
 		for _, s := range set {
 			args = append(args, "--set", s)
 		}
-		out := run(t, tool(t, "HELM"), args...)
+		out := manifests.Run(t, manifests.Tool(t, "HELM", "chart-test"), args...)
 		if !strings.Contains(string(out), "0 chart(s) failed") {
 			t.Errorf("helm lint %v:\n%s", set, out)
 		}
@@ -453,7 +383,7 @@ func TestWebhookServiceReachesOnlyWebhookPods(t *testing.T) {
 			t.Errorf("%s: the webhook's Service targets %v, want the container port named webhook", name, ports)
 		}
 		containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
-		container := indent(t, containers[0])
+		container := manifests.Indent(t, containers[0])
 		for _, want := range []string{`"name": "webhook"`, `"path": "/readyz/webhook"`} {
 			if !strings.Contains(container, want) {
 				t.Errorf("%s: the operator's container has no %s:\n%s", name, want, container)

@@ -16,6 +16,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/robot-operator/robot-operator/test/internal/manifests"
 )
 
 // TestHelmInstallUpgradeUninstall installs the chart on a local cluster,
@@ -31,17 +33,17 @@ import (
 // Run by make chart-e2e, which sets $KUBECONFIG (the cluster's admin),
 // $AUDIT_LOG (its API server's audit log) and $OPERATOR_BIN.
 func TestHelmInstallUpgradeUninstall(t *testing.T) {
-	helm, kubectl, bin, auditLog := tool(t, "HELM"), tool(t, "KUBECTL"), tool(t, "OPERATOR_BIN"), tool(t, "AUDIT_LOG")
-	kubeconfig := tool(t, "KUBECONFIG")
-	run(t, helm, "uninstall", "robot-operator", "-n", namespace, "--ignore-not-found", "--wait")
-	run(t, helm, "install", "robot-operator", chart, "-n", namespace, "--create-namespace", "--wait", "--timeout", "2m")
-	run(t, kubectl, "get", "crd/robots.robot.dev", "clusterrole/robot-operator", "clusterrole/robot-operator-metrics-reader")
-	run(t, kubectl, "-n", namespace, "get", "serviceaccount/robot-operator", "role/robot-operator-leader-election", "deployment/robot-operator")
-	run(t, kubectl, "-n", namespace, "rollout", "status", "deployment/robot-operator", "--timeout=2m")
+	helm, kubectl, bin, auditLog := manifests.Tool(t, "HELM", "chart-test"), manifests.Tool(t, "KUBECTL", "chart-test"), manifests.Tool(t, "OPERATOR_BIN", "chart-test"), manifests.Tool(t, "AUDIT_LOG", "chart-test")
+	kubeconfig := manifests.Tool(t, "KUBECONFIG", "chart-test")
+	manifests.Run(t, helm, "uninstall", "robot-operator", "-n", namespace, "--ignore-not-found", "--wait")
+	manifests.Run(t, helm, "install", "robot-operator", chart, "-n", namespace, "--create-namespace", "--wait", "--timeout", "2m")
+	manifests.Run(t, kubectl, "get", "crd/robots.robot.dev", "clusterrole/robot-operator", "clusterrole/robot-operator-metrics-reader")
+	manifests.Run(t, kubectl, "-n", namespace, "get", "serviceaccount/robot-operator", "role/robot-operator-leader-election", "deployment/robot-operator")
+	manifests.Run(t, kubectl, "-n", namespace, "rollout", "status", "deployment/robot-operator", "--timeout=2m")
 
 	// The operator, as the chart's ServiceAccount with the chart's RBAC
 	// and Lease.
-	token := strings.TrimSpace(string(run(t, kubectl, "create", "token", "robot-operator", "-n", namespace, "--duration=1h")))
+	token := strings.TrimSpace(string(manifests.Run(t, kubectl, "create", "token", "robot-operator", "-n", namespace, "--duration=1h")))
 	config, err := clientcmd.LoadFromFile(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +59,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	defer stop()
 
 	robots := fmt.Sprintf("chart-e2e-%d", time.Now().Unix())
-	run(t, kubectl, "create", "namespace", robots)
+	manifests.Run(t, kubectl, "create", "namespace", robots)
 	defer exec.Command(kubectl, "delete", "namespace", robots, "--wait=false").Run()
 	var manifest strings.Builder
 	for i := range 3 {
@@ -68,28 +70,28 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	if out, err := apply.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
-	run(t, kubectl, "-n", robots, "wait", "robots", "--all", "--for=condition=Ready", "--timeout=2m")
+	manifests.Run(t, kubectl, "-n", robots, "wait", "robots", "--all", "--for=condition=Ready", "--timeout=2m")
 
 	// The webhook's Secret as the operator fills it (the key here is a
 	// stand-in: the test checks where it goes, not what it is).
 	const caKey = "Y2Eta2V5IHN0YW5kLWlu"
-	run(t, kubectl, "-n", namespace, "patch", "secret/robot-operator-webhook-cert", "--type=merge",
+	manifests.Run(t, kubectl, "-n", namespace, "patch", "secret/robot-operator-webhook-cert", "--type=merge",
 		"-p", `{"data":{"ca.key":"`+caKey+`","tls.key":"`+caKey+`"}}`)
 
 	// The upgrade: another log format and memory limit roll the operator.
 	upgradeStart := time.Now()
-	run(t, helm, "upgrade", "robot-operator", chart, "-n", namespace, "--reuse-values",
+	manifests.Run(t, helm, "upgrade", "robot-operator", chart, "-n", namespace, "--reuse-values",
 		"--set", "logFormat=text", "--set", "resources.limits.memory=300Mi", "--wait", "--timeout", "2m")
 	// The release never holds the webhook's keys, and the upgrade leaves
 	// them in the Secret.
-	if manifest := string(run(t, helm, "get", "manifest", "robot-operator", "-n", namespace)); strings.Contains(manifest, caKey) || strings.Contains(manifest, "ca.key") {
+	if manifest := string(manifests.Run(t, helm, "get", "manifest", "robot-operator", "-n", namespace)); strings.Contains(manifest, caKey) || strings.Contains(manifest, "ca.key") {
 		t.Errorf("the release's manifest holds the webhook's CA key:\n%s", manifest)
 	}
-	if got := string(run(t, kubectl, "-n", namespace, "get", "secret/robot-operator-webhook-cert", "-o", "jsonpath={.data.ca\\.key}")); got != caKey {
+	if got := string(manifests.Run(t, kubectl, "-n", namespace, "get", "secret/robot-operator-webhook-cert", "-o", "jsonpath={.data.ca\\.key}")); got != caKey {
 		t.Errorf("after the upgrade the webhook's Secret holds ca.key %q, want what the operator wrote, %q", got, caKey)
 	}
-	run(t, kubectl, "-n", namespace, "rollout", "status", "deployment/robot-operator", "--timeout=2m")
-	args := string(run(t, kubectl, "-n", namespace, "get", "deployment/robot-operator", "-o", "jsonpath={.spec.template.spec.containers[0].args}"))
+	manifests.Run(t, kubectl, "-n", namespace, "rollout", "status", "deployment/robot-operator", "--timeout=2m")
+	args := string(manifests.Run(t, kubectl, "-n", namespace, "get", "deployment/robot-operator", "-o", "jsonpath={.spec.template.spec.containers[0].args}"))
 	if !strings.Contains(args, "-logging-format=text") {
 		t.Errorf("after the upgrade the operator's args are %s, want -logging-format=text", args)
 	}
@@ -130,11 +132,11 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	// Robot there Ready with no request refused.
 	stop()
 	namespacedStart := time.Now()
-	run(t, helm, "upgrade", "robot-operator", chart, "-n", namespace, "--reuse-values", "--set", "watchNamespace="+robots, "--wait", "--timeout", "2m")
+	manifests.Run(t, helm, "upgrade", "robot-operator", chart, "-n", namespace, "--reuse-values", "--set", "watchNamespace="+robots, "--wait", "--timeout", "2m")
 	if out, err := exec.Command(kubectl, "get", "clusterrole/robot-operator").CombinedOutput(); err == nil {
 		t.Errorf("the ClusterRole robot-operator is still there with watchNamespace set: %s", out)
 	}
-	run(t, kubectl, "-n", robots, "get", "role/robot-operator", "rolebinding/robot-operator")
+	manifests.Run(t, kubectl, "-n", robots, "get", "role/robot-operator", "rolebinding/robot-operator")
 	if got := canUpdateCRDStatus(); got != "no" {
 		t.Errorf("the operator watching one namespace may update the CRD's status: %q, want no", got)
 	}
@@ -145,7 +147,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	if out, err := apply.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
-	run(t, kubectl, "-n", robots, "wait", "robot/watched", "--for=condition=Ready", "--timeout=2m")
+	manifests.Run(t, kubectl, "-n", robots, "wait", "robot/watched", "--for=condition=Ready", "--timeout=2m")
 	// The audit log records the ServiceAccount's refusals: provoke one, so
 	// that finding none of the operator's proves something.
 	if out, err := exec.Command(kubectl, "--kubeconfig", saKubeconfig, "-n", robots, "create", "configmap", "refused").CombinedOutput(); err == nil {
@@ -167,13 +169,13 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		t.Errorf("the audit log shows %d refusals of the ConfigMap create, want 1: the refusal check reads it wrong", provoked)
 	}
 
-	run(t, helm, "uninstall", "robot-operator", "-n", namespace, "--wait")
+	manifests.Run(t, helm, "uninstall", "robot-operator", "-n", namespace, "--wait")
 	if out, err := exec.Command(kubectl, "-n", namespace, "get", "deployment/robot-operator").CombinedOutput(); err == nil {
 		t.Errorf("the operator's Deployment is still there after helm uninstall: %s", out)
 	}
-	run(t, kubectl, "get", "crd/robots.robot.dev")
+	manifests.Run(t, kubectl, "get", "crd/robots.robot.dev")
 	for i := range 3 {
-		run(t, kubectl, "-n", robots, "get", fmt.Sprintf("robot/robot-%d", i), fmt.Sprintf("deployment/robot-%d", i))
+		manifests.Run(t, kubectl, "-n", robots, "get", fmt.Sprintf("robot/robot-%d", i), fmt.Sprintf("deployment/robot-%d", i))
 	}
 }
 

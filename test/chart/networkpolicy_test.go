@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/robot-operator/robot-operator/test/internal/manifests"
 )
 
 // networkPolicyRules returns, for the operator's NetworkPolicy in objs,
@@ -59,8 +61,8 @@ func TestNetworkPolicy(t *testing.T) {
 				t.Errorf("webhook port: %v (open %v), want open to all", from, ok)
 			}
 			metrics := rules["metrics"]
-			if len(metrics) == 0 || !strings.Contains(indent(t, metrics), `"robot-operator.dev/metrics-scraper": "true"`) {
-				t.Errorf("metrics port: from %s, want namespaces labelled robot-operator.dev/metrics-scraper=true", indent(t, metrics))
+			if len(metrics) == 0 || !strings.Contains(manifests.Indent(t, metrics), `"robot-operator.dev/metrics-scraper": "true"`) {
+				t.Errorf("metrics port: from %s, want namespaces labelled robot-operator.dev/metrics-scraper=true", manifests.Indent(t, metrics))
 			}
 			if len(rules) != 2 {
 				t.Errorf("ports opened: %v, want webhook and metrics only", rules)
@@ -79,7 +81,7 @@ func TestChartNetworkPolicyValues(t *testing.T) {
 		"networkPolicy.extraIngress[0].ports[0].port=health",
 		"networkPolicy.extraIngress[0].from[0].ipBlock.cidr=192.168.0.0/16"))
 	for port, want := range map[string]string{"webhook": `"cidr": "10.0.0.0/24"`, "metrics": `"app": "prometheus"`, "health": `"cidr": "192.168.0.0/16"`} {
-		if got := indent(t, rules[port]); !strings.Contains(got, want) {
+		if got := manifests.Indent(t, rules[port]); !strings.Contains(got, want) {
 			t.Errorf("port %s: from %s, want %s", port, got, want)
 		}
 	}
@@ -97,7 +99,7 @@ func TestChartWebhookCIDRs(t *testing.T) {
 	rules := networkPolicyRules(t, helmTemplate(t,
 		"networkPolicy.webhookCIDRs={10.0.0.0/24,192.0.2.10/32}",
 		"networkPolicy.webhookFrom[0].ipBlock.cidr=172.16.0.0/12"))
-	webhook := indent(t, rules["webhook"])
+	webhook := manifests.Indent(t, rules["webhook"])
 	for _, cidr := range []string{"10.0.0.0/24", "192.0.2.10/32", "172.16.0.0/12"} {
 		if !strings.Contains(webhook, fmt.Sprintf(`"cidr": %q`, cidr)) {
 			t.Errorf("webhook port: from %s, want an ipBlock of %s", webhook, cidr)
@@ -106,7 +108,7 @@ func TestChartWebhookCIDRs(t *testing.T) {
 	if len(rules["webhook"]) != 3 {
 		t.Errorf("webhook port: %d peers, want 3", len(rules["webhook"]))
 	}
-	if metrics := indent(t, rules["metrics"]); !strings.Contains(metrics, "metrics-scraper") {
+	if metrics := manifests.Indent(t, rules["metrics"]); !strings.Contains(metrics, "metrics-scraper") {
 		t.Errorf("metrics port: from %s, want the scrapers' namespaces still", metrics)
 	}
 }
@@ -140,10 +142,10 @@ func TestKustomizeWebhookCIDRs(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := networkPolicyRules(t, kustomize(t, overlay))
-	if webhook := indent(t, rules["webhook"]); !strings.Contains(webhook, `"cidr": "10.0.0.0/24"`) {
+	if webhook := manifests.Indent(t, rules["webhook"]); !strings.Contains(webhook, `"cidr": "10.0.0.0/24"`) {
 		t.Errorf("webhook port with the documented patch:\n%s\nfrom %s, want the ipBlock 10.0.0.0/24", kustomization, webhook)
 	}
-	if metrics := indent(t, rules["metrics"]); !strings.Contains(metrics, "metrics-scraper") {
+	if metrics := manifests.Indent(t, rules["metrics"]); !strings.Contains(metrics, "metrics-scraper") {
 		t.Errorf("metrics port with the documented patch: from %s, want the scrapers' namespaces still", metrics)
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -27,7 +25,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/robot-operator/robot-operator/test/internal/manifests"
 )
 
 const (
@@ -42,7 +41,7 @@ const (
 func TestRelease(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir()}
 	for _, dir := range dirs {
-		run(t, "make", "-C", root, "--no-print-directory", "release", "VERSION="+version, "RELEASE_DIR="+dir)
+		manifests.Run(t, "make", "-C", root, "--no-print-directory", "release", "VERSION="+version, "RELEASE_DIR="+dir)
 	}
 	sums := [2][]byte{}
 	for i, dir := range dirs {
@@ -61,18 +60,18 @@ func TestRelease(t *testing.T) {
 		{"install.yaml", "artifacts/deploy"},
 		{"install-namespaced.yaml", "artifacts/deploy-namespaced"},
 	} {
-		want := objects(t, run(t, tool(t, "KUBECTL"), "kustomize", filepath.Join(root, tc.base)))
+		want := manifests.Objects(t, manifests.Run(t, manifests.Tool(t, "KUBECTL", "release-test"), "kustomize", filepath.Join(root, tc.base)))
 		deployment := want["Deployment "+namespace+"/robot-operator"]
 		if deployment == nil {
 			t.Fatalf("%s renders no Deployment %s/robot-operator", tc.base, namespace)
 		}
 		setImage(t, deployment, image)
-		compare(t, tc.file, tc.base+" with the image "+image, objects(t, read(t, filepath.Join(dir, tc.file))), want)
+		compare(t, tc.file, tc.base+" with the image "+image, manifests.Objects(t, read(t, filepath.Join(dir, tc.file))), want)
 	}
 
 	// kubectl apply -f keeps a copy of each object in an annotation, and
 	// the API server refuses annotations of over 256 KiB in all.
-	for key, object := range objects(t, read(t, filepath.Join(dir, "install.yaml"))) {
+	for key, object := range manifests.Objects(t, read(t, filepath.Join(dir, "install.yaml"))) {
 		data, err := json.Marshal(object.Object)
 		if err != nil {
 			t.Fatal(err)
@@ -87,14 +86,14 @@ func TestRelease(t *testing.T) {
 	// The packaged chart renders install.yaml, the Namespace apart (helm
 	// install --create-namespace makes it).
 	chart := filepath.Join(dir, "robot-operator-"+strings.TrimPrefix(version, "v")+".tgz")
-	metadata := string(run(t, tool(t, "HELM"), "show", "chart", chart))
+	metadata := string(manifests.Run(t, manifests.Tool(t, "HELM", "release-test"), "show", "chart", chart))
 	for _, want := range []string{"\nversion: " + strings.TrimPrefix(version, "v") + "\n", "\nappVersion: " + version + "\n"} {
 		if !strings.Contains("\n"+metadata, want) {
 			t.Errorf("the packaged chart's Chart.yaml has no %q:\n%s", strings.TrimSpace(want), metadata)
 		}
 	}
-	rendered := objects(t, run(t, tool(t, "HELM"), "template", "robot-operator", chart, "--namespace", namespace, "--include-crds"))
-	install := objects(t, read(t, filepath.Join(dir, "install.yaml")))
+	rendered := manifests.Objects(t, manifests.Run(t, manifests.Tool(t, "HELM", "release-test"), "template", "robot-operator", chart, "--namespace", namespace, "--include-crds"))
+	install := manifests.Objects(t, read(t, filepath.Join(dir, "install.yaml")))
 	delete(install, "Namespace /"+namespace)
 	compare(t, "the packaged chart", "install.yaml", rendered, install)
 }
@@ -127,7 +126,7 @@ func pushed(t *testing.T, dir, digest string) {
 	}
 	addr = strings.TrimSpace(addr)
 
-	run(t, "make", "-C", root, "--no-print-directory", "release-push", "VERSION="+version, "RELEASE_DIR="+dir,
+	manifests.Run(t, "make", "-C", root, "--no-print-directory", "release-push", "VERSION="+version, "RELEASE_DIR="+dir,
 		"IMAGE_REPO="+addr+"/robot-operator", "CHART_REGISTRY=oci://"+addr+"/charts", "HELM_PUSH_FLAGS=--plain-http")
 
 	request, err := http.NewRequest(http.MethodGet, "http://"+addr+"/v2/robot-operator/manifests/"+version, nil)
@@ -150,7 +149,7 @@ func pushed(t *testing.T, dir, digest string) {
 
 	pulled := t.TempDir()
 	chartVersion := strings.TrimPrefix(version, "v")
-	run(t, tool(t, "HELM"), "pull", "oci://"+addr+"/charts/robot-operator", "--version", chartVersion, "--plain-http", "--destination", pulled)
+	manifests.Run(t, manifests.Tool(t, "HELM", "release-test"), "pull", "oci://"+addr+"/charts/robot-operator", "--version", chartVersion, "--plain-http", "--destination", pulled)
 	name := "robot-operator-" + chartVersion + ".tgz"
 	if !bytes.Equal(read(t, filepath.Join(pulled, name)), read(t, filepath.Join(dir, name))) {
 		t.Errorf("the chart pulled from the registry differs from the release's %s", name)
@@ -196,7 +195,7 @@ func checkSums(t *testing.T, dir string, sums []byte) {
 func imageDigest(t *testing.T, tarball string) string {
 	t.Helper()
 	dir := t.TempDir()
-	run(t, "tar", "-xf", tarball, "-C", dir)
+	manifests.Run(t, "tar", "-xf", tarball, "-C", dir)
 	var index struct {
 		Manifests []struct {
 			MediaType string `json:"mediaType"`
@@ -255,8 +254,8 @@ func compare(t *testing.T, gotName, wantName string, got, want map[string]*unstr
 			t.Errorf("%s lacks %s, which %s has", gotName, key, wantName)
 			continue
 		}
-		if a, b := indent(t, g.Object), indent(t, w.Object); a != b {
-			t.Errorf("%s: %s differs from %s:\n%s", key, gotName, wantName, firstDifference(a, b))
+		if a, b := manifests.Indent(t, g.Object), manifests.Indent(t, w.Object); a != b {
+			t.Errorf("%s: %s differs from %s:\n%s", key, gotName, wantName, manifests.FirstDifference(gotName, a, wantName, b))
 		}
 	}
 	for key := range got {
@@ -265,74 +264,6 @@ func compare(t *testing.T, gotName, wantName string, got, want map[string]*unstr
 		}
 	}
 	t.Logf("%s: %d objects, as %s", gotName, len(got), wantName)
-}
-
-func firstDifference(a, b string) string {
-	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
-	i := 0
-	for i < len(x) && i < len(y) && x[i] == y[i] {
-		i++
-	}
-	window := func(lines []string) string { return strings.Join(lines[max(0, i-3):min(len(lines), i+4)], "\n") }
-	return fmt.Sprintf("from line %d:\n%s\nagainst:\n%s", i+1, window(x), window(y))
-}
-
-func indent(t *testing.T, v any) string {
-	t.Helper()
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
-// objects parses a stream of YAML documents, keyed by kind, namespace and
-// name.
-func objects(t *testing.T, data []byte) map[string]*unstructured.Unstructured {
-	t.Helper()
-	out := map[string]*unstructured.Unstructured{}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var object map[string]any
-		if err := decoder.Decode(&object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("parsing the rendered objects: %v", err)
-		}
-		if object == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: object}
-		key := fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
-		if _, dup := out[key]; dup {
-			t.Errorf("%s is rendered twice", key)
-		}
-		out[key] = u
-	}
-	if len(out) == 0 {
-		t.Fatal("no objects rendered")
-	}
-	return out
-}
-
-func tool(t *testing.T, env string) string {
-	t.Helper()
-	path := os.Getenv(env)
-	if path == "" {
-		t.Fatalf("$%s is not set: run these tests with make release-test", env)
-	}
-	return path
-}
-
-func run(t *testing.T, name string, args ...string) []byte {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s%s", filepath.Base(name), strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.Bytes()
 }
 
 func read(t *testing.T, path string) []byte {
