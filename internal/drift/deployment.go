@@ -290,3 +290,23 @@ func missingFrom(want, got map[string]string) (string, bool) {
 	}
 	return "", true
 }
+
+// PodTemplateDrift says how current's pod template differs from desired's,
+// in the fields desired sets, or returns "" when it does not: a change that
+// an apply makes there rolls the Deployment's pods, one elsewhere (the
+// replicas, the strategy, a label of the Deployment) does not.
+func PodTemplateDrift(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) string {
+	if desired.Spec == nil || desired.Spec.Template == nil {
+		return ""
+	}
+	desiredTemplate := &appsv1ac.DeploymentApplyConfiguration{TypeMetaApplyConfiguration: desired.TypeMetaApplyConfiguration,
+		Spec: &appsv1ac.DeploymentSpecApplyConfiguration{Template: desired.Spec.Template}}
+	currentTemplate := &appsv1.Deployment{
+		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
+		Spec:     appsv1.DeploymentSpec{Template: current.Spec.Template},
+	}
+	if drift := describeSpecDrift(desiredTemplate, currentTemplate); drift != "" {
+		return drift
+	}
+	return initContainerOrderDrift(desired, current)
+}

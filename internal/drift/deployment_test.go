@@ -443,3 +443,46 @@ func TestContainersDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestPodTemplateDrift: only a difference in the pod template rolls the
+// pods; one of the replicas, the strategy or the Deployment's own metadata
+// does not.
+func TestPodTemplateDrift(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*appsv1.Deployment)
+		want   string // a substring of the drift; "" for none
+	}{
+		{name: "as applied"},
+		{name: "replicas", mutate: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) }},
+		{name: "strategy", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		}},
+		{name: "spec hash", mutate: func(d *appsv1.Deployment) { d.Annotations[workload.AnnotationSpecHash] = "old" }},
+		{name: "Deployment label", mutate: func(d *appsv1.Deployment) { delete(d.Labels, workload.LabelManagedBy) }},
+		{name: "image", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "other:2" }, want: "image"},
+		{name: "grace period", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](7200) }, want: "terminationGracePeriodSeconds is 7200"},
+		{name: "pod label removed", mutate: func(d *appsv1.Deployment) { delete(d.Spec.Template.Labels, workload.LabelRobot) }, want: "spec.template.metadata.labels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			robot := robottest.NewRobot("test", 2)
+			robot.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30)
+			desired, err := workload.NewDeployment(robot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := liveDeployment(t, robot)
+			if tt.mutate != nil {
+				tt.mutate(current)
+			}
+			got := PodTemplateDrift(desired, current)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("pod template drift %q, want none", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("pod template drift %q, want one that mentions %q", got, tt.want)
+			}
+		})
+	}
+}
