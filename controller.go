@@ -165,6 +165,11 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	)
 
 	queue := lanes.New(queueName, rateLimiter)
+	write := writer.New(opts.RobotClient, recorder, mayWrite)
+	if opts.Observe != nil {
+		// Observe-only: what the syncs would write becomes the report.
+		write = writer.NewObserving(opts.RobotClient, opts.Observe)
+	}
 	controller := &Controller{
 		deploymentsLister: opts.Owned.KubeInformers.Apps().V1().Deployments().Lister(),
 		robotsLister:      opts.RobotInformer.Lister(),
@@ -178,7 +183,7 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		metrics:           metrics.NewControllerMetrics(),
 		readiness:         metrics.NewReadinessTracker(),
 		synced:            metrics.NewSyncedTracker(),
-		writer:            writer.New(opts.RobotClient, recorder, mayWrite),
+		writer:            write,
 		newerFields:       opts.NewerFields,
 	}
 	controller.workers = worker.New(worker.Options{Queue: queue, Sync: controller.syncHandler,

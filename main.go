@@ -133,6 +133,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.StringVar(&opts.run.HealthAddr, "health-probe-bind-address", ":8081", "Address to serve /healthz and /readyz on (\"0\" turns it off).")
 	fs.StringVar(&opts.run.PprofAddr, "pprof-bind-address", "", "Address to serve Go profiles on, at /debug/pprof/ (off unless set; keep it on loopback).")
 	fs.BoolVar(&opts.run.MemoryLimitFromCgroup, "memory-limit-from-cgroup", true, "Set the Go runtime's memory limit (GOMEMLIMIT) to the container's memory limit, read from its cgroup at start-up, less the larger of a tenth of it and 32 MiB; nothing is set when the container has no limit or GOMEMLIMIT is set in the environment.")
+	fs.BoolVar(&opts.run.ObserveOnly, "observe-only", false, "Write nothing, and report what this release would change: per Robot in the log, in total in the robot_operator_observe_* gauges, and at "+app.ObservePath+" on the health probes' address. Every client refuses writes; no Lease is taken (-leader-elect is ignored) and no webhook served. Run it beside the leader before an upgrade (docs/operating.md).")
 	fs.StringVar(&opts.loggingFormat, "logging-format", "text", "Log format: text or json.")
 	wh := &opts.run.Webhook
 	fs.StringVar(&wh.Addr, "webhook-bind-address", ":9443", "Address to serve the CRD's conversion webhook on, over HTTPS at "+conversion.Path+", on every replica (\"0\" turns it off, and with it the certificates' upkeep).")

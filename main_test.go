@@ -79,7 +79,7 @@ func TestVersion(t *testing.T) {
 // may import only packages of the layers below its own: so the pure ones
 // stay at the bottom and no concern reaches up into another.
 var layers = [][]string{
-	{"outcome", "echo", "outage", "conversion", "memlimit", "lanes"},
+	{"outcome", "echo", "outage", "conversion", "memlimit", "lanes", "observe"},
 	{"workload", "robottest", "worker"},
 	{"drift", "policy"},
 	{"transform"},

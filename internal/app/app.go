@@ -18,6 +18,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/leader"
 	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/observe"
 	"github.com/robot-operator/robot-operator/internal/outage"
 	"github.com/robot-operator/robot-operator/internal/transform"
 
@@ -73,6 +74,10 @@ type Options struct {
 	// memlimit.DefaultRoot), unless GOMEMLIMIT is set.
 	MemoryLimitFromCgroup bool
 	CgroupRoot            string
+	// ObserveOnly runs the operator without writing anything (observe.go):
+	// no leader election, no webhook, no migration; every client refuses
+	// writes, and the syncs' writes are reported instead.
+	ObserveOnly bool
 }
 
 // Controller is what Run runs on the leader: the Controller of the command,
@@ -114,6 +119,9 @@ type Wiring struct {
 	// NewerFields says which Robots hold fields this release does not
 	// know, from the Robot informer's transform.
 	NewerFields *transform.NewerFields
+	// Observe, set when the operator runs observe-only, is where the
+	// syncs' writes are reported instead of made.
+	Observe *observe.Report
 }
 
 // NewController builds the Controller from what Run wired. It must start
@@ -126,6 +134,7 @@ type NewController func(ctx context.Context, wiring Wiring) (Controller, error)
 func Run(ctx context.Context, opts Options, newController NewController) error {
 	// First, so that the caches filled below already count against it.
 	setMemoryLimit(klog.FromContext(ctx), opts)
+	opts = observing(klog.FromContext(ctx), opts)
 	hostname, err := os.Hostname()
 	if err != nil {
 		return fmt.Errorf("reading the host name: %w", err)
@@ -155,6 +164,7 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 	// The write fence: open until this process leads, then shut whenever
 	// the Lease may have gone to another replica.
 	fence := &leader.Fence{}
+	report := newReport(ctx, opts, identity, registry)
 	controller, err := newController(ctx, Wiring{
 		KubeClient:         c.kube,
 		RobotClient:        c.robots,
@@ -165,6 +175,7 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 		MayWrite:           fence.Check,
 		Outage:             c.gate,
 		NewerFields:        inf.newerFields,
+		Observe:            report,
 	})
 	if err != nil {
 		return err
@@ -173,7 +184,7 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	return serveAndLead(ctx, opts, wired{cfg: cfg, identity: identity, registry: registry, clients: c,
-		informers: inf, fence: fence, controller: controller})
+		informers: inf, fence: fence, controller: controller, report: report})
 }
 
 // wired is what Run has built by the time it starts anything.
@@ -185,4 +196,6 @@ type wired struct {
 	informers  *informers
 	fence      *leader.Fence
 	controller Controller
+	// report is nil unless the operator runs observe-only.
+	report *observe.Report
 }

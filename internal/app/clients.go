@@ -53,6 +53,9 @@ func restConfig(opts Options, identity string) (*rest.Config, error) {
 	// The API server's audit log tells the operator's requests apart by
 	// this, and one replica's from another's.
 	cfg.UserAgent = "robot-operator/" + opts.Version + " (" + identity + ")"
+	if opts.ObserveOnly {
+		readOnlyConfig(cfg)
+	}
 	return cfg, nil
 }
 

@@ -14,10 +14,10 @@ import (
 
 // newMigrator returns what moves the Robots an earlier release stored as
 // v1alpha1 to v1beta1; nil for an operator that watches one namespace, which
-// cannot see, nor rewrite, every Robot. It records its Warning Events with
-// recorder.
-func newMigrator(namespace string, c *clients, recorder record.EventRecorder, registry prometheus.Registerer) (*migration.Migrator, error) {
-	if namespace != metav1.NamespaceAll {
+// cannot see, nor rewrite, every Robot, and for one that writes nothing
+// (observe-only). It records its Warning Events with recorder.
+func newMigrator(opts Options, c *clients, recorder record.EventRecorder, registry prometheus.Registerer) (*migration.Migrator, error) {
+	if opts.Namespace != metav1.NamespaceAll || opts.ObserveOnly {
 		return nil, nil
 	}
 	observer, err := metrics.NewMigrationMetrics(registry)

@@ -25,7 +25,7 @@ func serveAndLead(ctx context.Context, opts Options, w wired) error {
 	if err != nil {
 		return err
 	}
-	migrator, err := newMigrator(opts.Namespace, w.clients, w.controller.Recorder(), w.registry)
+	migrator, err := newMigrator(opts, w.clients, w.controller.Recorder(), w.registry)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func serveAndLead(ctx context.Context, opts Options, w wired) error {
 	}
 
 	logger.Info("Starting robot-operator", "version", opts.Version, "revision", Build(opts.Version, opts.Revision).Revision, "host", w.cfg.Host, "namespace", namespaceOrAll(opts.Namespace),
-		"workers", opts.Workers, "leaderElection", opts.LeaderElection.Enabled)
+		"workers", opts.Workers, "leaderElection", opts.LeaderElection.Enabled, "observeOnly", opts.ObserveOnly)
 	lead := func(ctx context.Context) error {
 		go migrateStorage(ctx, migrator)
 		return w.controller.Lead(ctx, opts.Workers)
@@ -102,7 +102,7 @@ func listen(ctx context.Context, opts Options, w wired, webhook *webhook) ([]*ht
 		tls        *tls.Config
 	}{
 		{"metrics", opts.MetricsAddr, metricsHandler, metricsTLS},
-		{"health probes", opts.HealthAddr, serving.HealthHandler(w.controller, opts.SyncTimeout, webhook.ready), nil},
+		{"health probes", opts.HealthAddr, healthHandler(serving.HealthHandler(w.controller, opts.SyncTimeout, webhook.ready), w.report), nil},
 		{"pprof", opts.PprofAddr, serving.ProfileHandler(), nil},
 		{"conversion webhook", opts.Webhook.Addr, webhook.handler, webhook.tls},
 	} {

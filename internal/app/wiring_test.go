@@ -22,7 +22,7 @@ func TestOneCRDClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	migrator, err := newMigrator(metav1.NamespaceAll, c, record.NewFakeRecorder(1), registry)
+	migrator, err := newMigrator(Options{Namespace: metav1.NamespaceAll}, c, record.NewFakeRecorder(1), registry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestWiringOff(t *testing.T) {
 			t.Errorf("-webhook-bind-address=%q: %+v, %v; want no webhook", addr, webhook, err)
 		}
 	}
-	migrator, err := newMigrator("robots", c, record.NewFakeRecorder(1), prometheus.NewRegistry())
+	migrator, err := newMigrator(Options{Namespace: "robots"}, c, record.NewFakeRecorder(1), prometheus.NewRegistry())
 	if err != nil || migrator != nil {
 		t.Errorf("-namespace=robots: migrator %v, %v; want none", migrator, err)
 	}

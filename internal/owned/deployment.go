@@ -48,6 +48,7 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		Updated:      EventDeploymentUpdated,
 		Drift:        drift.DeploymentDriftSkippingSpecs,
 		Generation:   true,
+		PodTemplate:  drift.PodTemplateDrift,
 		PrepareApply: prepareDeploymentApply,
 		Meta: func(desired *appsv1ac.DeploymentApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
 			return desired.ObjectMetaApplyConfiguration

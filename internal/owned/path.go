@@ -57,6 +57,10 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// with every change of its spec, so that the spec-check memo may skip
 	// the comparison of specs when neither side changed.
 	Generation bool
+	// PodTemplate, when set, says how current's pod template differs from
+	// desired's, or "": an apply would roll the pods. An observe-only
+	// operator reports it.
+	PodTemplate func(desired A, current T) string
 	// PrepareApply, when set, sends through objects, the kind's writer,
 	// what must be written before the apply of desired onto current, and
 	// returns the object as it then is.
@@ -167,7 +171,7 @@ func New[T writer.Object, A writer.ApplyConfiguration[A]](deps Deps, kind Kind[T
 // what every kind says alike.
 func (kind Kind[T, A]) writer() (writer.Kind[T, A], error) {
 	write := writer.Kind[T, A]{Name: kind.Name, Client: kind.Client, Updated: kind.Updated, Deleted: kind.Deleted,
-		SpecHash: kind.SpecHash, Drift: kind.Drift, Generation: kind.Generation}
+		SpecHash: kind.SpecHash, Drift: kind.Drift, Generation: kind.Generation, PodTemplate: kind.PodTemplate}
 	if kind.Meta == nil && (write.SpecHash == nil || write.Drift == nil) {
 		return write, fmt.Errorf("the %s kind gives no Meta to read its spec hash and drift from", kind.Name)
 	}

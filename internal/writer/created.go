@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/robot-operator/robot-operator/internal/observe"
+
 	corev1 "k8s.io/api/core/v1"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -22,6 +24,9 @@ const EventCreated = "Created"
 type Created struct {
 	mu      sync.Mutex
 	objects []string
+	// would are the writes the sync would have made, when the writer
+	// writes nothing (NewObserving).
+	would []observe.Change
 }
 
 type createdKey struct{}
@@ -58,6 +63,10 @@ func (c *Created) Objects() []string {
 // RecordCreated records one Normal Event on robot naming everything
 // created collected, when it holds anything.
 func (w *Writer) RecordCreated(robot *robotv1beta1.Robot, created *Created) {
+	if w.observing != nil {
+		w.recordObserved(robot, created)
+		return
+	}
 	if objects := created.Objects(); len(objects) > 0 {
 		w.Recorder.Event(robot, corev1.EventTypeNormal, EventCreated, "Created "+strings.Join(objects, ", "))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/echo"
+	"github.com/robot-operator/robot-operator/internal/observe"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
@@ -69,6 +70,10 @@ type Kind[T Object, A ApplyConfiguration[A]] struct {
 	// with every change of its spec, so that the spec-check memo may skip
 	// the comparison of specs when neither side changed.
 	Generation bool
+	// PodTemplate, when set, says how current's pod template differs from
+	// desired's, or "": what an apply would change of the pods. Only an
+	// observe-only writer asks it, for its report.
+	PodTemplate func(desired A, current T) string
 }
 
 // Objects writes the objects of one kind for their Robots, and remembers
@@ -156,6 +161,9 @@ func (o *Objects[T, A]) Create(ctx context.Context, robot *robotv1beta1.Robot, d
 	if err := workload.RoundTrip(desired, &object); err != nil {
 		return zero, &outcome.InvalidSpecError{Err: err}
 	}
+	if o.w.would(ctx, observe.Change{Kind: o.kind.Name, Name: object.GetName(), Action: observe.Create}) {
+		return object, nil
+	}
 	if err := o.w.checkMayWrite(); err != nil {
 		return zero, err
 	}
@@ -178,6 +186,13 @@ func (o *Objects[T, A]) Create(ctx context.Context, robot *robotv1beta1.Robot, d
 // it as drift says, and returns the object as it then is. The apply is
 // forced: what the Robot sets is the Robot's, whoever changed it since.
 func (o *Objects[T, A]) Apply(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T, drift string) (T, error) {
+	change := observe.Change{Kind: o.kind.Name, Name: current.GetName(), Action: observe.Update, Diff: drift}
+	if o.w.Observing() && o.kind.PodTemplate != nil {
+		change.PodTemplate = o.kind.PodTemplate(desired, current)
+	}
+	if o.w.would(ctx, change) {
+		return current, nil
+	}
 	if err := o.w.checkMayWrite(); err != nil {
 		return current, err
 	}
@@ -213,6 +228,9 @@ func (o *Objects[T, A]) Apply(ctx context.Context, robot *robotv1beta1.Robot, de
 // The UID precondition makes sure that only that object goes: one created
 // under the same name since the cache saw it is left.
 func (o *Objects[T, A]) Delete(ctx context.Context, robot *robotv1beta1.Robot, current T) error {
+	if o.w.would(ctx, observe.Change{Kind: o.kind.Name, Name: current.GetName(), Action: observe.Delete}) {
+		return nil
+	}
 	if err := o.w.checkMayWrite(); err != nil {
 		return err
 	}
@@ -268,6 +286,11 @@ func (o *Objects[T, A]) ClaimCreated(ctx context.Context, current T) (T, error) 
 // Patch sends a JSON patch of current, behind the write fence, and
 // remembers the object it returns.
 func (o *Objects[T, A]) Patch(ctx context.Context, current T, data []byte) (T, error) {
+	if o.w.Observing() {
+		// A patch only prepares the apply that follows, which the report
+		// names.
+		return current, nil
+	}
 	if err := o.w.checkMayWrite(); err != nil {
 		return current, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/robot-operator/robot-operator/internal/echo"
+	"github.com/robot-operator/robot-operator/internal/observe"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -30,6 +31,9 @@ type Writer struct {
 	mayWrite func() error
 	// statuses is the echo filter of the Robots' status writes.
 	statuses echo.RecentWrites[*robotv1beta1.Robot]
+	// observing, when set, makes the writer observe-only: each write is
+	// recorded there, per sync, instead of being sent (observe.go).
+	observing *observe.Report
 }
 
 // New returns a Writer that writes the Robots through robots, records its
@@ -49,6 +53,11 @@ func (w *Writer) checkMayWrite() error {
 // ApplyStatus applies status to robot's status subresource and returns the
 // Robot as then stored; nil, and no error, when the Robot is gone.
 func (w *Writer) ApplyStatus(ctx context.Context, robot *robotv1beta1.Robot, newStatus *robotv1beta1.RobotStatus) (*robotv1beta1.Robot, error) {
+	if w.observing != nil {
+		// Nothing is written: as for a Robot gone, there is nothing more
+		// to report on.
+		return nil, nil
+	}
 	if err := w.checkMayWrite(); err != nil {
 		return nil, err
 	}
@@ -82,7 +91,10 @@ func (w *Writer) IsOwnStatusWrite(robot *robotv1beta1.Robot) bool {
 func (w *Writer) RememberStatus(robot *robotv1beta1.Robot) { w.statuses.Remember(robot) }
 
 // ForgetRobot drops what is remembered of the Robot uid, deleted.
-func (w *Writer) ForgetRobot(uid types.UID) { w.statuses.Forget(uid) }
+func (w *Writer) ForgetRobot(uid types.UID) {
+	w.statuses.Forget(uid)
+	w.observing.Forget(uid)
+}
 
 // RememberedStatuses returns how many Robots the echo filter holds.
 func (w *Writer) RememberedStatuses() int { return w.statuses.Len() }

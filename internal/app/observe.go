@@ -1,0 +1,67 @@
+package app
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/robot-operator/robot-operator/internal/observe"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+)
+
+// ObservePath is where the health probes' server serves an observe-only
+// operator's report, as text.
+const ObservePath = "/observe"
+
+// observing returns opts as an observe-only operator runs them: it takes no
+// part in leader election (it runs beside the leader and holds no Lease),
+// serves no conversion webhook (the API server must never be pointed at
+// it) and keeps no certificates, whatever the flags say. Each of those would
+// write; what would write besides is refused by its clients
+// (readOnlyConfig).
+func observing(logger klog.Logger, opts Options) Options {
+	if !opts.ObserveOnly {
+		return opts
+	}
+	if opts.LeaderElection.Enabled || (opts.Webhook.Addr != "" && opts.Webhook.Addr != "0") {
+		logger.Info("Observe-only: not taking part in leader election and not serving the conversion webhook",
+			"leaderElect", opts.LeaderElection.Enabled, "webhookBindAddress", opts.Webhook.Addr)
+	}
+	opts.LeaderElection.Enabled = false
+	opts.Webhook.Addr = "0"
+	return opts
+}
+
+// readOnlyConfig makes every client built from cfg, and from its copies,
+// refuse to write: only reads, and the metrics endpoint's reviews, leave
+// the process (observe.ReadOnly).
+func readOnlyConfig(cfg *rest.Config) {
+	cfg.Wrap(observe.ReadOnly)
+}
+
+// newReport returns the report of an observe-only operator, its gauges
+// registered; nil when the operator writes.
+func newReport(ctx context.Context, opts Options, identity string, registry prometheus.Registerer) *observe.Report {
+	if !opts.ObserveOnly {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	logger.Info("Observe-only: writing nothing, reporting what this release would change", "identity", identity, "page", ObservePath)
+	report := observe.NewReport(logger)
+	registry.MustRegister(report)
+	return report
+}
+
+// healthHandler is the health probes' handler, with the report at
+// ObservePath when there is one.
+func healthHandler(health http.Handler, report *observe.Report) http.Handler {
+	if report == nil {
+		return health
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", health)
+	mux.Handle(ObservePath, report)
+	return mux
+}
