@@ -90,7 +90,7 @@ func (r *Report) Record(uid types.UID, key cache.ObjectName, changes []Change) {
 	}
 	if len(changes) == 0 {
 		if seen {
-			r.logger.Info("Robot would no longer change", "robot", key)
+			r.logger.Info("Robot would no longer change", "robot", klog.KRef(key.Namespace, key.Name))
 		}
 		return
 	}
@@ -98,7 +98,7 @@ func (r *Report) Record(uid types.UID, key cache.ObjectName, changes []Change) {
 	for i, c := range changes {
 		described[i] = c.String()
 	}
-	r.logger.Info("Robot would change", "robot", key, "rollsPods", RollsPods(changes), "changes", described)
+	r.logger.Info("Robot would change", "robot", klog.KRef(key.Namespace, key.Name), "rollsPods", RollsPods(changes), "changes", described)
 }
 
 // Forget drops the Robot uid, deleted. A nil Report holds nothing.
