@@ -18,6 +18,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/app"
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/metrics"
+	"github.com/robot-operator/robot-operator/internal/observe"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podcache"
@@ -47,6 +48,7 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -1491,5 +1493,53 @@ func TestEventDuringTheCreationIsAReport(t *testing.T) {
 
 	if taken, _ := c.workqueue.Get(); taken != key {
 		t.Errorf("the first Robot taken is %v, want %v: the event during its creation's sync reports what that sync made", taken, key)
+	}
+}
+
+// TestObserveOnlySyncWritesNothing: with Options.Observe, a sync sends no
+// request and records no Event, whatever it would write (a new Robot's
+// Deployment, a changed image, a status), and the report names what it
+// would have written, per Robot; a converged Robot is counted unchanged.
+func TestObserveOnlySyncWritesNothing(t *testing.T) {
+	f, ctx := newTestFixture(t)
+	fresh := robottest.NewRobot("fresh", 1)
+	f.addRobot(fresh)
+	changed := robottest.NewRobot("changed", 2)
+	deployment := liveDeployment(t, changed)
+	converged(changed, deployment)
+	changed.Spec.Image = "nginx:next"
+	changed.Generation++
+	f.add(changed, deployment)
+	same := robottest.NewRobot("same", 2)
+	sameDeployment := liveDeployment(t, same)
+	sameDeployment.Name, sameDeployment.UID = "same", "uid-same"
+	converged(same, sameDeployment)
+	f.add(same, sameDeployment)
+	report := observe.NewReport(klog.FromContext(ctx))
+	f.options = func(o *Options) { o.Observe = report }
+
+	c := f.newController(ctx)
+	for _, robot := range []*robotv1beta1.Robot{fresh, changed, same} {
+		if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
+			t.Fatalf("syncing %s: %v", robot.Name, err)
+		}
+	}
+	robottest.CheckActions(t, "robot", nil, robottest.FilterInformerActions(f.robotClient.Actions()))
+	robottest.CheckActions(t, "kube", nil, robottest.FilterInformerActions(f.kubeClient.Actions()))
+	f.expectEvents()
+
+	s := report.Summary()
+	if s.Checked != 3 || s.Changing != 2 || s.Rolling != 1 {
+		t.Errorf("summary: %d checked, %d changing, %d rolling; want 3, 2, 1", s.Checked, s.Changing, s.Rolling)
+	}
+	var got []string
+	for _, robot := range s.Robots {
+		for _, change := range robot.Changes {
+			got = append(got, robot.Robot.Name+": "+change.Action+" "+change.Kind+" rolls="+fmt.Sprint(change.PodTemplate != ""))
+		}
+	}
+	want := []string{"changed: update Deployment rolls=true", "fresh: create Deployment rolls=false"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("changes: %q, want %q", got, want)
 	}
 }
