@@ -36,7 +36,9 @@ func observing(logger klog.Logger, opts Options) Options {
 
 // readOnlyConfig makes every client built from cfg, and from its copies,
 // refuse to write: only reads, and the metrics endpoint's reviews, leave
-// the process (observe.ReadOnly).
+// the process (observe.ReadOnly). It sits beneath the outage gate, which
+// would take a refusal for a failed request and probe the API server once;
+// the writer of an observe-only operator sends no write for it to refuse.
 func readOnlyConfig(cfg *rest.Config) {
 	cfg.Wrap(observe.ReadOnly)
 }

@@ -124,6 +124,17 @@ func TestObserveOnlyPreviewsAnUpgrade(t *testing.T) {
 	if samples := metrics.matching("robot_operator_observe_object_changes", `kind="Deployment"`, `action="update"`); len(samples) != 1 || samples[0].value != 2 {
 		t.Errorf("robot_operator_observe_object_changes of Deployment updates: %v, want 2", samples)
 	}
+	// Its clients never even tried a write: the writer reported each one
+	// instead, and the transport that would have refused it was not
+	// needed. (A refused request is counted too, with code "<error>".)
+	var requests []string
+	for _, s := range metrics.matching("rest_client_requests_total") {
+		requests = append(requests, s.line)
+		if !strings.Contains(s.labels, `method="GET"`) {
+			t.Errorf("the observe-only operator sent, or tried to send, a write: %s", s.line)
+		}
+	}
+	t.Logf("the observe-only operator's requests:\n%s", strings.Join(requests, "\n"))
 
 	// Meanwhile the shared operator writes as ever: the audit log records
 	// this window's writes.
