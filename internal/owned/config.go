@@ -178,7 +178,7 @@ func (c *Config) NotWatched(robot *robotv1beta1.Robot) error {
 	}
 	return &outcome.NotAllowedError{Reason: robotv1beta1.ReasonConfigNotWatched, Message: fmt.Sprintf(
 		"spec.rollOnConfigChange: the operator may not watch %s (its RBAC lacks list and watch of them: the chart's configRollouts values, "+
-			"or the kustomize component artifacts/components/config-rollouts-secrets), so their changes do not roll the pods; "+
+			"or the kustomize component artifacts/config-rollouts-secrets), so their changes do not roll the pods; "+
 			"the Deployment is kept, and what the operator may watch rolls them", strings.Join(parts, " and "))}
 }
 
