@@ -3,6 +3,7 @@ package owned
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -10,16 +11,19 @@ import (
 	"time"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
+	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	fcache "k8s.io/client-go/tools/cache/testing"
+	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -272,5 +276,78 @@ func TestConfigSecretsNotWatched(t *testing.T) {
 	withDigest, _ := watched.config.Digest(withSecret)
 	if onlyConfigMap, _ := watched.config.Digest(withoutSecret); withDigest == onlyConfigMap {
 		t.Errorf("the watched Secret is not in the digest %s", withDigest)
+	}
+}
+
+// TestPathsRollOnConfig: through the paths, a converged Robot rolling on
+// config syncs with no write, and says ConfigNotWatched for its Secret the
+// operator may not watch; the config has synced only once its cache has;
+// a change of its ConfigMap is applied to the Deployment.
+func TestPathsRollOnConfig(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := policyRobot()
+	robot.Spec.HTTP = nil
+	robot.Spec.RollOnConfigChange = ptr.To(true)
+	robot.Spec.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "shared"}}}}
+	robot.Spec.Volumes = []robotv1beta1.RobotVolume{{Name: "s", Secret: &corev1.SecretVolumeSource{SecretName: "db"}}}
+	f := newPolicyFixture(t, robot)
+	if err := f.robots.AddIndexers(cache.Indexers{ConfigIndex: ConfigIndexFunc}); err != nil {
+		t.Fatal(err)
+	}
+	source := fcache.NewFakeControllerSource()
+	defer source.Shutdown()
+	source.Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: robot.Namespace, Name: "shared", UID: "cm-1"}})
+	configMaps := cache.NewSharedIndexInformer(source, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	f.sources.ConfigMaps, f.sources.RobotIndexer = configMaps, f.robots
+	paths := f.paths(t, policy.Policy{})
+	if paths.config.HasSynced() {
+		t.Error("the config has synced before its cache")
+	}
+	f.syncCaches(t, configMaps)
+	if !paths.config.HasSynced() {
+		t.Error("the config has not synced once its cache has")
+	}
+
+	// The Robot's Deployment and Service as the API server holds them once
+	// applied.
+	desired, err := paths.config.desiredDeployment(robot)
+	deployment, service := robottest.LiveDeploymentOf(t, desired, err), liveService(t, robot)
+	first := deployment.Spec.Template.Annotations[workload.AnnotationConfigDigest]
+	if first == "" {
+		t.Fatalf("the Deployment's template has no config digest: %v", deployment.Spec.Template.Annotations)
+	}
+	for _, object := range []runtime.Object{deployment, service} {
+		if err := f.kube.Tracker().Add(object); err != nil {
+			t.Fatal(err)
+		}
+	}
+	objects := Objects{Deployment: deployment, Service: service}
+	f.cache(t, objects)
+	converged(robot, objects)
+
+	_, err = paths.Sync(ctx, robot)
+	refusedFor(t, err, robotv1beta1.ReasonConfigNotWatched)
+	if writes := f.writes(); len(writes) != 0 {
+		t.Errorf("writes %v with the config unchanged, want none", writes)
+	}
+
+	source.Modify(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: robot.Namespace, Name: "shared", UID: "cm-1"}})
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		digest, _ := paths.config.Digest(robot)
+		return digest != first, nil
+	}); err != nil {
+		t.Fatal("the digest did not follow the ConfigMap's change")
+	}
+	objects, err = paths.Sync(ctx, robot)
+	refusedFor(t, err, robotv1beta1.ReasonConfigNotWatched)
+	if got := fmt.Sprint(f.writes()); got != "[patch deployments patch deployments]" && got != "[patch deployments]" {
+		t.Errorf("writes %s after the ConfigMap changed, want the Deployment applied", got)
+	}
+	stored, err := f.kube.AppsV1().Deployments(robot.Namespace).Get(ctx, objects.Deployment.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stored.Spec.Template.Annotations[workload.AnnotationConfigDigest]; got == first || got == "" {
+		t.Errorf("the Deployment's config digest is %q after the change, before %q (returned: %q)", got, first, objects.Deployment.Spec.Template.Annotations)
 	}
 }
