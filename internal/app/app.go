@@ -160,6 +160,7 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 		return err
 	}
 	inf := newInformers(opts, c)
+	inf.watchConfig(ctx, c.kube, c.metadata)
 
 	// The write fence: open until this process leads, then shut whenever
 	// the Lease may have gone to another replica.

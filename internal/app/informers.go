@@ -1,6 +1,8 @@
 package app
 
 import (
+	"sync"
+
 	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podsummary"
 	"github.com/robot-operator/robot-operator/internal/transform"
@@ -39,6 +41,12 @@ type informers struct {
 	// newerFields is the Robot informer's transform, which remembers the
 	// Robots holding fields this release does not know.
 	newerFields *transform.NewerFields
+	// configMaps and secrets hold the metadata of the ConfigMaps and the
+	// Secrets (watchConfig); nil where the operator may not watch them.
+	// running waits for them to stop.
+	configMaps cache.SharedIndexInformer
+	secrets    cache.SharedIndexInformer
+	running    sync.WaitGroup
 }
 
 // newInformers builds the informer factories; they start nothing yet.
@@ -53,6 +61,12 @@ func newInformers(opts Options, c *clients) *informers {
 		robotinformers.WithNamespace(opts.Namespace),
 		robotinformers.WithTransform(newerFields.Transform))
 	robotLister := robotFactory.Robot().V1beta1().Robots().Lister()
+	// The Robots that roll on config changes, by the config they read: a
+	// change of it queues them.
+	if err := robotFactory.Robot().V1beta1().Robots().Informer().AddIndexers(cache.Indexers{owned.ConfigIndex: owned.ConfigIndexFunc}); err != nil {
+		// Only a started informer refuses an index.
+		utilruntime.HandleError(err)
+	}
 	robots := func(namespace, name string) (*robotv1beta1.Robot, bool) {
 		robot, err := robotLister.Robots(namespace).Get(name)
 		return robot, err == nil
@@ -114,6 +128,9 @@ func (i *informers) owned(c *clients) owned.Sources {
 		Gateways:         i.gateways,
 		GatewaysFound:    i.gatewaysFound,
 		Namespace:        i.namespace,
+		ConfigMaps:       i.configMaps,
+		Secrets:          i.secrets,
+		RobotIndexer:     i.robots.Robot().V1beta1().Robots().Informer().GetIndexer(),
 	}
 }
 
@@ -126,6 +143,11 @@ func (i *informers) owned(c *clients) owned.Sources {
 func (i *informers) start(stop <-chan struct{}) {
 	i.robots.Start(stop)
 	i.pods.Start(stop)
+	for _, informer := range []cache.SharedIndexInformer{i.configMaps, i.secrets} {
+		if informer != nil {
+			i.running.Go(func() { informer.Run(stop) })
+		}
+	}
 	go func() {
 		if i.waitForRobots(stop) {
 			i.kube.Start(stop)
@@ -151,4 +173,5 @@ func (i *informers) shutdown() {
 	i.pods.Shutdown()
 	i.robots.Shutdown()
 	i.gateway.Shutdown()
+	i.running.Wait()
 }

@@ -40,7 +40,7 @@ const (
 // for and that the annotation keeps as they are, value for value: restored
 // from the annotation's JSON, not from the Go values that check it, so that
 // a quantity keeps its spelling (1000m is not rewritten 1).
-var keptFields = []string{"initContainers", "sidecars", "terminationGracePeriodSeconds", "preStop"}
+var keptFields = []string{"initContainers", "sidecars", "terminationGracePeriodSeconds", "preStop", "rollOnConfigChange"}
 
 // serviceFields are the fields of spec.service that v1beta1 has and
 // v1alpha1 has not: all but the type. They are read from the two versions'
@@ -250,6 +250,7 @@ func (object robotObject) toV1alpha1() error {
 		Sidecars                      any `json:"sidecars,omitempty"`
 		TerminationGracePeriodSeconds any `json:"terminationGracePeriodSeconds,omitempty"`
 		PreStop                       any `json:"preStop,omitempty"`
+		RollOnConfigChange            any `json:"rollOnConfigChange,omitempty"`
 		Service                       any `json:"service,omitempty"`
 	}
 	if ports, _ := spec[fieldPorts].([]any); len(ports) > 0 {
@@ -291,6 +292,9 @@ func (object robotObject) toV1alpha1() error {
 	if present(spec, "preStop") {
 		data.PreStop = spec["preStop"]
 	}
+	if present(spec, "rollOnConfigChange") {
+		data.RollOnConfigChange = spec["rollOnConfigChange"]
+	}
 	for _, name := range keptFields {
 		delete(spec, name)
 	}
@@ -307,7 +311,8 @@ func (object robotObject) toV1alpha1() error {
 		}
 	}
 	if data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == nil && data.Service == nil &&
-		data.InitContainers == nil && data.Sidecars == nil && data.TerminationGracePeriodSeconds == nil && data.PreStop == nil {
+		data.InitContainers == nil && data.Sidecars == nil && data.TerminationGracePeriodSeconds == nil && data.PreStop == nil &&
+		data.RollOnConfigChange == nil {
 		return nil
 	}
 	raw, err := json.Marshal(data)

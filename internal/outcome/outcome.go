@@ -128,7 +128,7 @@ func WarnsOnEntry(reason string) bool {
 	switch reason {
 	case robotv1beta1.ReasonInvalidSpec, robotv1beta1.ReasonDeploymentNameTaken, robotv1beta1.ReasonServiceNameTaken, robotv1beta1.ReasonServiceTypeNotAllowed,
 		robotv1beta1.ReasonLoadBalancerClassImmutable, robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested,
-		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested, robotv1beta1.ReasonDisruptionBudgetNotAllowed,
+		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested, robotv1beta1.ReasonDisruptionBudgetNotAllowed, robotv1beta1.ReasonConfigNotWatched,
 		robotv1beta1.ReasonGatewayAPIMissing, robotv1beta1.ReasonRouteNameTaken, robotv1beta1.ReasonRouteContested,
 		robotv1beta1.ReasonRouteNotAllowed, robotv1beta1.ReasonServiceMetadataNotAllowed, robotv1beta1.ReasonLoadBalancerClassNotAllowed, robotv1beta1.ReasonGracePeriodNotAllowed, robotv1beta1.ReasonNewerAPI:
 		return true

@@ -37,8 +37,10 @@ type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfigur
 // cached by informer (which should hold only the Deployments the operator
 // manages) and written through kube. A Robot whose pods' shutdown the
 // policy refuses gets no Deployment written, and one it has is left as it
-// is: its pods keep running.
-func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy) (*DeploymentPath, error) {
+// is: its pods keep running. The pod template of a Robot rolling on config
+// changes carries the digest of the config its pods read, from config
+// (nil: none).
+func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy, config *Config) (*DeploymentPath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
 		Name: "Deployment",
@@ -55,7 +57,7 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		},
 		Hold:       allowed.CheckShutdown,
 		ObjectName: workload.DeploymentName,
-		Desired:    workload.NewDeployment,
+		Desired:    config.desiredDeployment,
 		Cached: func(namespace, name string) (*appsv1.Deployment, error) {
 			return lister.Deployments(namespace).Get(name)
 		},
@@ -72,7 +74,7 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 // listDeployments is the Deployment's entry in the list of kinds.
 func listDeployments(p *Paths, sources Sources) (ownedKind, error) {
 	informer := sources.KubeInformers.Apps().V1().Deployments()
-	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy)
+	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy, p.config)
 	p.Deployments = path
 	return listed(p, sources, path, err, informer.Informer(), "written_deployments")
 }

@@ -49,6 +49,15 @@ type Sources struct {
 	Gateways      cache.SharedIndexInformer
 	GatewaysFound *Discovery
 	Namespace     string
+	// ConfigMaps and Secrets, when set, are metadata informers of the
+	// ConfigMaps and Secrets (of Namespace, "" for all), each cached with
+	// transform.ObjectMetadata; nil where the operator may not watch the
+	// kind. RobotIndexer is the Robot cache's indexer, with ConfigIndex
+	// (ConfigIndexFunc). Without RobotIndexer no Robot rolls on config
+	// changes (Config).
+	ConfigMaps   cache.SharedIndexInformer
+	Secrets      cache.SharedIndexInformer
+	RobotIndexer cache.Indexer
 	// Without names kinds (by Kind.Name) that the paths leave out, as if
 	// the operator knew none of them: for tests of the other kinds.
 	Without []string
@@ -66,6 +75,8 @@ type Paths struct {
 	kinds []ownedKind
 	// gateways is nil without its Sources.
 	gateways *Gateways
+	// config is nil without a RobotIndexer in the Sources.
+	config *Config
 	// newerFields is nil without its Sources: no Robot holds such fields.
 	newerFields *transform.NewerFields
 	deps        Deps
@@ -75,6 +86,11 @@ type Paths struct {
 // event handlers.
 func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 	p := &Paths{deps: deps, newerFields: sources.NewerFields}
+	// Before the kinds: the Deployment's desired object reads it.
+	var err error
+	if p.config, err = NewConfig(deps, sources.RobotIndexer, sources.ConfigMaps, sources.Secrets); err != nil {
+		return nil, err
+	}
 	for _, entry := range kinds {
 		if slices.Contains(sources.Without, entry.name) {
 			continue
@@ -89,7 +105,6 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 		return nil, errors.New("the Deployment's path is the first of every sync, and cannot be left out")
 	}
 	if sources.Gateways != nil && sources.GatewaysFound != nil {
-		var err error
 		if p.gateways, err = NewGateways(deps, sources.Gateways, sources.Namespace, sources.GatewaysFound); err != nil {
 			return nil, err
 		}
@@ -105,8 +120,12 @@ func (p *Paths) GatewayExists(namespace, name string) (exists, known bool) {
 
 // HasSynced reports whether the cache of every kind always watched has
 // synced, and discovery has answered once whether each optional kind is
-// there: all of them, none left out.
+// there: all of them, none left out; and the caches of the config that
+// Robots' pods read, from which their Deployments' config digests come.
 func (p *Paths) HasSynced() bool {
+	if !p.config.HasSynced() {
+		return false
+	}
 	for _, kind := range p.kinds {
 		if !kind.hasSynced() {
 			return false
@@ -137,7 +156,9 @@ func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, e
 	for _, kind := range beside {
 		err = cmp.Or(err, kind.sync(ctx, robot, &objects))
 	}
-	return objects, err
+	// The Deployment is kept all the same: its digest leaves out what the
+	// operator may not watch, and the status says so.
+	return objects, cmp.Or(err, p.config.NotWatched(robot))
 }
 
 // Own returns what robot owns as the caches hold it, for a Robot whose

@@ -98,7 +98,9 @@ func specApplied(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, syncE
 	if deployment == nil || syncErr == nil {
 		return deployment != nil
 	}
-	desired, err := workload.NewDeployment(robot)
+	// The config digest is not the Robot's spec: the Deployment holds the
+	// Robot's spec whatever version of its config it was applied with.
+	desired, err := workload.NewDeploymentWithConfig(robot, deployment.Spec.Template.Annotations[workload.AnnotationConfigDigest])
 	return err == nil && deployment.Annotations[workload.AnnotationSpecHash] == desired.Annotations[workload.AnnotationSpecHash]
 }
 

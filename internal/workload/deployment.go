@@ -156,7 +156,17 @@ func validateSpec(spec *robotv1beta1.RobotSpec) error {
 // NewDeployment returns the Deployment that robot asks for, as the apply
 // configuration that the operator applies: exactly the fields it owns. It
 // returns an *outcome.InvalidSpecError when the spec cannot become a Deployment.
+// A Robot that rolls on config changes gets no config digest from it:
+// NewDeploymentWithConfig gives one.
 func NewDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	return NewDeploymentWithConfig(robot, "")
+}
+
+// NewDeploymentWithConfig is NewDeployment with configDigest (ConfigDigest of
+// the objects the pods read) in the pod template's AnnotationConfigDigest,
+// when robot rolls on config changes and the digest is not empty. The spec
+// hash covers it: a new digest is applied as a change of the Robot is.
+func NewDeploymentWithConfig(robot *robotv1beta1.Robot, configDigest string) (*appsv1ac.DeploymentApplyConfiguration, error) {
 	if err := UndecodableSpec(robot); err != nil {
 		return nil, &outcome.InvalidSpecError{Err: err}
 	}
@@ -200,6 +210,10 @@ func NewDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfigur
 	template := corev1ac.PodTemplateSpec().WithLabels(ObjectLabels(robot))
 	if err := addWorkload(robot, template, pod, container); err != nil {
 		return nil, &outcome.InvalidSpecError{Err: err}
+	}
+	if configDigest != "" && RollsOnConfigChange(robot) {
+		// After the Robot's podAnnotations: the digest is the operator's.
+		template.WithAnnotations(map[string]string{AnnotationConfigDigest: configDigest})
 	}
 
 	replicas := ptr.Deref(robot.Spec.Replicas, 1)

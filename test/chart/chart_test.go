@@ -155,6 +155,66 @@ func TestChartMonitoringRendersArtifactsMonitoring(t *testing.T) {
 	}
 }
 
+// TestChartConfigRolloutsRenderTheComponent: configRollouts.secrets renders
+// artifacts/deploy and deploy-namespaced with the config-rollouts-secrets
+// component; Secrets may not be listed by default, ConfigMaps may, and
+// configRollouts.configMaps=false takes that away.
+func TestChartConfigRolloutsRenderTheComponent(t *testing.T) {
+	for _, tc := range []struct {
+		name, base string
+		values     []string
+	}{
+		{"deploy", "artifacts/deploy", nil},
+		{"deploy-namespaced", "artifacts/deploy-namespaced", []string{"watchNamespace=robots"}},
+	} {
+		dir := filepath.Join(root, "_output", "chart-test-config-rollouts-"+tc.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		overlay := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../" + tc.base + "\ncomponents:\n- ../../artifacts/config-rollouts-secrets\n"
+		if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		helm := helmTemplate(t, append(tc.values, "configRollouts.secrets=true")...)
+		compare(t, helm, kustomize(t, dir), operatorNamespace)
+		if !listsAndWatches(t, helm, "secrets") {
+			t.Errorf("%s: configRollouts.secrets=true lets the operator list and watch no Secrets", tc.name)
+		}
+		defaults := helmTemplate(t, tc.values...)
+		if listsAndWatches(t, defaults, "secrets") || !listsAndWatches(t, defaults, "configmaps") {
+			t.Errorf("%s: by default the operator may list and watch Secrets: %v, ConfigMaps: %v; want false, true", tc.name,
+				listsAndWatches(t, defaults, "secrets"), listsAndWatches(t, defaults, "configmaps"))
+		}
+		if listsAndWatches(t, helmTemplate(t, append(tc.values, "configRollouts.configMaps=false")...), "configmaps") {
+			t.Errorf("%s: configRollouts.configMaps=false still lets the operator list and watch ConfigMaps", tc.name)
+		}
+	}
+}
+
+// listsAndWatches reports whether a Role or ClusterRole of objects grants
+// list and watch of every object of the core group's resource.
+func listsAndWatches(t *testing.T, objects map[string]*unstructured.Unstructured, resource string) bool {
+	t.Helper()
+	for _, object := range objects {
+		if kind := object.GetKind(); kind != "ClusterRole" && kind != "Role" {
+			continue
+		}
+		rules, _, _ := unstructured.NestedSlice(object.Object, "rules")
+		for _, rule := range rules {
+			r := rule.(map[string]any)
+			groups, _, _ := unstructured.NestedStringSlice(r, "apiGroups")
+			resources, _, _ := unstructured.NestedStringSlice(r, "resources")
+			verbs, _, _ := unstructured.NestedStringSlice(r, "verbs")
+			names, _, _ := unstructured.NestedStringSlice(r, "resourceNames")
+			if slices.Contains(groups, "") && slices.Contains(resources, resource) && len(names) == 0 &&
+				slices.Contains(verbs, "list") && slices.Contains(verbs, "watch") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestChartCopiesAreCurrent: the CRD and the monitoring objects that the
 // chart carries are the originals, byte for byte (hack/update-chart.sh).
 func TestChartCopiesAreCurrent(t *testing.T) {

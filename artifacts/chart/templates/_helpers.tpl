@@ -43,9 +43,25 @@ app.kubernetes.io/component: operator
 - apiGroups: ["gateway.networking.k8s.io"]
   resources: ["gateways"]
   verbs: ["list", "watch"]
+{{- if .Values.configRollouts.configMaps }}
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["list", "watch"]
+{{- end }}
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
+{{- end }}
+
+{{/* The rule that lets the operator watch the metadata of Secrets, for
+the Robots that roll on config changes: configRollouts.secrets, off by
+default (the component artifacts/config-rollouts-secrets). */}}
+{{- define "robot-operator.configSecretsRule" -}}
+{{- if .Values.configRollouts.secrets }}
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["list", "watch"]
+{{- end }}
 {{- end }}
 
 {{/* The operator's image: repository:tag, and @digest when a digest is set. */}}

@@ -39,7 +39,8 @@ import (
 // v1alpha1 has no field for (a second port, a port named other than "http"
 // or not TCP, a port's servicePort or nodePort, a rollout strategy,
 // minReadySeconds, init containers, sidecars, a grace period, a preStop
-// hook, the Service's metadata and traffic fields) is kept in the annotation ConversionDataAnnotation, so
+// hook, rolling on config changes, the Service's metadata and traffic
+// fields) is kept in the annotation ConversionDataAnnotation, so
 // that a read-modify-write through v1alpha1 (kubectl edit, an older client)
 // loses none of it.
 
@@ -62,6 +63,7 @@ type ConversionData struct {
 	Sidecars                      []v1beta1.RobotSidecar   `json:"sidecars,omitempty"`
 	TerminationGracePeriodSeconds *int64                   `json:"terminationGracePeriodSeconds,omitempty"`
 	PreStop                       *v1beta1.RobotPreStop    `json:"preStop,omitempty"`
+	RollOnConfigChange            *bool                    `json:"rollOnConfigChange,omitempty"`
 	// Service holds spec.service's fields but its type, which v1alpha1
 	// has.
 	Service *v1beta1.RobotService `json:"service,omitempty"`
@@ -72,7 +74,7 @@ type ConversionData struct {
 func (data *ConversionData) empty() bool {
 	return data.Ports == nil && data.Strategy == nil && data.MinReadySeconds == 0 &&
 		len(data.InitContainers) == 0 && len(data.Sidecars) == 0 && data.TerminationGracePeriodSeconds == nil && data.PreStop == nil &&
-		data.Service == nil
+		data.RollOnConfigChange == nil && data.Service == nil
 }
 
 // Why ReadConversionData refuses an annotation.
@@ -153,6 +155,7 @@ func Convert_v1alpha1_Robot_To_v1beta1_Robot(in *Robot, out *v1beta1.Robot, s co
 	out.Spec.Sidecars = data.Sidecars
 	out.Spec.TerminationGracePeriodSeconds = data.TerminationGracePeriodSeconds
 	out.Spec.PreStop = data.PreStop
+	out.Spec.RollOnConfigChange = data.RollOnConfigChange
 	// Through v1alpha1, removing service removes its other fields too, as
 	// a Robot without service asks for the default Service.
 	if out.Spec.Service != nil && data.Service != nil {
@@ -222,6 +225,7 @@ func Convert_v1beta1_Robot_To_v1alpha1_Robot(in *v1beta1.Robot, out *Robot, s co
 	data.Sidecars = in.Spec.Sidecars
 	data.TerminationGracePeriodSeconds = in.Spec.TerminationGracePeriodSeconds
 	data.PreStop = in.Spec.PreStop
+	data.RollOnConfigChange = in.Spec.RollOnConfigChange
 	service, err := serviceToKeep(in.Spec.Service)
 	if err != nil {
 		return fmt.Errorf("robot %s/%s: keeping the Service's fields v1alpha1 cannot hold: %w", in.Namespace, in.Name, err)

@@ -266,6 +266,7 @@ func autoConvert_v1beta1_RobotSpec_To_v1alpha1_RobotSpec(in *v1beta1.RobotSpec, 
 	// WARNING: in.Sidecars requires manual conversion: does not exist in peer-type
 	// WARNING: in.TerminationGracePeriodSeconds requires manual conversion: does not exist in peer-type
 	// WARNING: in.PreStop requires manual conversion: does not exist in peer-type
+	// WARNING: in.RollOnConfigChange requires manual conversion: does not exist in peer-type
 	return nil
 }
 

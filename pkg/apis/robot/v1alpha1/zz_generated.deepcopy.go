@@ -65,6 +65,11 @@ func (in *ConversionData) DeepCopyInto(out *ConversionData) {
 		*out = new(v1beta1.RobotPreStop)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.RollOnConfigChange != nil {
+		in, out := &in.RollOnConfigChange, &out.RollOnConfigChange
+		*out = new(bool)
+		**out = **in
+	}
 	if in.Service != nil {
 		in, out := &in.Service, &out.Service
 		*out = new(v1beta1.RobotService)

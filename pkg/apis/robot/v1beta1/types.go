@@ -354,6 +354,21 @@ type RobotSpec struct {
 	// against terminationGracePeriodSeconds. Unset, none.
 	// +optional
 	PreStop *RobotPreStop `json:"preStop,omitempty"`
+
+	// RollOnConfigChange, when true, rolls the Robot's pods whenever a
+	// ConfigMap or Secret they read changes: one of its volumes (projected
+	// ones too), env valueFrom or envFrom, in any of its containers. The
+	// operator puts a digest of those objects' identity and version in the
+	// pod template's annotation robot.dev/config-digest, so a change of
+	// one of them (or its creation, or its deletion) is a new template,
+	// rolled as the Robot's strategy says. It watches only their metadata,
+	// never their data. Secrets count only when the operator may watch
+	// them, which its RBAC grants only when asked (configRollouts.secrets
+	// in the chart): otherwise Synced says ConfigNotWatched, and the
+	// ConfigMaps still roll the pods. Unset or false, nothing rolls for
+	// them.
+	// +optional
+	RollOnConfigChange *bool `json:"rollOnConfigChange,omitempty"`
 }
 
 // RobotContainer is an init container of a Robot's pods, and what a sidecar
@@ -1124,6 +1139,14 @@ const (
 	// told to keep none (its -disruption-budgets=off flag). Everything else
 	// the Robot asks for is kept; the budget the operator made is deleted.
 	ReasonDisruptionBudgetNotAllowed = "DisruptionBudgetNotAllowed"
+	// ReasonConfigNotWatched: the Robot asks to roll on config changes
+	// (spec.rollOnConfigChange) and reads a Secret (or a ConfigMap) that
+	// the operator may not watch, its RBAC lacking list and watch of
+	// them (configRollouts.secrets in the chart). Everything else is kept:
+	// the Deployment is written and the objects the operator may watch
+	// roll the pods; the message names those that do not. Ready is not
+	// changed by it.
+	ReasonConfigNotWatched = "ConfigNotWatched"
 	// ReasonGatewayAPIMissing: the Robot asks for an HTTPRoute (spec.http)
 	// and the cluster has no Gateway API (its HTTPRoute CRD). Everything
 	// else the Robot asks for is kept; the route is made as soon as the

@@ -618,6 +618,11 @@ func (in *RobotSpec) DeepCopyInto(out *RobotSpec) {
 		*out = new(RobotPreStop)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.RollOnConfigChange != nil {
+		in, out := &in.RollOnConfigChange, &out.RollOnConfigChange
+		*out = new(bool)
+		**out = **in
+	}
 	return
 }
 

@@ -163,6 +163,19 @@ type RobotSpecApplyConfiguration struct {
 	// that stopped listening; or a command that drains it. It counts
 	// against terminationGracePeriodSeconds. Unset, none.
 	PreStop *RobotPreStopApplyConfiguration `json:"preStop,omitempty"`
+	// RollOnConfigChange, when true, rolls the Robot's pods whenever a
+	// ConfigMap or Secret they read changes: one of its volumes (projected
+	// ones too), env valueFrom or envFrom, in any of its containers. The
+	// operator puts a digest of those objects' identity and version in the
+	// pod template's annotation robot.dev/config-digest, so a change of
+	// one of them (or its creation, or its deletion) is a new template,
+	// rolled as the Robot's strategy says. It watches only their metadata,
+	// never their data. Secrets count only when the operator may watch
+	// them, which its RBAC grants only when asked (configRollouts.secrets
+	// in the chart): otherwise Synced says ConfigNotWatched, and the
+	// ConfigMaps still roll the pods. Unset or false, nothing rolls for
+	// them.
+	RollOnConfigChange *bool `json:"rollOnConfigChange,omitempty"`
 }
 
 // RobotSpecApplyConfiguration constructs a declarative configuration of the RobotSpec type for use with
@@ -460,5 +473,13 @@ func (b *RobotSpecApplyConfiguration) WithTerminationGracePeriodSeconds(value in
 // If called multiple times, the PreStop field is set to the value of the last call.
 func (b *RobotSpecApplyConfiguration) WithPreStop(value *RobotPreStopApplyConfiguration) *RobotSpecApplyConfiguration {
 	b.PreStop = value
+	return b
+}
+
+// WithRollOnConfigChange sets the RollOnConfigChange field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RollOnConfigChange field is set to the value of the last call.
+func (b *RobotSpecApplyConfiguration) WithRollOnConfigChange(value bool) *RobotSpecApplyConfiguration {
+	b.RollOnConfigChange = &value
 	return b
 }
