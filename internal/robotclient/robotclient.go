@@ -64,9 +64,36 @@ func (s tolerantSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 	for i := range infos {
 		if infos[i].MediaType == runtime.ContentTypeJSON {
 			infos[i].Serializer = tolerantDecoder{infos[i].Serializer}
+			if infos[i].StreamSerializer != nil {
+				// A copy: the codec factory's own is shared.
+				stream := *infos[i].StreamSerializer
+				stream.Serializer = eventDecoder{stream.Serializer}
+				infos[i].StreamSerializer = &stream
+			}
 		}
 	}
 	return infos
+}
+
+// watchEventPrefix is how the API server begins a watch event in JSON.
+var watchEventPrefix = []byte(`{"type":"`)
+
+// eventDecoder decodes the events of a watch as its Serializer does, but
+// without reading each first for its kind, which a watch event does not
+// say: the watch tells what it decodes each into.
+type eventDecoder struct {
+	runtime.Serializer
+}
+
+// Decode implements runtime.Decoder.
+func (d eventDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if event, ok := into.(*metav1.WatchEvent); ok && event != nil && bytes.HasPrefix(data, watchEventPrefix) {
+		kinds, _, err := scheme.Scheme.ObjectKinds(event)
+		if err == nil && kjson.UnmarshalCaseSensitivePreserveInts(data, event) == nil {
+			return event, &kinds[0], nil
+		}
+	}
+	return d.Serializer.Decode(data, defaults, into)
 }
 
 // tolerantDecoder decodes as its Serializer does, and decodes a Robot or a

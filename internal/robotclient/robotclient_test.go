@@ -10,6 +10,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -186,6 +187,40 @@ func TestRobotDecodedDirectlyAsTheSerializerWould(t *testing.T) {
 	} {
 		if _, ok := decodeRobotDirectly([]byte(other), nil); ok {
 			t.Errorf("%s decoded directly as a Robot", other)
+		}
+	}
+}
+
+// TestWatchEventDecodedAsTheSerializerWould: the Robot watch's events are
+// decoded without the Serializer's reading of their kind first, into the
+// same event, and the codec factory the serializer wraps, shared, is left
+// as it was.
+func TestWatchEventDecodedAsTheSerializerWould(t *testing.T) {
+	standard := rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	wantInfo, _ := runtime.SerializerInfoForMediaType(standard.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	gotInfo, _ := runtime.SerializerInfoForMediaType(tolerantSerializer{standard}.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if _, ok := gotInfo.StreamSerializer.Serializer.(eventDecoder); !ok {
+		t.Fatalf("the watch's events are decoded by %T", gotInfo.StreamSerializer.Serializer)
+	}
+	if _, ok := wantInfo.StreamSerializer.Serializer.(eventDecoder); ok {
+		t.Fatal("the codec factory's own stream serializer was changed")
+	}
+	for _, data := range []string{
+		`{"type":"MODIFIED","object":` + robotJSON("web", `{"image":"a","replicas":2}`) + `}`,
+		`{"type":"BOOKMARK","object":{"kind":"Robot","apiVersion":"robot.dev/v1beta1","metadata":{"resourceVersion":"12"}}}`,
+		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","code":410}}`,
+	} {
+		var got, want metav1.WatchEvent
+		gotObject, gotKind, gotErr := gotInfo.StreamSerializer.Serializer.Decode([]byte(data), nil, &got)
+		_, wantKind, wantErr := wantInfo.StreamSerializer.Serializer.Decode([]byte(data), nil, &want)
+		if gotErr != nil || wantErr != nil {
+			t.Fatalf("decoding %s: %v; the Serializer: %v", data, gotErr, wantErr)
+		}
+		if gotObject != &got {
+			t.Errorf("decoded into a new event, not the one given: the watch fails")
+		}
+		if *gotKind != *wantKind || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s decoded as %v %+v, by the Serializer as %v %+v", data, gotKind, got, wantKind, want)
 		}
 	}
 }
