@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -34,7 +35,10 @@ import (
 func NewerFields(entries []metav1.ManagedFieldsEntry) []string {
 	var newer []string
 	for _, entry := range entries {
-		if entry.FieldsV1 == nil {
+		// Most entries set no spec field (a status writer's, every one of
+		// the operator's): they are told without being parsed, as this
+		// runs on every Robot the informer decodes.
+		if entry.FieldsV1 == nil || !bytes.Contains(entry.FieldsV1.Raw, specKey) {
 			continue
 		}
 		var fields map[string]any
@@ -62,6 +66,9 @@ func NewerFields(entries []metav1.ManagedFieldsEntry) []string {
 	slices.Sort(newer)
 	return slices.Compact(newer)
 }
+
+// specKey is how an entry's fields name spec, quoted as in their JSON.
+var specKey = []byte(`"f:spec"`)
 
 // robotTypeOf returns the Go type of a Robot set through apiVersion, nil for
 // a version of robot.dev this binary does not know.

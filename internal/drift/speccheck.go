@@ -6,32 +6,42 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// specCheck is an owned object's generation and the spec hash of what the
+// Version is what says that an owned object may have changed since it was
+// last seen: its generation, for a kind whose generation changes with every
+// change of its spec (a Deployment); its resourceVersion otherwise (a
+// Service, whose generation does not move), which changes with any write of
+// the object.
+type Version struct {
+	Generation      int64
+	ResourceVersion string
+}
+
+// specCheck is an owned object's version and the spec hash of what the
 // Robot asked for, when the two specs last matched.
 type specCheck struct {
-	generation int64
-	specHash   string
+	version  Version
+	specHash string
 }
 
 // SpecChecks is the spec-check memo: for each object a Robot owns (by UID),
-// the generation and spec hash at which its spec last showed no drift, so
-// that the costly comparison of specs runs once per change, not on every
-// status update. Any change to a Deployment's spec raises its generation, and
-// any change to the Robot's its spec hash. Its writer (internal/writer) owns
-// it.
+// the version and spec hash at which its spec last showed no drift, so that
+// the costly comparison of specs runs once per change, not on every status
+// update. Any change to a Deployment's spec raises its generation, any write
+// of a Service its resourceVersion, and any change to the Robot's spec its
+// spec hash. Its writer (internal/writer) owns it.
 type SpecChecks struct{ m sync.Map }
 
 // Unchanged reports whether the object uid's spec matched the Robot's at
-// this generation and spec hash.
-func (s *SpecChecks) Unchanged(uid types.UID, generation int64, specHash string) bool {
+// this version and spec hash.
+func (s *SpecChecks) Unchanged(uid types.UID, version Version, specHash string) bool {
 	last, ok := s.m.Load(uid)
-	return ok && last.(specCheck) == specCheck{generation, specHash}
+	return ok && last.(specCheck) == specCheck{version, specHash}
 }
 
-// Record notes that the object uid's spec matched at this generation and
-// spec hash.
-func (s *SpecChecks) Record(uid types.UID, generation int64, specHash string) {
-	s.m.Store(uid, specCheck{generation, specHash})
+// Record notes that the object uid's spec matched at this version and spec
+// hash.
+func (s *SpecChecks) Record(uid types.UID, version Version, specHash string) {
+	s.m.Store(uid, specCheck{version, specHash})
 }
 
 // Forget drops what is kept about the object uid.

@@ -54,8 +54,10 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// specsMatch, the specs are known to match and need no comparison.
 	Drift func(desired A, current T, specsMatch bool) string
 	// Generation reports whether the kind's metadata.generation changes
-	// with every change of its spec, so that the spec-check memo may skip
-	// the comparison of specs when neither side changed.
+	// with every change of its spec, so that the spec-check memo, which
+	// skips the comparison of specs when neither side changed, keys on it;
+	// otherwise it keys on the resourceVersion, which status updates move
+	// too.
 	Generation bool
 	// PodTemplate, when set, says how current's pod template differs from
 	// desired's, or "": an apply would roll the pods. An observe-only
@@ -182,11 +184,16 @@ func (kind Kind[T, A]) writer() (writer.Kind[T, A], error) {
 		if kind.SpecDrift == nil {
 			return write, fmt.Errorf("the %s kind gives neither its drift nor its spec's", kind.Name)
 		}
-		// Only the spec is the kind's own to compare: the fields the
-		// operator sets elsewhere are told alike for every kind, whether
-		// or not the generation says the spec is as checked.
-		write.Drift = func(desired A, current T, _ bool) string {
-			return drift.ObjectDrift(kind.Meta(desired), current, func() string { return kind.SpecDrift(desired, current) })
+		// Only the spec is the kind's own to compare, and only when the
+		// spec-check memo does not say it is as checked: the fields the
+		// operator sets elsewhere are told alike for every kind, always.
+		write.Drift = func(desired A, current T, specsMatch bool) string {
+			return drift.ObjectDrift(kind.Meta(desired), current, func() string {
+				if specsMatch {
+					return ""
+				}
+				return kind.SpecDrift(desired, current)
+			})
 		}
 	}
 	return write, nil

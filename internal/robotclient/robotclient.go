@@ -64,9 +64,36 @@ func (s tolerantSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 	for i := range infos {
 		if infos[i].MediaType == runtime.ContentTypeJSON {
 			infos[i].Serializer = tolerantDecoder{infos[i].Serializer}
+			if infos[i].StreamSerializer != nil {
+				// A copy: the codec factory's own is shared.
+				stream := *infos[i].StreamSerializer
+				stream.Serializer = eventDecoder{stream.Serializer}
+				infos[i].StreamSerializer = &stream
+			}
 		}
 	}
 	return infos
+}
+
+// watchEventPrefix is how the API server begins a watch event in JSON.
+var watchEventPrefix = []byte(`{"type":"`)
+
+// eventDecoder decodes the events of a watch as its Serializer does, but
+// without reading each first for its kind, which a watch event does not
+// say: the watch tells what it decodes each into.
+type eventDecoder struct {
+	runtime.Serializer
+}
+
+// Decode implements runtime.Decoder.
+func (d eventDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if event, ok := into.(*metav1.WatchEvent); ok && event != nil && bytes.HasPrefix(data, watchEventPrefix) {
+		kinds, _, err := scheme.Scheme.ObjectKinds(event)
+		if err == nil && kjson.UnmarshalCaseSensitivePreserveInts(data, event) == nil {
+			return event, &kinds[0], nil
+		}
+	}
+	return d.Serializer.Decode(data, defaults, into)
 }
 
 // tolerantDecoder decodes as its Serializer does, and decodes a Robot or a
@@ -75,8 +102,19 @@ type tolerantDecoder struct {
 	runtime.Serializer
 }
 
+// robotPrefix is how the API server begins a Robot of this version in JSON:
+// it writes a custom resource's fields in the order of their names.
+var robotPrefix = []byte(`{"apiVersion":"` + robotv1beta1.SchemeGroupVersion.String() + `","kind":"Robot",`)
+
+// robotKind is the kind of a Robot of this version.
+var robotKind = robotv1beta1.SchemeGroupVersion.WithKind("Robot")
+
 // Decode implements runtime.Decoder.
 func (d tolerantDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if robot, ok := decodeRobotDirectly(data, into); ok {
+		gvk := robotKind
+		return robot, &gvk, nil
+	}
 	obj, gvk, err := d.Serializer.Decode(data, defaults, into)
 	if err == nil {
 		return obj, gvk, nil
@@ -112,6 +150,29 @@ func (d tolerantDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, 
 		return list, &kind, nil
 	}
 	return obj, gvk, err
+}
+
+// decodeRobotDirectly decodes data, a Robot as the API server writes it,
+// into into, or a new Robot when into is nil, as the Serializer would but
+// without reading data first for its kind, which its first bytes tell: the
+// watch events and the status writes' answers, most of what the operator
+// decodes, are Robots. It returns false, having decided nothing, for
+// anything else, and for a Robot it cannot decode.
+func decodeRobotDirectly(data []byte, into runtime.Object) (*robotv1beta1.Robot, bool) {
+	if !bytes.HasPrefix(data, robotPrefix) {
+		return nil, false
+	}
+	robot, isRobot := into.(*robotv1beta1.Robot)
+	switch {
+	case into == nil:
+		robot = &robotv1beta1.Robot{}
+	case !isRobot:
+		return nil, false
+	}
+	if kjson.UnmarshalCaseSensitivePreserveInts(data, robot) != nil || robot.GroupVersionKind() != robotKind {
+		return nil, false
+	}
+	return robot, true
 }
 
 // decodeRobotListLeniently decodes a Robot list item by item, each Robot as

@@ -1,13 +1,17 @@
 package robotclient
 
 import (
+	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -132,6 +136,91 @@ func TestOtherDecodeErrorsAreKept(t *testing.T) {
 	} {
 		if _, _, err := jsonDecoder(t).Decode([]byte(data), nil, nil); err == nil {
 			t.Errorf("%s: decoded without an error", name)
+		}
+	}
+}
+
+// TestRobotDecodedDirectlyAsTheSerializerWould: a Robot as the API server
+// writes it (a custom resource's fields in the order of their names, as
+// unstructured objects encode) is decoded without the Serializer's reading
+// of its kind first, into the same Robot, whether or not the caller gives
+// one; anything else still goes through the Serializer.
+func TestRobotDecodedDirectlyAsTheSerializerWould(t *testing.T) {
+	robot := &robotv1beta1.Robot{Spec: robotv1beta1.RobotSpec{Image: "a", Replicas: ptr.To[int32](2)}}
+	robot.SetGroupVersionKind(robotKind)
+	robot.Name, robot.Namespace, robot.UID, robot.ResourceVersion, robot.Generation = "web", "ns", "uid-web", "7", 3
+	robot.Labels = map[string]string{"team": "a"}
+	robot.Status.ObservedGeneration = 2
+	fields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data bytes.Buffer
+	if err := unstructured.UnstructuredJSONScheme.Encode(&unstructured.Unstructured{Object: fields}, &data); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := decodeRobotDirectly(data.Bytes(), nil); !ok {
+		t.Fatalf("a Robot as the API server writes it is not decoded directly: %.80s", data.String())
+	}
+	standard := rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	info, _ := runtime.SerializerInfoForMediaType(standard.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	want, wantKind, err := info.Serializer.Decode(data.Bytes(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, into := range []runtime.Object{nil, &robotv1beta1.Robot{}} {
+		got, gotKind, err := tolerantDecoder{info.Serializer}.Decode(data.Bytes(), nil, into)
+		if err != nil {
+			t.Fatalf("decoding into %T: %v", into, err)
+		}
+		if into != nil && got != into {
+			t.Errorf("decoded into a new object, not the one given")
+		}
+		if *gotKind != *wantKind || !reflect.DeepEqual(got, want) {
+			t.Errorf("decoding into %T: %v %+v, the Serializer decodes %v %+v", into, gotKind, got, wantKind, want)
+		}
+	}
+	for _, other := range []string{
+		`{"apiVersion":"robot.dev/v1beta1","kind":"RobotList","metadata":{},"items":[]}`,
+		`{"apiVersion":"robot.dev/v1beta1","kind":"Robots","metadata":{"name":"x"}}`,
+		`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"NotFound","code":404}`,
+	} {
+		if _, ok := decodeRobotDirectly([]byte(other), nil); ok {
+			t.Errorf("%s decoded directly as a Robot", other)
+		}
+	}
+}
+
+// TestWatchEventDecodedAsTheSerializerWould: the Robot watch's events are
+// decoded without the Serializer's reading of their kind first, into the
+// same event, and the codec factory the serializer wraps, shared, is left
+// as it was.
+func TestWatchEventDecodedAsTheSerializerWould(t *testing.T) {
+	standard := rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	wantInfo, _ := runtime.SerializerInfoForMediaType(standard.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	gotInfo, _ := runtime.SerializerInfoForMediaType(tolerantSerializer{standard}.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if _, ok := gotInfo.StreamSerializer.Serializer.(eventDecoder); !ok {
+		t.Fatalf("the watch's events are decoded by %T", gotInfo.StreamSerializer.Serializer)
+	}
+	if _, ok := wantInfo.StreamSerializer.Serializer.(eventDecoder); ok {
+		t.Fatal("the codec factory's own stream serializer was changed")
+	}
+	for _, data := range []string{
+		`{"type":"MODIFIED","object":` + robotJSON("web", `{"image":"a","replicas":2}`) + `}`,
+		`{"type":"BOOKMARK","object":{"kind":"Robot","apiVersion":"robot.dev/v1beta1","metadata":{"resourceVersion":"12"}}}`,
+		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","code":410}}`,
+	} {
+		var got, want metav1.WatchEvent
+		gotObject, gotKind, gotErr := gotInfo.StreamSerializer.Serializer.Decode([]byte(data), nil, &got)
+		_, wantKind, wantErr := wantInfo.StreamSerializer.Serializer.Decode([]byte(data), nil, &want)
+		if gotErr != nil || wantErr != nil {
+			t.Fatalf("decoding %s: %v; the Serializer: %v", data, gotErr, wantErr)
+		}
+		if gotObject != &got {
+			t.Errorf("decoded into a new event, not the one given: the watch fails")
+		}
+		if *gotKind != *wantKind || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s decoded as %v %+v, by the Serializer as %v %+v", data, gotKind, got, wantKind, want)
 		}
 	}
 }

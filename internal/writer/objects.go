@@ -67,8 +67,10 @@ type Kind[T Object, A ApplyConfiguration[A]] struct {
 	// comparison.
 	Drift func(desired A, current T, specsMatch bool) string
 	// Generation reports whether the kind's metadata.generation changes
-	// with every change of its spec, so that the spec-check memo may skip
-	// the comparison of specs when neither side changed.
+	// with every change of its spec, so that the spec-check memo keys on
+	// it; otherwise it keys on the resourceVersion, which status updates
+	// move too. Either way the comparison of specs is skipped when neither
+	// side changed.
 	Generation bool
 	// PodTemplate, when set, says how current's pod template differs from
 	// desired's, or "": what an apply would change of the pods. Only an
@@ -126,12 +128,20 @@ func (o *Objects[T, A]) Remembered() (written, checked int) {
 // matched: most syncs come from status updates, which change neither.
 func (o *Objects[T, A]) Drift(desired A, current T) string {
 	specHash := o.kind.SpecHash(desired)
-	specsMatch := o.kind.Generation && o.checked.Unchanged(current.GetUID(), current.GetGeneration(), specHash)
+	specsMatch := o.checked.Unchanged(current.GetUID(), o.version(current), specHash)
 	difference := o.kind.Drift(desired, current, specsMatch)
 	if difference == "" {
-		o.checked.Record(current.GetUID(), current.GetGeneration(), specHash)
+		o.checked.Record(current.GetUID(), o.version(current), specHash)
 	}
 	return difference
+}
+
+// version is what the spec-check memo keys object on.
+func (o *Objects[T, A]) version(object T) drift.Version {
+	if o.kind.Generation {
+		return drift.Version{Generation: object.GetGeneration()}
+	}
+	return drift.Version{ResourceVersion: object.GetResourceVersion()}
 }
 
 // RobotChanged reports whether the Robot asks for something else than when
@@ -174,7 +184,7 @@ func (o *Objects[T, A]) Create(ctx context.Context, robot *robotv1beta1.Robot, d
 	o.written.Remember(created)
 	// What the operator just created holds the Robot's spec: nothing to
 	// compare until either changes.
-	o.checked.Record(created.GetUID(), created.GetGeneration(), o.kind.SpecHash(desired))
+	o.checked.Record(created.GetUID(), o.version(created), o.kind.SpecHash(desired))
 	klog.FromContext(ctx).V(2).Info("Created "+o.kind.Name, "object", klog.KObj(created))
 	if !addCreated(ctx, o.kind.Name, created.GetName()) {
 		o.w.Recorder.Eventf(robot, corev1.EventTypeNormal, EventCreated, "Created %s %q", o.kind.Name, created.GetName())
@@ -218,7 +228,7 @@ func (o *Objects[T, A]) Apply(ctx context.Context, robot *robotv1beta1.Robot, de
 		return current, o.writeError("applying", robot.Namespace, name, err)
 	}
 	o.written.Remember(applied)
-	o.checked.Record(applied.GetUID(), applied.GetGeneration(), specHash)
+	o.checked.Record(applied.GetUID(), o.version(applied), specHash)
 	klog.FromContext(ctx).V(2).Info("Updated "+o.kind.Name, "object", klog.KObj(applied), "reason", drift)
 	o.w.Recorder.Eventf(robot, corev1.EventTypeNormal, o.kind.Updated, "Updated %s %q: %s", o.kind.Name, applied.GetName(), drift)
 	return applied, nil

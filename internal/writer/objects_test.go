@@ -44,7 +44,7 @@ func TestSpecComparisonSkippedOnlyWhileSpecsAreUnchanged(t *testing.T) {
 	if drift := objects.Drift(desired, deployment); drift != "" {
 		t.Fatalf("drift %q for the Deployment as applied", drift)
 	}
-	if !objects.checked.Unchanged(deployment.UID, deployment.Generation, desired.Annotations[workload.AnnotationSpecHash]) {
+	if !objects.checked.Unchanged(deployment.UID, drift.Version{Generation: deployment.Generation}, desired.Annotations[workload.AnnotationSpecHash]) {
 		t.Fatal("a matching spec was not remembered: every status update would compare specs again")
 	}
 	scaled := deployment.DeepCopy()
@@ -55,9 +55,12 @@ func TestSpecComparisonSkippedOnlyWhileSpecsAreUnchanged(t *testing.T) {
 	}
 }
 
-// TestSpecComparisonNeedsAGeneration: for a kind whose generation does not
-// follow its spec (a Service's), the memo never skips the comparison.
-func TestSpecComparisonNeedsAGeneration(t *testing.T) {
+// TestSpecComparisonNeedsAGenerationOrAResourceVersion: for a kind whose
+// generation does not follow its spec (a Service's), the memo keys on the
+// resourceVersion instead: another writer's change to the spec, with the
+// generation unchanged, is still seen, since any write moves the
+// resourceVersion.
+func TestSpecComparisonNeedsAGenerationOrAResourceVersion(t *testing.T) {
 	robot := robottest.NewRobot("test", 2)
 	desired, err := workload.NewDeployment(robot)
 	deployment := robottest.LiveDeploymentOf(t, desired, err)
@@ -66,8 +69,16 @@ func TestSpecComparisonNeedsAGeneration(t *testing.T) {
 	if drift := objects.Drift(desired, deployment); drift != "" {
 		t.Fatalf("drift %q for the Deployment as applied", drift)
 	}
+	specHash := desired.Annotations[workload.AnnotationSpecHash]
+	if !objects.checked.Unchanged(deployment.UID, drift.Version{ResourceVersion: deployment.ResourceVersion}, specHash) {
+		t.Fatal("a matching spec was not remembered at its resourceVersion: every sync would compare specs again")
+	}
+	if objects.checked.Unchanged(deployment.UID, drift.Version{Generation: deployment.Generation}, specHash) {
+		t.Fatal("the memo keyed on the generation of a kind whose generation does not follow its spec")
+	}
 	scaled := deployment.DeepCopy()
 	scaled.Spec.Replicas = ptr.To[int32](5)
+	scaled.ResourceVersion = "8"
 	if drift := objects.Drift(desired, scaled); !strings.Contains(drift, "spec.replicas is 5") {
 		t.Errorf("drift %q after another writer scaled it with the generation unchanged, want spec.replicas named", drift)
 	}
