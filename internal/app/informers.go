@@ -114,6 +114,7 @@ func (i *informers) owned(c *clients) owned.Sources {
 		Gateways:         i.gateways,
 		GatewaysFound:    i.gatewaysFound,
 		Namespace:        i.namespace,
+		PreflightClient:  c.preflight,
 	}
 }
 
