@@ -17,6 +17,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/owned"
 	"github.com/robot-operator/robot-operator/internal/podcache"
 	"github.com/robot-operator/robot-operator/internal/policy"
+	"github.com/robot-operator/robot-operator/internal/preflight"
 	"github.com/robot-operator/robot-operator/internal/status"
 	"github.com/robot-operator/robot-operator/internal/transform"
 	"github.com/robot-operator/robot-operator/internal/worker"
@@ -210,6 +211,10 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 		Enqueue: func(key cache.ObjectName) { controller.workqueue.Add(key) }, Report: controller.enqueueReport}
 	sources := opts.Owned
 	sources.Policy, sources.NewerFields = opts.Policy, opts.NewerFields
+	sources.PreflightCount = func(outcome string) { controller.metrics.Preflight.WithLabelValues(outcome).Inc() }
+	for _, outcome := range preflight.Outcomes {
+		controller.metrics.Preflight.WithLabelValues(outcome)
+	}
 	var err error
 	if controller.owned, err = owned.NewPaths(deps, sources); err != nil {
 		return nil, err
@@ -503,7 +508,7 @@ func (c *Controller) enqueueReport(robot *robotv1beta1.Robot) {
 // Robots by their Ready condition computed from the cache at each scrape.
 func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 	for _, collector := range []prometheus.Collector{
-		c.metrics.Syncs, c.metrics.SyncDuration, c.metrics.TimeToSynced, c.metrics.TimeToReady, c.metrics.Leader,
+		c.metrics.Syncs, c.metrics.SyncDuration, c.metrics.TimeToSynced, c.metrics.TimeToReady, c.metrics.Leader, c.metrics.Preflight,
 		&metrics.RobotsCollector{Lister: c.robotsLister},
 		&metrics.TrackedCollector{Sizes: c.trackedObjects},
 		metrics.NewNewerFieldsGauge(c.newerFields.Len),

@@ -85,7 +85,7 @@ var layers = [][]string{
 	{"transform"},
 	{"podsummary"},
 	{"status", "podcache"},
-	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration"},
+	{"writer", "events", "leader", "metrics", "serving", "robotclient", "webhookcert", "migration", "preflight"},
 	{"owned"},
 	{"precheck", "app"},
 }

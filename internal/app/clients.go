@@ -102,6 +102,9 @@ type clients struct {
 	// review makes the metrics endpoint's TokenReviews and
 	// SubjectAccessReviews.
 	review kubernetes.Interface
+	// preflight makes the checks of changed pod templates: through the
+	// outage gate, under the checks' own token bucket, not the syncs'.
+	preflight kubernetes.Interface
 }
 
 // newClients builds the clients from cfg.
@@ -138,6 +141,14 @@ func newClients(ctx context.Context, cfg *rest.Config) (*clients, error) {
 	}
 	if c.metadata, err = metadata.NewForConfig(syncCfg); err != nil {
 		return nil, fmt.Errorf("building the metadata client: %w", err)
+	}
+	// The checks of changed pod templates have a rate limit of their own
+	// (internal/preflight), so that a burst of changes never takes the
+	// syncs' tokens, as Knative's admission-time check did.
+	preflightCfg := protobufConfig(syncCfg)
+	preflightCfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	if c.preflight, err = kubernetes.NewForConfig(preflightCfg); err != nil {
+		return nil, fmt.Errorf("building the preflight client: %w", err)
 	}
 	// The metrics endpoint's reviews get a client of their own, so that
 	// scrapes, or a flood of made-up tokens, never wait on the syncs' rate

@@ -131,6 +131,7 @@ func (i *informers) owned(c *clients) owned.Sources {
 		ConfigMaps:       i.configMaps,
 		Secrets:          i.secrets,
 		RobotIndexer:     i.robots.Robot().V1beta1().Robots().Informer().GetIndexer(),
+		PreflightClient:  c.preflight,
 	}
 }
 

@@ -31,6 +31,9 @@ type ControllerMetrics struct {
 	TimeToSynced prometheus.Histogram
 	TimeToReady  prometheus.Histogram
 	Leader       prometheus.Gauge
+	// Preflight counts the checks of changed pod templates, by outcome
+	// (internal/preflight's Outcomes).
+	Preflight *prometheus.CounterVec
 }
 
 // Leading runs run, the controller's workers, with the leader gauge at 1
@@ -75,6 +78,11 @@ func NewControllerMetrics() *ControllerMetrics {
 			Name:      "leader",
 			Help:      "1 while this replica runs the workers (it holds the Lease, or runs without leader election), 0 otherwise.",
 		}),
+		Preflight: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "preflight_checks_total",
+			Help:      "Checks of a Robot's changed pod template before its Deployment is written, by outcome: passed, rejected (not written), or unavailable, unsupported, forbidden, rate_limited (the check could not tell, and the change was written).",
+		}, []string{"outcome"}),
 	}
 }
 

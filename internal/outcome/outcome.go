@@ -65,6 +65,7 @@ func Classify(err error) Failure {
 		tooLarge  *StatusTooLargeError
 		tooCostly *StatusValidationTooCostlyError
 		newer     *NewerFieldsError
+		rejected  *ChangeRejectedError
 	)
 	switch {
 	case errors.Is(err, ErrGatewayAPIMissing):
@@ -90,6 +91,10 @@ func Classify(err error) Failure {
 		return Failure{Reason: robotv1beta1.ReasonPaused, Retry: RetryOnChange}
 	case errors.As(err, &invalid):
 		return Failure{Reason: robotv1beta1.ReasonInvalidSpec, Retry: RetryOnChange}
+	case errors.As(err, &rejected):
+		// The same template is refused again: a change of the Robot, or
+		// of a ConfigMap it names, queues it.
+		return Failure{Reason: robotv1beta1.ReasonChangeRejected, Retry: RetryOnChange}
 	case errors.As(err, &nameTaken):
 		// Someone else must free the name, and the cache, which holds
 		// only the operator's objects, sees no event when they do.
@@ -130,7 +135,8 @@ func WarnsOnEntry(reason string) bool {
 		robotv1beta1.ReasonLoadBalancerClassImmutable, robotv1beta1.ReasonFieldConflict, robotv1beta1.ReasonDeploymentContested, robotv1beta1.ReasonServiceContested,
 		robotv1beta1.ReasonDisruptionBudgetNameTaken, robotv1beta1.ReasonDisruptionBudgetContested, robotv1beta1.ReasonDisruptionBudgetNotAllowed, robotv1beta1.ReasonConfigNotWatched,
 		robotv1beta1.ReasonGatewayAPIMissing, robotv1beta1.ReasonRouteNameTaken, robotv1beta1.ReasonRouteContested,
-		robotv1beta1.ReasonRouteNotAllowed, robotv1beta1.ReasonServiceMetadataNotAllowed, robotv1beta1.ReasonLoadBalancerClassNotAllowed, robotv1beta1.ReasonGracePeriodNotAllowed, robotv1beta1.ReasonNewerAPI:
+		robotv1beta1.ReasonRouteNotAllowed, robotv1beta1.ReasonServiceMetadataNotAllowed, robotv1beta1.ReasonLoadBalancerClassNotAllowed, robotv1beta1.ReasonGracePeriodNotAllowed, robotv1beta1.ReasonNewerAPI,
+		robotv1beta1.ReasonChangeRejected:
 		return true
 	}
 	return false
@@ -146,6 +152,17 @@ var ErrNamespaceTerminating = errors.New("the namespace is terminating")
 // API is installed.
 var ErrGatewayAPIMissing = errors.New("the Robot asks for an HTTPRoute (spec.http), and the cluster has no Gateway API: " +
 	"install its CRDs (gateway.networking.k8s.io/v1, HTTPRoute) and the route is made, with no restart of the operator")
+
+// ChangeRejectedError is a Robot's new pod template that would not run:
+// the API server refused a dry-run pod of it, or something the pods name is
+// missing. Message is the API server's own message, or names what is
+// missing and which field of the pods named it. The Deployment keeps its
+// last template.
+type ChangeRejectedError struct{ Message string }
+
+func (e *ChangeRejectedError) Error() string {
+	return "the new pod template was not written to the Deployment, which keeps running the last one: " + e.Message
+}
 
 // InvalidSpecError is a Robot spec that cannot become a Deployment. Retrying
 // does not help; a change to the Robot does.

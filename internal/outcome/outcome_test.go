@@ -43,6 +43,7 @@ func TestClassify(t *testing.T) {
 		{&FieldConflictError{Name: "x", Field: "f", Manager: "m", Err: errors.New("invalid")}, robotv1beta1.ReasonFieldConflict, RetryWithBackoff, true},
 		{&PausedError{Deployment: "x"}, robotv1beta1.ReasonPaused, RetryOnChange, false},
 		{&NewerFieldsError{Fields: []string{"spec.x"}}, robotv1beta1.ReasonNewerAPI, RetryOnChange, true},
+		{fmt.Errorf("checking: %w", &ChangeRejectedError{Message: "exceeded quota"}), robotv1beta1.ReasonChangeRejected, RetryOnChange, true},
 		{fmt.Errorf("applying status: %w", StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: request is too large")))), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewRequestEntityTooLargeError("limit is 3145728")), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: leader changed"))), robotv1beta1.ReasonSyncFailed, RetryWithBackoff, false},

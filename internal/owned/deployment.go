@@ -7,6 +7,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/drift"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
+	"github.com/robot-operator/robot-operator/internal/preflight"
 	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
@@ -39,10 +40,11 @@ type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfigur
 // policy refuses gets no Deployment written, and one it has is left as it
 // is: its pods keep running. The pod template of a Robot rolling on config
 // changes carries the digest of the config its pods read, from config
-// (nil: none).
-func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy, config *Config) (*DeploymentPath, error) {
+// (nil: none). A Robot's change of its pods' template is first checked by
+// check (nil: not checked), and not written if the cluster would refuse it.
+func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy, config *Config, check *preflight.Checker) (*DeploymentPath, error) {
 	lister := informer.Lister()
-	return New(deps, Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
+	kind := Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
 		Name: "Deployment",
 		Client: func(namespace string) writer.Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
 			return kube.AppsV1().Deployments(namespace)
@@ -68,13 +70,19 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		NameTakenHint: outcome.DeploymentNameTakenHint,
 		Contested:     robotv1beta1.ReasonDeploymentContested,
 		Reports:       true,
-	}, informer.Informer())
+	}
+	if check != nil {
+		// A nil *preflight.Checker would be a Preflight all the same.
+		kind.Preflight = check
+	}
+	return New(deps, kind, informer.Informer())
 }
 
 // listDeployments is the Deployment's entry in the list of kinds.
 func listDeployments(p *Paths, sources Sources) (ownedKind, error) {
 	informer := sources.KubeInformers.Apps().V1().Deployments()
-	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy, p.config)
+	p.preflight = preflight.New(sources.PreflightClient, sources.Policy.Preflight, sources.PreflightCount)
+	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy, p.config, p.preflight)
 	p.Deployments = path
 	return listed(p, sources, path, err, informer.Informer(), "written_deployments")
 }

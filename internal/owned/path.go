@@ -119,11 +119,27 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// Optional, when set, says that the kind's API may be missing from
 	// the cluster, and how it is found.
 	Optional *Optional
+	// Preflight, when set, checks a change of the Robot before it is
+	// applied onto the Robot's own object: an error leaves the object as
+	// it is.
+	Preflight Preflight[T, A]
 	// Reports says that what changes in an object of the kind, once its
 	// Robot's spec is in place, is mostly for the Robot's status to
 	// report (a Deployment's rollout): its add and update events go to
 	// Deps.Report.
 	Reports bool
+}
+
+// Preflight checks a change of a Robot before its object is written
+// (internal/preflight), and remembers what it found per Robot.
+type Preflight[T writer.Object, A writer.ApplyConfiguration[A]] interface {
+	// Check returns why desired must not be applied onto current, the
+	// Robot's own object, which the Robot's change would turn into it.
+	Check(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T) error
+	// ForgetRobot drops what is remembered of the Robot uid.
+	ForgetRobot(uid types.UID)
+	// Len is how many Robots it remembers.
+	Len() int
 }
 
 // Deps is what every Path shares: the writer, the Robots' cache, the clock,
@@ -341,7 +357,13 @@ func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, de
 	// written or checked the object itself.
 	applied := current.GetAnnotations()[workload.AnnotationSpecHash]
 	if p.objects.RobotChanged(desired, current, applied) {
-		// The Robot changed: this is no revert.
+		// The Robot changed: this is no revert. A change the cluster
+		// would refuse is not written.
+		if p.kind.Preflight != nil {
+			if err := p.kind.Preflight.Check(ctx, robot, desired, current); err != nil {
+				return current, err
+			}
+		}
 		return p.apply(ctx, robot, desired, current, difference)
 	}
 	// The Robot asks for what it asked for at the operator's last write:
@@ -489,7 +511,12 @@ func (p *Path[T, A]) read(ctx context.Context, namespace, name string) (T, bool,
 }
 
 // ForgetRobot drops what the Path remembers of the Robot uid, deleted.
-func (p *Path[T, A]) ForgetRobot(uid types.UID) { p.refused.Forget(uid) }
+func (p *Path[T, A]) ForgetRobot(uid types.UID) {
+	p.refused.Forget(uid)
+	if p.kind.Preflight != nil {
+		p.kind.Preflight.ForgetRobot(uid)
+	}
+}
 
 // Tracked adds the sizes of what the Path keeps per object to sizes, by
 // the names the robot_operator_tracked_objects gauge gives them.
@@ -498,6 +525,9 @@ func (p *Path[T, A]) Tracked(sizes map[string]int, written string) {
 	sizes[written] += objects
 	sizes["specs_checked"] += checked
 	sizes["fights"] += p.fights.Len()
+	if p.kind.Preflight != nil {
+		sizes["preflight"] += p.kind.Preflight.Len()
+	}
 }
 
 // add queues the Robot of an object the informer has just seen, unless it

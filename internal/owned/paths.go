@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/robot-operator/robot-operator/internal/policy"
+	"github.com/robot-operator/robot-operator/internal/preflight"
 	"github.com/robot-operator/robot-operator/internal/transform"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -58,6 +59,13 @@ type Sources struct {
 	ConfigMaps   cache.SharedIndexInformer
 	Secrets      cache.SharedIndexInformer
 	RobotIndexer cache.Indexer
+	// PreflightClient, when set with Policy.Preflight, checks a Robot's
+	// changed pod template before the Deployment is written
+	// (internal/preflight). It should have no rate limiter of its own:
+	// the checks have their own. PreflightCount is called with each
+	// check's outcome.
+	PreflightClient kubernetes.Interface
+	PreflightCount  func(outcome string)
 	// Without names kinds (by Kind.Name) that the paths leave out, as if
 	// the operator knew none of them: for tests of the other kinds.
 	Without []string
@@ -79,7 +87,10 @@ type Paths struct {
 	config *Config
 	// newerFields is nil without its Sources: no Robot holds such fields.
 	newerFields *transform.NewerFields
-	deps        Deps
+	// preflight checks the Deployment's changed pod templates; nil when
+	// off.
+	preflight *preflight.Checker
+	deps      Deps
 }
 
 // NewPaths returns the paths of every kind of sources, and registers their
@@ -183,6 +194,15 @@ func (p *Paths) ForgetRobot(uid types.UID) {
 func (p *Paths) Tracked(sizes map[string]int) {
 	for _, kind := range p.kinds {
 		kind.tracked(sizes)
+	}
+}
+
+// ConfigMapChanged queues the Robots whose change was refused because the
+// ConfigMap namespace/name was missing or short of a key: their template is
+// checked again.
+func (p *Paths) ConfigMapChanged(namespace, name string) {
+	for _, robot := range p.preflight.ConfigMapChanged(namespace, name) {
+		p.deps.Enqueue(robot)
 	}
 }
 

@@ -27,13 +27,16 @@ type Policy struct {
 	// DisruptionBudgets says which Robots get a PodDisruptionBudget
 	// (disruptionbudget.go). Empty: the default.
 	DisruptionBudgets DisruptionBudgets
+	// Preflight says whether a changed pod template is checked before
+	// it is written, and how fast (preflight.go).
+	Preflight Preflight
 }
 
 // Flags registers the policy's flags on fs. The returned function reads
 // their values into p once fs is parsed, and says what is wrong with them.
 func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
-	switches := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs), p.disruptionBudgetFlags(fs)}
+	switches := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs), p.disruptionBudgetFlags(fs), p.Preflight.flags(fs)}
 	return func() error {
 		types, err := parseServiceTypes(*serviceTypes)
 		if err != nil {

@@ -32,6 +32,9 @@ var stalledReasons = map[string]bool{
 	// Only a release that knows the Robot's fields, or a Robot without
 	// them, ends it.
 	robotv1beta1.ReasonNewerAPI: true,
+	// The cluster refused the Robot's new pod template: only a change of
+	// the Robot, of what it names, or of the cluster's rules ends it.
+	robotv1beta1.ReasonChangeRejected: true,
 }
 
 // setProgress sets Reconciling and Stalled from the Ready condition, the

@@ -28,6 +28,9 @@ type churnResult struct {
 	// its time to Synced and to Ready.
 	queueWait, opSynced, opReady histogram
 	writes                       *apiCost // the operator's, from the first change to the last Ready
+	// cpu is the CPU each cluster process, and the machine, used from the
+	// first change to the last Ready.
+	cpu cpuUse
 }
 
 // specChange is one change sent, and when the Robot's status first showed
@@ -134,6 +137,8 @@ func measureChurn(ctx context.Context, e *environment, c *cluster, op *operator,
 	var sending sync.WaitGroup
 	var failed error
 	var failedOnce sync.Once
+	procs := map[string]int{"operator": op.cmd.Process.Pid}
+	cpuStart := c.cpuNow(procs)
 	start := time.Now()
 	ticker := time.NewTicker(interval)
 	for k := 0; k < total; k++ {
@@ -176,6 +181,7 @@ func measureChurn(ctx context.Context, e *environment, c *cluster, op *operator,
 		return nil, err
 	}
 	end := time.Now()
+	r.cpu = c.cpuNow(procs).since(cpuStart)
 	after, err := op.scrape(ctx)
 	if err != nil {
 		return nil, err

@@ -198,6 +198,10 @@ func renderChurn(b *strings.Builder, cfg config, results []*series) {
 	row("operator writes per change (Events apart)", func(c *churnResult, _ int) string {
 		return fmt.Sprintf("%.2f<br>%s", float64(c.writes.total.writes)/float64(c.changes), breakdown(c.writes.writes, c.changes))
 	})
+	row("operator reads per change", func(c *churnResult, _ int) string {
+		return fmt.Sprintf("%.2f<br>%s", float64(c.writes.total.reads)/float64(c.changes), breakdown(c.writes.reads, c.changes))
+	})
+	row("CPU seconds over the churn, to the last Ready", func(c *churnResult, _ int) string { return c.cpu.String() })
 }
 
 func sizes(results []*series) []string {

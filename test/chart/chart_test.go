@@ -8,6 +8,7 @@ package chart
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -314,6 +315,34 @@ func TestChartPolicy(t *testing.T) {
 	} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %q, want %s", args, want)
+		}
+	}
+}
+
+// TestChartPreflightOff: policy.preflight=false turns the check off and
+// takes what it needs out of the RBAC: no pod is created, not even as a dry
+// run, and nothing it would read is read.
+func TestChartPreflightOff(t *testing.T) {
+	for _, watch := range []string{"", "team-a"} {
+		objs := helmTemplate(t, "policy.preflight=false", "watchNamespace="+watch)
+		d := objs["Deployment "+namespace+"/robot-operator"]
+		if d == nil {
+			t.Fatal("no Deployment rendered")
+		}
+		container := d.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+		if args := fmt.Sprint(container["args"]); !strings.Contains(args, "-preflight=false") {
+			t.Errorf("watch %q: args %s, want -preflight=false", watch, args)
+		}
+		for key, obj := range objs {
+			if !strings.HasPrefix(key, "ClusterRole ") && !strings.HasPrefix(key, "Role ") {
+				continue
+			}
+			rules, _ := json.Marshal(obj.Object["rules"])
+			for _, granted := range []string{`"resources":["pods"],"verbs":["create"]`, `"configmaps"`, `"serviceaccounts"`, `"priorityclasses"`} {
+				if strings.Contains(string(rules), granted) {
+					t.Errorf("watch %q: %s still grants %s: %s", watch, key, granted, rules)
+				}
+			}
 		}
 	}
 }

@@ -36,8 +36,11 @@ type auditEvent struct {
 	Stage      string `json:"stage"`
 	RequestURI string `json:"requestURI"`
 	Verb       string `json:"verb"`
-	UserAgent  string `json:"userAgent"`
-	ObjectRef  *struct {
+	// Annotations hold the authorizer's decision
+	// (authorization.k8s.io/decision) and admission's.
+	Annotations map[string]string `json:"annotations"`
+	UserAgent   string            `json:"userAgent"`
+	ObjectRef   *struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 		Namespace   string `json:"namespace"`
@@ -69,6 +72,14 @@ func (e *auditEvent) code() int {
 // name is taken, or that its own Deployment is out of its cache.
 func (e *auditEvent) refusedCreate() bool {
 	return e.Verb == "create" && e.code() == http.StatusConflict
+}
+
+// refusedByAdmission reports whether e was allowed by RBAC and refused
+// afterwards, by an admission plugin, policy or webhook: a 403 that says
+// nothing of the operator's permissions (the dry run of a pod that Pod
+// Security or a ResourceQuota refuses).
+func (e *auditEvent) refusedByAdmission() bool {
+	return e.Annotations["authorization.k8s.io/decision"] == "allow"
 }
 
 // hasCause reports whether the API server gave reason as a cause of its

@@ -97,6 +97,11 @@ func checkNeverForbidden(start time.Time) error {
 		switch {
 		case e.ObjectRef != nil && strings.HasPrefix(e.ObjectRef.Namespace, backoffNamespacePrefix):
 			continue
+		case e.refusedByAdmission():
+			// Allowed, then refused by admission: the dry run of a
+			// changed pod template that the cluster refuses, which is
+			// what the check is for.
+			continue
 		case e.hasCause(string(corev1.NamespaceTerminatingCause)):
 			// A test's namespace going away while a Robot in it still
 			// syncs: not a matter of permissions.

@@ -31,6 +31,16 @@ app.kubernetes.io/component: operator
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["list", "watch"]
+{{- if ne (toString .Values.policy.preflight) "false" }}
+# The dry run of a changed pod template (nothing is stored), and what its
+# pods name (docs/security.md).
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["create"]
+- apiGroups: [""]
+  resources: ["configmaps", "serviceaccounts"]
+  verbs: ["get"]
+{{- end }}
 - apiGroups: [""]
   resources: ["services"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]

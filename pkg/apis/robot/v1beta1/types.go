@@ -1211,6 +1211,13 @@ const (
 	// owns, since its apply would remove those fields, until the Robot no
 	// longer holds them or a release that knows them runs.
 	ReasonNewerAPI = "NewerAPI"
+	// ReasonChangeRejected: the Robot's new pod template would not run:
+	// the API server refused a dry-run pod of it (Pod Security, a
+	// ResourceQuota, a LimitRange, an admission policy or webhook), or a
+	// ConfigMap, Secret, key, ServiceAccount or PriorityClass it names is
+	// missing. The Deployment keeps its last template, and its pods keep
+	// running, until the Robot, or a ConfigMap it names, changes.
+	ReasonChangeRejected = "ChangeRejected"
 	// ReasonDeploymentNotObserved: the Deployment controller has not yet
 	// observed the Deployment's latest spec, so its conditions are not
 	// trusted.
