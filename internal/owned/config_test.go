@@ -60,6 +60,9 @@ type configFixture struct {
 	configMaps cache.SharedIndexInformer
 	mu         sync.Mutex
 	queued     []string
+	// configMapsChanged are the ConfigMaps the hook was told of, as
+	// namespace/name.
+	configMapsChanged []string
 }
 
 func newConfigFixture(t *testing.T, secrets bool, robots ...*robotv1beta1.Robot) *configFixture {
@@ -92,8 +95,13 @@ func newConfigFixture(t *testing.T, secrets bool, robots ...*robotv1beta1.Robot)
 		defer f.mu.Unlock()
 		f.queued = append(f.queued, key.Name)
 	}}
+	configMapChanged := func(namespace, name string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.configMapsChanged = append(f.configMapsChanged, namespace+"/"+name)
+	}
 	var err error
-	if f.config, err = NewConfig(deps, robotInformer.GetIndexer(), f.configMaps, secretInformer); err != nil {
+	if f.config, err = NewConfig(deps, robotInformer.GetIndexer(), f.configMaps, secretInformer, configMapChanged); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
@@ -187,6 +195,29 @@ func TestConfigChangeQueuesTheRobotsThatRoll(t *testing.T) {
 	f.source.Delete(metadataObject("ConfigMap", "other"))
 	if got := f.waitQueued(t); !slices.Equal(got, []string{"other"}) {
 		t.Errorf("queued %q after the other ConfigMap was deleted, want [other]", got)
+	}
+}
+
+// TestConfigMapChangeReachesThePreflight checks that every new version of a
+// ConfigMap is handed to the hook that forgets the check's refusals it
+// caused (Paths.ConfigMapChanged), whether or not a Robot rolls on it: a
+// change refused for a missing key of a ConfigMap is checked again once the
+// ConfigMap is fixed, for any Robot. A resync is not.
+func TestConfigMapChangeReachesThePreflight(t *testing.T) {
+	f := newConfigFixture(t, false, configRobot("stays", "shared", "", nil))
+	f.mu.Lock()
+	f.configMapsChanged = nil // the initial list's adds
+	f.mu.Unlock()
+	f.source.Modify(metadataObject("ConfigMap", "shared"))
+	var got []string
+	_ = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		got = slices.Clone(f.configMapsChanged)
+		return len(got) > 0, nil
+	})
+	if !slices.Equal(got, []string{"team/shared"}) {
+		t.Errorf("the hook was told of %q after the ConfigMap changed, want [team/shared]", got)
 	}
 }
 
