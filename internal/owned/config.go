@@ -53,7 +53,10 @@ type Config struct {
 	secrets    cache.SharedIndexInformer
 	// robots is the Robot cache's indexer, with ConfigIndex.
 	robots cache.Indexer
-	deps   Deps
+	// configMapChanged is told of every new version of a ConfigMap, read
+	// by a Robot rolling on config or not (nil: nobody).
+	configMapChanged func(namespace, name string)
+	deps             Deps
 }
 
 // NewConfig returns the Config of the metadata informers configMaps and
@@ -61,12 +64,14 @@ type Config struct {
 // event handlers, which queue the Robots of robots (the Robot cache's
 // indexer, with ConfigIndex) that read the object changed. It returns nil
 // when robots is nil: then no Robot gets a config digest, nor is told of
-// one it cannot get.
-func NewConfig(deps Deps, robots cache.Indexer, configMaps, secrets cache.SharedIndexInformer) (*Config, error) {
+// one it cannot get. configMapChanged (nil: none) is told of every new
+// version of a ConfigMap, whoever reads it: the check before a change
+// forgets the refusals a ConfigMap caused (Paths.ConfigMapChanged).
+func NewConfig(deps Deps, robots cache.Indexer, configMaps, secrets cache.SharedIndexInformer, configMapChanged func(namespace, name string)) (*Config, error) {
 	if robots == nil {
 		return nil, nil
 	}
-	c := &Config{configMaps: configMaps, secrets: secrets, robots: robots, deps: deps}
+	c := &Config{configMaps: configMaps, secrets: secrets, robots: robots, configMapChanged: configMapChanged, deps: deps}
 	for kind, informer := range map[workload.ConfigKind]cache.SharedIndexInformer{workload.ConfigMapKind: configMaps, workload.SecretKind: secrets} {
 		if informer == nil {
 			continue
@@ -100,6 +105,9 @@ func (c *Config) changed(kind workload.ConfigKind, obj interface{}) {
 	object, ok := obj.(metav1.Object)
 	if !ok {
 		return
+	}
+	if kind == workload.ConfigMapKind && c.configMapChanged != nil {
+		c.configMapChanged(object.GetNamespace(), object.GetName())
 	}
 	robots, err := c.robots.ByIndex(ConfigIndex, configKey(kind, object.GetNamespace(), object.GetName()))
 	if err != nil {

@@ -235,7 +235,7 @@ func TestConfigResyncQueuesNobody(t *testing.T) {
 	}
 	var mu sync.Mutex
 	queued := 0
-	config, err := NewConfig(Deps{Enqueue: func(cache.ObjectName) { mu.Lock(); queued++; mu.Unlock() }}, robots, informer, nil)
+	config, err := NewConfig(Deps{Enqueue: func(cache.ObjectName) { mu.Lock(); queued++; mu.Unlock() }}, robots, informer, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

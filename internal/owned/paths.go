@@ -99,7 +99,7 @@ func NewPaths(deps Deps, sources Sources) (*Paths, error) {
 	p := &Paths{deps: deps, newerFields: sources.NewerFields}
 	// Before the kinds: the Deployment's desired object reads it.
 	var err error
-	if p.config, err = NewConfig(deps, sources.RobotIndexer, sources.ConfigMaps, sources.Secrets); err != nil {
+	if p.config, err = NewConfig(deps, sources.RobotIndexer, sources.ConfigMaps, sources.Secrets, p.ConfigMapChanged); err != nil {
 		return nil, err
 	}
 	for _, entry := range kinds {
