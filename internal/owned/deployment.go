@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/fleet"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -39,14 +40,22 @@ type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfigur
 // policy refuses gets no Deployment written, and one it has is left as it
 // is: its pods keep running.
 func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy) (*DeploymentPath, error) {
+	return deployments(deps, informer, kube, allowed, nil)
+}
+
+// deployments is Deployments, whose changes that do not come from a
+// Robot's spec roll under budget (nil: no limit).
+func deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy, budget *fleet.Budget) (*DeploymentPath, error) {
 	lister := informer.Lister()
 	return New(deps, Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
 		Name: "Deployment",
 		Client: func(namespace string) writer.Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
 			return kube.AppsV1().Deployments(namespace)
 		},
-		Updated:      EventDeploymentUpdated,
-		Drift:        drift.DeploymentDriftSkippingSpecs,
+		Updated: EventDeploymentUpdated,
+		Drift: func(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment, specsMatch bool) string {
+			return drift.DeploymentDriftSkippingSpecs(workload.Unstamped(desired), current, specsMatch)
+		},
 		Generation:   true,
 		PrepareApply: prepareDeploymentApply,
 		Meta: func(desired *appsv1ac.DeploymentApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
@@ -54,7 +63,8 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		},
 		Hold:       allowed.CheckShutdown,
 		ObjectName: workload.DeploymentName,
-		Desired:    workload.NewDeployment,
+		Desired:    desiredDeployment,
+		Admit:      admitDeployment(budget),
 		Cached: func(namespace, name string) (*appsv1.Deployment, error) {
 			return lister.Deployments(namespace).Get(name)
 		},
@@ -71,9 +81,46 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 // listDeployments is the Deployment's entry in the list of kinds.
 func listDeployments(p *Paths, sources Sources) (ownedKind, error) {
 	informer := sources.KubeInformers.Apps().V1().Deployments()
-	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy)
-	p.Deployments = path
+	path, err := deployments(p.deps, informer, sources.Kube, sources.Policy, sources.Fleet)
+	p.Deployments, p.deploymentList = path, informer.Lister()
 	return listed(p, sources, path, err, informer.Informer(), "written_deployments")
+}
+
+// desiredDeployment is the Deployment robot asks for, as the operator
+// creates and applies it: stamped with the Robot's generation, which tells
+// a later change of the template that does not come from the spec.
+func desiredDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	desired, err := workload.NewDeployment(robot)
+	if err != nil {
+		return nil, err
+	}
+	return workload.Stamped(desired, robot), nil
+}
+
+// admitDeployment returns the Deployment's Admit: a change of the Robot's
+// spec goes through at once, with whatever else changed; another change of
+// what the operator applies (a new default of its release) waits for a
+// slot of budget, and is marked as budgeted when it goes.
+func admitDeployment(budget *fleet.Budget) func(*robotv1beta1.Robot, *appsv1ac.DeploymentApplyConfiguration, *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	return func(robot *robotv1beta1.Robot, desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+		if budget.Limit() == 0 {
+			return desired, nil
+		}
+		if fleet.FromSpec(robot, current) {
+			budget.Bypass(robot.UID)
+			return desired, nil
+		}
+		err := budget.Admit(fleet.Robot{UID: robot.UID, Namespace: robot.Namespace, Name: robot.Name})
+		if err == nil {
+			return workload.MarkBudgeted(desired), nil
+		}
+		// Said once: the status keeps the message it was first given.
+		message, waiting := fleet.Waiting(robot)
+		if !waiting {
+			message = err.Error()
+		}
+		return desired, &outcome.FleetBudgetError{Message: message}
+	}
 }
 
 // prepareDeploymentApply sends the patches that must come before the apply

@@ -103,6 +103,11 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// (an annotation): it is reported as it is, and neither applied to nor
 	// deleted, until it is handed back.
 	Released func(current T) bool
+	// Admit, when set, is asked before the apply of a change of what the
+	// Robot asks for (not another writer's): it returns desired as it is
+	// to be applied, or why the change must wait, the object staying as
+	// it is (the Deployment's: the fleet budget).
+	Admit func(robot *robotv1beta1.Robot, desired A, current T) (A, error)
 	// Contested is the Synced reason while another writer keeps changing
 	// the object.
 	Contested string
@@ -331,6 +336,13 @@ func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, de
 	applied := current.GetAnnotations()[workload.AnnotationSpecHash]
 	if p.objects.RobotChanged(desired, current, applied) {
 		// The Robot changed: this is no revert.
+		if p.kind.Admit != nil {
+			admitted, err := p.kind.Admit(robot, desired, current)
+			if err != nil {
+				return current, err
+			}
+			desired = admitted
+		}
 		return p.apply(ctx, robot, desired, current, difference)
 	}
 	// The Robot asks for what it asked for at the operator's last write:

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/robot-operator/robot-operator/internal/fleet"
+	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/transform"
 
@@ -14,6 +16,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
@@ -49,6 +52,10 @@ type Sources struct {
 	Gateways      cache.SharedIndexInformer
 	GatewaysFound *Discovery
 	Namespace     string
+	// Fleet, when set, is the fleet budget: how many Robots at a time
+	// roll a change of their Deployment's pod template that does not come
+	// from their spec. Without it, every change goes through at once.
+	Fleet *fleet.Budget
 	// Without names kinds (by Kind.Name) that the paths leave out, as if
 	// the operator knew none of them: for tests of the other kinds.
 	Without []string
@@ -68,13 +75,17 @@ type Paths struct {
 	gateways *Gateways
 	// newerFields is nil without its Sources: no Robot holds such fields.
 	newerFields *transform.NewerFields
-	deps        Deps
+	// fleet is nil without its Sources: nothing is held.
+	fleet *fleet.Budget
+	// deploymentList lists the cached Deployments, for RebuildFleet.
+	deploymentList appslisters.DeploymentLister
+	deps           Deps
 }
 
 // NewPaths returns the paths of every kind of sources, and registers their
 // event handlers.
 func NewPaths(deps Deps, sources Sources) (*Paths, error) {
-	p := &Paths{deps: deps, newerFields: sources.NewerFields}
+	p := &Paths{deps: deps, newerFields: sources.NewerFields, fleet: sources.Fleet}
 	for _, entry := range kinds {
 		if slices.Contains(sources.Without, entry.name) {
 			continue
@@ -127,17 +138,36 @@ func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, e
 	}
 	var objects Objects
 	first, beside := p.kinds[0], p.kinds[1:]
-	if err := first.sync(ctx, robot, &objects); err != nil {
+	firstErr := first.sync(ctx, robot, &objects)
+	var waiting *outcome.FleetBudgetError
+	if errors.As(firstErr, &waiting) || firstErr == nil {
+		// The Deployment is as the Robot's spec asks, or waits for the
+		// fleet budget with nothing of the spec held: its slot frees once
+		// its rollout is over, and the objects beside it are synced.
+		p.fleet.Settle(robot.UID, waiting != nil, fleet.RolloutDone(objects.Deployment))
+	} else {
 		for _, kind := range beside {
 			kind.own(robot, &objects)
 		}
-		return objects, err
+		return objects, firstErr
 	}
 	var err error
 	for _, kind := range beside {
 		err = cmp.Or(err, kind.sync(ctx, robot, &objects))
 	}
-	return objects, err
+	return objects, cmp.Or(err, firstErr)
+}
+
+// RebuildFleet gives the Robots whose Deployments, as cached, still roll a
+// change the fleet budget let through their slots back: a new leader's
+// first act, before it syncs any Robot.
+func (p *Paths) RebuildFleet() error {
+	deployments, err := p.deploymentList.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	p.fleet.Rebuild(fleet.Holders(deployments))
+	return nil
 }
 
 // Own returns what robot owns as the caches hold it, for a Robot whose
@@ -155,6 +185,7 @@ func (p *Paths) ForgetRobot(uid types.UID) {
 	for _, kind := range p.kinds {
 		kind.forgetRobot(uid)
 	}
+	p.fleet.Forget(uid)
 }
 
 // Tracked adds the sizes of what the paths keep per object to sizes, by

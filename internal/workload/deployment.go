@@ -198,6 +198,7 @@ func NewDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfigur
 		WithSecurityContext(corev1ac.PodSecurityContext().
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
 	template := corev1ac.PodTemplateSpec().WithLabels(ObjectLabels(robot))
+	addReleaseTemplateAnnotation(template)
 	if err := addWorkload(robot, template, pod, container); err != nil {
 		return nil, &outcome.InvalidSpecError{Err: err}
 	}
