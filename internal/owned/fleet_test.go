@@ -173,3 +173,33 @@ func TestFleetBudgetNeverHoldsTheSpec(t *testing.T) {
 		t.Errorf("budget: %d rolling, %d waiting; want the first rolling, none waiting", rolling, waiting)
 	}
 }
+
+// TestPausedRobotLeavesTheLine: a Robot waiting for the budget that is
+// paused waits no more, and takes its place in line again once unpaused.
+func TestPausedRobotLeavesTheLine(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	first, second := robottest.NewRobot("first", 1), robottest.NewRobot("second", 1)
+	first.UID, second.UID = "uid-first", "uid-second"
+	firstDeployment, secondDeployment := earlierRelease(t, first), earlierRelease(t, second)
+	f := newPolicyFixture(t, first)
+	if err := f.robots.Add(second); err != nil {
+		t.Fatal(err)
+	}
+	addRolling(t, f, firstDeployment, secondDeployment)
+	budget := fleet.New(1, func(fleet.Robot) {})
+	f.sources.Fleet = budget
+	paths := f.paths(t, policy.Policy{})
+	if _, err := paths.Sync(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := paths.Sync(ctx, second); err == nil {
+		t.Fatal("the second Robot did not wait")
+	}
+	second = robottest.Paused(second, "true")
+	if _, err := paths.Sync(ctx, second); err == nil {
+		t.Fatal("a paused Robot synced")
+	}
+	if rolling, waiting := budget.Counts(); rolling != 1 || waiting != 0 {
+		t.Errorf("budget: %d rolling, %d waiting once the waiting Robot is paused; want 1, 0", rolling, waiting)
+	}
+}
