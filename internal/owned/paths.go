@@ -134,7 +134,12 @@ func (p *Paths) HasSynced() bool {
 // says why (held).
 func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, error) {
 	if err := p.held(ctx, robot); err != nil {
-		return p.Own(robot), err
+		// A held Robot waits for no slot of the fleet budget (it takes its
+		// place in line again once it is synced), and frees the one it
+		// holds once its rollout is over, as any Robot.
+		objects := p.Own(robot)
+		p.fleet.Settle(robot.UID, false, fleet.RolloutDone(objects.Deployment))
+		return objects, err
 	}
 	var objects Objects
 	first, beside := p.kinds[0], p.kinds[1:]
