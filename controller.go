@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robot-operator/robot-operator/internal/app"
 	"github.com/robot-operator/robot-operator/internal/events"
+	"github.com/robot-operator/robot-operator/internal/fleet"
 	"github.com/robot-operator/robot-operator/internal/lanes"
 	"github.com/robot-operator/robot-operator/internal/metrics"
 	"github.com/robot-operator/robot-operator/internal/outage"
@@ -131,6 +132,10 @@ type Controller struct {
 	// know, for the gauge; nil: none do. owned.Paths reads it too, and
 	// writes nothing to what they own.
 	newerFields *transform.NewerFields
+	// fleet is the fleet budget: how many Robots at a time roll a change
+	// of their pod template that does not come from their spec. Only the
+	// leader's holds slots: it is rebuilt from the caches when it starts.
+	fleet *fleet.Budget
 	// workers take the Robots from the workqueue and run syncHandler on
 	// them; they keep which Robots are being synced, for the health
 	// check's watchdog, and set aside (Parked, nil without
@@ -215,6 +220,12 @@ func NewController(ctx context.Context, opts Options) (*Controller, error) {
 	for _, outcome := range preflight.Outcomes {
 		controller.metrics.Preflight.WithLabelValues(outcome)
 	}
+	// A Robot given a slot of the fleet budget is queued, to roll its
+	// change.
+	controller.fleet = fleet.New(opts.Policy.FleetRolloutBudget, func(robot fleet.Robot) {
+		controller.workqueue.Add(cache.ObjectName{Namespace: robot.Namespace, Name: robot.Name})
+	})
+	sources.Fleet = controller.fleet
 	var err error
 	if controller.owned, err = owned.NewPaths(deps, sources); err != nil {
 		return nil, err
@@ -254,6 +265,11 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return errors.New("failed to wait for caches to sync")
 	}
 
+	// The Robots whose Deployments still roll a change the budget let
+	// through, under a previous leader, hold their slots first.
+	if err := c.owned.RebuildFleet(); err != nil {
+		return err
+	}
 	c.workers.Run(ctx, workers)
 	// The Events of the last syncs are written now, while this process
 	// still leads.
@@ -512,6 +528,7 @@ func (c *Controller) RegisterMetrics(registry prometheus.Registerer) error {
 		&metrics.RobotsCollector{Lister: c.robotsLister},
 		&metrics.TrackedCollector{Sizes: c.trackedObjects},
 		metrics.NewNewerFieldsGauge(c.newerFields.Len),
+		metrics.NewFleetCollector(c.fleet.Counts),
 	} {
 		if err := registry.Register(collector); err != nil {
 			return err

@@ -229,14 +229,15 @@ func (f *fixture) expectApplyStatus(robot *robotv1beta1.Robot, want robotv1beta1
 		robottest.MustJSON(f.t, status.ApplyConfiguration(robot, &want)), "status"))
 }
 
-// desiredDeployment is the Deployment robot asks for.
+// desiredDeployment is the Deployment robot asks for, as the operator
+// writes it: stamped with the Robot's generation.
 func desiredDeployment(t *testing.T, robot *robotv1beta1.Robot) *appsv1ac.DeploymentApplyConfiguration {
 	t.Helper()
 	desired, err := workload.NewDeployment(robot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return desired
+	return workload.Stamped(desired, robot)
 }
 
 // liveDeployment returns robot's Deployment as the API server holds it

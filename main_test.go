@@ -81,7 +81,7 @@ func TestVersion(t *testing.T) {
 var layers = [][]string{
 	{"outcome", "echo", "outage", "conversion", "memlimit", "lanes", "observe"},
 	{"workload", "robottest", "worker"},
-	{"drift", "policy"},
+	{"drift", "policy", "fleet"},
 	{"transform"},
 	{"podsummary"},
 	{"status", "podcache"},

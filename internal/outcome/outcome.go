@@ -47,6 +47,9 @@ type Failure struct {
 	// ReadyReason, when set, is Ready's reason instead of reason.
 	ReadyReason string
 	Retry       retry
+	// KeepsReady says that the Deployment holds what the Robot's own spec
+	// asks for all the same: Ready keeps saying what its pods do.
+	KeepsReady bool
 }
 
 // Classify tells how a sync error is treated. Errors it does not know are
@@ -66,6 +69,7 @@ func Classify(err error) Failure {
 		tooCostly *StatusValidationTooCostlyError
 		newer     *NewerFieldsError
 		rejected  *ChangeRejectedError
+		fleet     *FleetBudgetError
 	)
 	switch {
 	case errors.Is(err, ErrGatewayAPIMissing):
@@ -85,6 +89,9 @@ func Classify(err error) Failure {
 		// knows them, can help; the first queues it, the second restarts
 		// the operator.
 		return Failure{Reason: robotv1beta1.ReasonNewerAPI, Retry: RetryOnChange}
+	case errors.As(err, &fleet):
+		// The Robot is queued again when a slot of the budget frees.
+		return Failure{Reason: robotv1beta1.ReasonWaitingForFleetBudget, Retry: RetryOnChange, KeepsReady: true}
 	case errors.As(err, &paused):
 		// The person who paused the Robot unpauses it; that change
 		// queues it.
@@ -453,3 +460,16 @@ func StatusRefused(err error) (reason, message string, refused bool) {
 
 // ErrRobotGone is a Robot the cache holds but the API server no longer does.
 var ErrRobotGone = errors.New("the Robot no longer exists")
+
+// FleetBudgetError is a change of the Robot's pod template that does not
+// come from its spec (a new default of the operator, say), held while as
+// many Robots as the fleet budget allows roll such changes. The Deployment
+// keeps the template it has; the Robot is queued again when a slot frees.
+// Message says so once, as the Robot was first held: it names the budget
+// and how many Robots rolled and waited then, and it is not rewritten as
+// those numbers change, so that a waiting Robot costs no status write.
+type FleetBudgetError struct {
+	Message string
+}
+
+func (e *FleetBudgetError) Error() string { return e.Message }

@@ -191,8 +191,13 @@ func (c *Config) NotWatched(robot *robotv1beta1.Robot) error {
 }
 
 // desiredDeployment returns the Deployment robot asks for, with the config
-// digest of its pods when it rolls on config changes.
+// digest of its pods when it rolls on config changes, stamped with the
+// Robot's generation (workload.Stamped) for the fleet budget.
 func (c *Config) desiredDeployment(robot *robotv1beta1.Robot) (*appsv1ac.DeploymentApplyConfiguration, error) {
 	digest, _ := c.Digest(robot)
-	return workload.NewDeploymentWithConfig(robot, digest)
+	desired, err := workload.NewDeploymentWithConfig(robot, digest)
+	if err != nil {
+		return nil, err
+	}
+	return workload.Stamped(desired, robot), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/robot-operator/robot-operator/internal/drift"
+	"github.com/robot-operator/robot-operator/internal/fleet"
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/preflight"
@@ -40,17 +41,21 @@ type DeploymentPath = Path[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfigur
 // policy refuses gets no Deployment written, and one it has is left as it
 // is: its pods keep running. The pod template of a Robot rolling on config
 // changes carries the digest of the config its pods read, from config
-// (nil: none). A Robot's change of its pods' template is first checked by
-// check (nil: not checked), and not written if the cluster would refuse it.
-func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy, config *Config, check *preflight.Checker) (*DeploymentPath, error) {
+// (nil: none). A change of the Deployment that does not come from a Robot's
+// spec rolls under budget (nil: no limit). A Robot's change of its pods'
+// template is then checked by check (nil: not checked), and not written if
+// the cluster would refuse it.
+func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kubernetes.Interface, allowed policy.Policy, config *Config, check *preflight.Checker, budget *fleet.Budget) (*DeploymentPath, error) {
 	lister := informer.Lister()
 	kind := Kind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
 		Name: "Deployment",
 		Client: func(namespace string) writer.Client[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration] {
 			return kube.AppsV1().Deployments(namespace)
 		},
-		Updated:      EventDeploymentUpdated,
-		Drift:        drift.DeploymentDriftSkippingSpecs,
+		Updated: EventDeploymentUpdated,
+		Drift: func(desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment, specsMatch bool) string {
+			return drift.DeploymentDriftSkippingSpecs(workload.Unstamped(desired), current, specsMatch)
+		},
 		Generation:   true,
 		PodTemplate:  drift.PodTemplateDrift,
 		PrepareApply: prepareDeploymentApply,
@@ -60,6 +65,7 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 		Hold:       allowed.CheckShutdown,
 		ObjectName: workload.DeploymentName,
 		Desired:    config.desiredDeployment,
+		Admit:      admitDeployment(budget),
 		Cached: func(namespace, name string) (*appsv1.Deployment, error) {
 			return lister.Deployments(namespace).Get(name)
 		},
@@ -82,9 +88,35 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 func listDeployments(p *Paths, sources Sources) (ownedKind, error) {
 	informer := sources.KubeInformers.Apps().V1().Deployments()
 	p.preflight = preflight.New(sources.PreflightClient, sources.Policy.Preflight, sources.PreflightCount)
-	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy, p.config, p.preflight)
-	p.Deployments = path
+	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy, p.config, p.preflight, sources.Fleet)
+	p.Deployments, p.deploymentList = path, informer.Lister()
 	return listed(p, sources, path, err, informer.Informer(), "written_deployments")
+}
+
+// admitDeployment returns the Deployment's Admit: a change of the Robot's
+// spec goes through at once, with whatever else changed; another change of
+// what the operator applies (a new default of its release) waits for a
+// slot of budget, and is marked as budgeted when it goes.
+func admitDeployment(budget *fleet.Budget) func(*robotv1beta1.Robot, *appsv1ac.DeploymentApplyConfiguration, *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	return func(robot *robotv1beta1.Robot, desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+		if budget.Limit() == 0 {
+			return desired, nil
+		}
+		if fleet.FromSpec(robot, current) {
+			budget.Bypass(robot.UID)
+			return desired, nil
+		}
+		err := budget.Admit(fleet.Robot{UID: robot.UID, Namespace: robot.Namespace, Name: robot.Name})
+		if err == nil {
+			return workload.MarkBudgeted(desired), nil
+		}
+		// Said once: the status keeps the message it was first given.
+		message, waiting := fleet.Waiting(robot)
+		if !waiting {
+			message = err.Error()
+		}
+		return desired, &outcome.FleetBudgetError{Message: message}
+	}
 }
 
 // prepareDeploymentApply sends the patches that must come before the apply

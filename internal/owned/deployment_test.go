@@ -8,7 +8,6 @@ import (
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/status"
-	"github.com/robot-operator/robot-operator/internal/workload"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -93,7 +92,7 @@ func TestRecreateClearsTheRollingUpdate(t *testing.T) {
 	f := newPolicyFixture(t, robot)
 	f.add(t, deployment)
 
-	desired, err := workload.NewDeployment(robot)
+	desired, err := (*Config)(nil).desiredDeployment(robot)
 	if err != nil {
 		t.Fatal(err)
 	}

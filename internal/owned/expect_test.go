@@ -126,7 +126,7 @@ func getDeployment(namespace, name string) core.Action {
 }
 
 func createDeployment(t *testing.T, robot *robotv1beta1.Robot) core.Action {
-	desired, err := workload.NewDeployment(robot)
+	desired, err := (*Config)(nil).desiredDeployment(robot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func createDeployment(t *testing.T, robot *robotv1beta1.Robot) core.Action {
 // applyDeployment is the apply of robot's Deployment onto the one whose
 // UID is uid.
 func applyDeployment(t *testing.T, robot *robotv1beta1.Robot, uid types.UID) core.Action {
-	desired, err := workload.NewDeployment(robot)
+	desired, err := (*Config)(nil).desiredDeployment(robot)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestNameTakenSaysWhoseAndWhatToDo(t *testing.T) {
 		}
 	}
 
-	deployments, err := Deployments(f.deps, kube.Apps().V1().Deployments(), f.kube, policy.Policy{}, nil, nil)
+	deployments, err := Deployments(f.deps, kube.Apps().V1().Deployments(), f.kube, policy.Policy{}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

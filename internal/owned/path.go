@@ -109,6 +109,11 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 	// (an annotation): it is reported as it is, and neither applied to nor
 	// deleted, until it is handed back.
 	Released func(current T) bool
+	// Admit, when set, is asked before the apply of a change of what the
+	// Robot asks for (not another writer's): it returns desired as it is
+	// to be applied, or why the change must wait, the object staying as
+	// it is (the Deployment's: the fleet budget).
+	Admit func(robot *robotv1beta1.Robot, desired A, current T) (A, error)
 	// Contested is the Synced reason while another writer keeps changing
 	// the object.
 	Contested string
@@ -357,8 +362,16 @@ func (p *Path[T, A]) converge(ctx context.Context, robot *robotv1beta1.Robot, de
 	// written or checked the object itself.
 	applied := current.GetAnnotations()[workload.AnnotationSpecHash]
 	if p.objects.RobotChanged(desired, current, applied) {
-		// The Robot changed: this is no revert. A change the cluster
-		// would refuse is not written.
+		// The Robot changed: this is no revert. A change that does not
+		// come from its spec may wait for the fleet budget; one the
+		// cluster would refuse is not written.
+		if p.kind.Admit != nil {
+			admitted, err := p.kind.Admit(robot, desired, current)
+			if err != nil {
+				return current, err
+			}
+			desired = admitted
+		}
 		if p.kind.Preflight != nil {
 			if err := p.kind.Preflight.Check(ctx, robot, desired, current); err != nil {
 				return current, err

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/robot-operator/robot-operator/internal/fleet"
+	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/preflight"
 	"github.com/robot-operator/robot-operator/internal/transform"
@@ -15,6 +17,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
@@ -66,6 +69,10 @@ type Sources struct {
 	// check's outcome.
 	PreflightClient kubernetes.Interface
 	PreflightCount  func(outcome string)
+	// Fleet, when set, is the fleet budget: how many Robots at a time
+	// roll a change of their Deployment's pod template that does not come
+	// from their own spec. Without it, every change goes through at once.
+	Fleet *fleet.Budget
 	// Without names kinds (by Kind.Name) that the paths leave out, as if
 	// the operator knew none of them: for tests of the other kinds.
 	Without []string
@@ -90,13 +97,17 @@ type Paths struct {
 	// preflight checks the Deployment's changed pod templates; nil when
 	// off.
 	preflight *preflight.Checker
-	deps      Deps
+	// fleet is nil without its Sources: nothing is held.
+	fleet *fleet.Budget
+	// deploymentList lists the cached Deployments, for RebuildFleet.
+	deploymentList appslisters.DeploymentLister
+	deps           Deps
 }
 
 // NewPaths returns the paths of every kind of sources, and registers their
 // event handlers.
 func NewPaths(deps Deps, sources Sources) (*Paths, error) {
-	p := &Paths{deps: deps, newerFields: sources.NewerFields}
+	p := &Paths{deps: deps, newerFields: sources.NewerFields, fleet: sources.Fleet}
 	// Before the kinds: the Deployment's desired object reads it.
 	var err error
 	if p.config, err = NewConfig(deps, sources.RobotIndexer, sources.ConfigMaps, sources.Secrets, p.ConfigMapChanged); err != nil {
@@ -153,15 +164,27 @@ func (p *Paths) HasSynced() bool {
 // says why (held).
 func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, error) {
 	if err := p.held(ctx, robot); err != nil {
-		return p.Own(robot), err
+		// A held Robot waits for no slot of the fleet budget (it takes its
+		// place in line again once it is synced), and frees the one it
+		// holds once its rollout is over, as any Robot.
+		objects := p.Own(robot)
+		p.fleet.Settle(robot.UID, false, fleet.RolloutDone(objects.Deployment))
+		return objects, err
 	}
 	var objects Objects
 	first, beside := p.kinds[0], p.kinds[1:]
-	if err := first.sync(ctx, robot, &objects); err != nil {
+	firstErr := first.sync(ctx, robot, &objects)
+	var waiting *outcome.FleetBudgetError
+	if errors.As(firstErr, &waiting) || firstErr == nil {
+		// The Deployment is as the Robot's spec asks, or waits for the
+		// fleet budget with nothing of the spec held: its slot frees once
+		// its rollout is over, and the objects beside it are synced.
+		p.fleet.Settle(robot.UID, waiting != nil, fleet.RolloutDone(objects.Deployment))
+	} else {
 		for _, kind := range beside {
 			kind.own(robot, &objects)
 		}
-		return objects, err
+		return objects, firstErr
 	}
 	var err error
 	for _, kind := range beside {
@@ -169,7 +192,19 @@ func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, e
 	}
 	// The Deployment is kept all the same: its digest leaves out what the
 	// operator may not watch, and the status says so.
-	return objects, cmp.Or(err, p.config.NotWatched(robot))
+	return objects, cmp.Or(err, firstErr, p.config.NotWatched(robot))
+}
+
+// RebuildFleet gives the Robots whose Deployments, as cached, still roll a
+// change the fleet budget let through their slots back: a new leader's
+// first act, before it syncs any Robot.
+func (p *Paths) RebuildFleet() error {
+	deployments, err := p.deploymentList.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	p.fleet.Rebuild(fleet.Holders(deployments))
+	return nil
 }
 
 // Own returns what robot owns as the caches hold it, for a Robot whose
@@ -187,6 +222,7 @@ func (p *Paths) ForgetRobot(uid types.UID) {
 	for _, kind := range p.kinds {
 		kind.forgetRobot(uid)
 	}
+	p.fleet.Forget(uid)
 }
 
 // Tracked adds the sizes of what the paths keep per object to sizes, by

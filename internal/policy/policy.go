@@ -30,12 +30,22 @@ type Policy struct {
 	// Preflight says whether a changed pod template is checked before
 	// it is written, and how fast (preflight.go).
 	Preflight Preflight
+	// FleetRolloutBudget is how many Robots at a time roll a change of
+	// their pod template that does not come from their own spec (a new
+	// default of the operator, say); 0: no limit.
+	FleetRolloutBudget int
 }
+
+// DefaultFleetRolloutBudget is -fleet-rollout-budget's default: few enough
+// that a bad default of a new release stops at a handful of Robots, enough
+// that a thousand Robots of a minute's rollout each take under two hours.
+const DefaultFleetRolloutBudget = 10
 
 // Flags registers the policy's flags on fs. The returned function reads
 // their values into p once fs is parsed, and says what is wrong with them.
 func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
+	fs.IntVar(&p.FleetRolloutBudget, "fleet-rollout-budget", DefaultFleetRolloutBudget, "How many Robots at a time roll a change of their pod template that does not come from their own spec (a new default of the operator's release, say), each until its rollout is over; the others wait, first come first served, and say so (Synced=False, WaitingForFleetBudget). A change of a Robot's own spec is never held. 0: no limit.")
 	switches := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs), p.disruptionBudgetFlags(fs), p.Preflight.flags(fs)}
 	return func() error {
 		types, err := parseServiceTypes(*serviceTypes)
@@ -43,6 +53,9 @@ func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 			return err
 		}
 		p.ServiceTypes = types
+		if p.FleetRolloutBudget < 0 {
+			return fmt.Errorf("-fleet-rollout-budget: %d is below 0; give how many Robots may roll at once, or 0 for no limit", p.FleetRolloutBudget)
+		}
 		for _, complete := range switches {
 			if err := complete(); err != nil {
 				return err

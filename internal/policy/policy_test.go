@@ -49,3 +49,16 @@ func TestServiceTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestFleetRolloutBudget(t *testing.T) {
+	p, err := parse(t)
+	if err != nil || p.FleetRolloutBudget != DefaultFleetRolloutBudget {
+		t.Errorf("the default: %d, %v; want %d", p.FleetRolloutBudget, err, DefaultFleetRolloutBudget)
+	}
+	if p, err := parse(t, "-fleet-rollout-budget=0"); err != nil || p.FleetRolloutBudget != 0 {
+		t.Errorf("-fleet-rollout-budget=0: %d, %v; want no limit", p.FleetRolloutBudget, err)
+	}
+	if _, err := parse(t, "-fleet-rollout-budget=-1"); err == nil || !strings.Contains(err.Error(), "-fleet-rollout-budget") {
+		t.Errorf("-fleet-rollout-budget=-1: %v; want an error naming the flag", err)
+	}
+}

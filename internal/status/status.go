@@ -92,10 +92,11 @@ func observed(deployment *appsv1.Deployment) bool {
 }
 
 // specApplied reports whether deployment holds the spec robot asks for now:
-// after a successful sync it does; after a failed one, only if it was
+// after a successful sync it does, and after one whose error keeps Ready
+// (outcome.Failure.KeepsReady); after another failed one, only if it was
 // applied before (its spec hash is the Robot's).
 func specApplied(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, syncErr error) bool {
-	if deployment == nil || syncErr == nil {
+	if deployment == nil || syncErr == nil || outcome.Classify(syncErr).KeepsReady {
 		return deployment != nil
 	}
 	// The config digest is not the Robot's spec: the Deployment holds the

@@ -208,6 +208,7 @@ func NewDeploymentWithConfig(robot *robotv1beta1.Robot, configDigest string) (*a
 		WithSecurityContext(corev1ac.PodSecurityContext().
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
 	template := corev1ac.PodTemplateSpec().WithLabels(ObjectLabels(robot))
+	addReleaseTemplateAnnotation(template)
 	if err := addWorkload(robot, template, pod, container); err != nil {
 		return nil, &outcome.InvalidSpecError{Err: err}
 	}

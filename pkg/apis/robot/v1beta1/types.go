@@ -1257,3 +1257,15 @@ const (
 	// that the Deployment's ReplicaFailure condition gives.
 	ReasonReplicaFailure = "ReplicaFailure"
 )
+
+// The reason of the Synced condition while a change of the Robot's pod
+// template that does not come from its spec waits for the fleet budget.
+const (
+	// ReasonWaitingForFleetBudget: the operator would change the Robot's pod
+	// template for a reason other than its spec (a new default of the
+	// operator's release, say), and as many Robots as the fleet budget
+	// allows (-fleet-rollout-budget) are rolling such a change: the
+	// Deployment keeps its template until a slot frees. Ready still says
+	// what the pods do. A change of the Robot's own spec is never held.
+	ReasonWaitingForFleetBudget = "WaitingForFleetBudget"
+)
