@@ -73,6 +73,10 @@ type Options struct {
 	// memlimit.DefaultRoot), unless GOMEMLIMIT is set.
 	MemoryLimitFromCgroup bool
 	CgroupRoot            string
+	// ServeV1alpha1, when set, is whether the CRD serves robot.dev/v1alpha1:
+	// the leader sets it once the migration is done. Nil leaves the CRD as
+	// installed.
+	ServeV1alpha1 *bool
 }
 
 // Controller is what Run runs on the leader: the Controller of the command,
