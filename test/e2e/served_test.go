@@ -160,3 +160,37 @@ func assertStoredVersions(t *testing.T, want ...string) {
 		t.Errorf("storedVersions %v, want %v", crd.Status.StoredVersions, want)
 	}
 }
+
+// TestServeV1alpha1Flag: an operator run with -serve-v1alpha1=false, as the
+// chart's crd.serveV1alpha1=false and the component stop-serving-v1alpha1
+// run it, stops the CRD serving v1alpha1 once the Robots are stored as
+// v1beta1, and one run with -serve-v1alpha1=true serves it again; the
+// version stays in the CRD throughout.
+func TestServeV1alpha1Flag(t *testing.T) {
+	exclusive(t, "pauses the shared operator and runs operators of its own that change the Robot CRD's served versions")
+	t.Cleanup(func() {
+		if err := installCRD(context.Background()); err != nil {
+			t.Errorf("installing this tree's CRD again: %v", err)
+		}
+	})
+	pauseSharedOperator(t)
+	for _, served := range []bool{false, true} {
+		// The shared operator's own command line, webhook included: it is
+		// paused, and its port free.
+		name := fmt.Sprintf("serve-v1alpha1-%t", served)
+		o := extraOperator(t, name, append(slices.Clone(env.operator.args), fmt.Sprintf("-serve-v1alpha1=%t", served)))
+		offset := launch(t, o)
+		mustLog(t, o, offset, `"Started workers"`, convergeTimeout)
+		eventually(t, convergeTimeout, fmt.Sprintf("the CRD's v1alpha1 served %t", served), func(ctx context.Context) (bool, string, error) {
+			out, _, err := kubectl(ctx, "", "get", "crd", "robots.robot.dev", "-o", `jsonpath={range .spec.versions[*]}{.name}={.served} {end}`)
+			if err != nil {
+				return false, "", nil
+			}
+			return out == fmt.Sprintf("v1alpha1=%t v1beta1=true ", served), out, nil
+		})
+		assertStoredVersions(t, "v1beta1")
+		if err := o.stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
