@@ -142,6 +142,11 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.StringVar(&wh.Service, "webhook-service", "robot-operator-webhook", "The Service, port 443, through which the API server reaches the webhook.")
 	fs.StringVar(&wh.URL, "webhook-url", "", "The https:// URL at which the API server reaches the webhook, instead of -webhook-service: for an operator run outside the cluster, e.g. https://127.0.0.1:9443/convert. The CRD must be installed with the same url.")
 	fs.StringVar(&wh.Certs, "webhook-certs", app.WebhookCertsSelf, "Who keeps the webhook's certificates: self (any replica, leader or not, makes a CA and a serving certificate into -webhook-secret, renews them, makes the Secret again if it is deleted, and sets the CRD's caBundle), or external (cert-manager or another writer fills the Secret; the replicas only copy its ca.crt into the CRD's caBundle, keeping the previous one until it expires).")
+	fs.Func("serve-v1alpha1", "Whether the CRD serves robot.dev/v1alpha1 (true or false): the leader of an operator that watches every namespace sets it once the Robots are stored as v1beta1 (default: the CRD as installed). See docs/operating.md before turning it off.", func(v string) error {
+		serve, err := strconv.ParseBool(v)
+		opts.run.ServeV1alpha1 = &serve
+		return err
+	})
 	completePolicy := opts.policy.Flags(fs)
 	// The flag package prints the usage on every parse error; print it only
 	// when asked for, so that a mistake gives one line.
@@ -194,6 +199,8 @@ func (o *options) check() error {
 		return fmt.Errorf("-metrics-cert-dir needs -metrics-secure")
 	case o.loggingFormat != "text" && o.loggingFormat != "json":
 		return fmt.Errorf("-logging-format must be text or json, not %q", o.loggingFormat)
+	case o.run.ServeV1alpha1 != nil && o.run.Namespace != metav1.NamespaceAll:
+		return fmt.Errorf("-serve-v1alpha1 needs an operator that watches every namespace, not -namespace %s", o.run.Namespace)
 	case wh.Certs != app.WebhookCertsSelf && wh.Certs != app.WebhookCertsExternal:
 		return fmt.Errorf("-webhook-certs must be self or external, not %q", wh.Certs)
 	case le.Enabled && le.RenewDeadline >= le.LeaseDuration:

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -28,6 +30,8 @@ func TestRunRejectsBadFlagsInOneLine(t *testing.T) {
 		{"-route-hostnames", "*.example.com"},
 		{"-max-termination-grace-period", "48h"},
 		{"-http-routes=maybe"},
+		{"-serve-v1alpha1=maybe"},
+		{"-serve-v1alpha1=false", "-namespace", "team-a"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(args, &stdout, &stderr)
@@ -58,9 +62,25 @@ func TestHelp(t *testing.T) {
 		t.Errorf("exit code %d, want 0", code)
 	}
 	for _, flag := range []string{"-kubeconfig", "-workers", "-sync-timeout", "-leader-elect", "-metrics-bind-address", "-logging-format", "-memory-limit-from-cgroup",
-		"-http-routes", "-route-gateways", "-route-hostnames", "-service-annotations", "-service-labels", "-service-load-balancer-classes", "-max-termination-grace-period"} {
+		"-http-routes", "-route-gateways", "-route-hostnames", "-service-annotations", "-service-labels", "-service-load-balancer-classes", "-max-termination-grace-period", "-serve-v1alpha1"} {
 		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("usage does not mention %s", flag)
+		}
+	}
+}
+
+func TestServeV1alpha1(t *testing.T) {
+	for args, want := range map[string]string{"": "nil", "-serve-v1alpha1=false": "false", "-serve-v1alpha1=true": "true"} {
+		opts, err := parseFlags(strings.Fields(args), io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		got := "nil"
+		if opts.run.ServeV1alpha1 != nil {
+			got = strconv.FormatBool(*opts.run.ServeV1alpha1)
+		}
+		if got != want {
+			t.Errorf("%q: ServeV1alpha1 %s, want %s", args, got, want)
 		}
 	}
 }

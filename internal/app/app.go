@@ -78,6 +78,10 @@ type Options struct {
 	// no leader election, no webhook, no migration; every client refuses
 	// writes, and the syncs' writes are reported instead.
 	ObserveOnly bool
+	// ServeV1alpha1, when set, is whether the CRD serves robot.dev/v1alpha1:
+	// the leader sets it once the migration is done. Nil leaves the CRD as
+	// installed.
+	ServeV1alpha1 *bool
 }
 
 // Controller is what Run runs on the leader: the Controller of the command,

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+
+	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
 
 // newMigrator returns what moves the Robots an earlier release stored as
@@ -30,10 +32,15 @@ func newMigrator(opts Options, c *clients, recorder record.EventRecorder, regist
 
 // migrateStorage runs the migration until it is done or ctx ends: it retries
 // by itself, with backoff, what fails (the Robots stored as v1alpha1 are read
-// through the conversion webhook, which may not answer yet).
-func migrateStorage(ctx context.Context, migrator *migration.Migrator) {
+// through the conversion webhook, which may not answer yet). Then, when
+// serveV1alpha1 is set, it makes the CRD serve v1alpha1 or not, so that a
+// version stops being served only after no Robot is stored in it.
+func migrateStorage(ctx context.Context, migrator *migration.Migrator, serveV1alpha1 *bool) {
 	if migrator == nil {
 		return
 	}
-	_, _ = migrator.Run(ctx)
+	if _, err := migrator.Run(ctx); err != nil || serveV1alpha1 == nil {
+		return
+	}
+	_ = migrator.KeepServed(ctx, robotv1alpha1.SchemeGroupVersion.Version, *serveV1alpha1)
 }

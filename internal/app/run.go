@@ -70,7 +70,7 @@ func serveAndLead(ctx context.Context, opts Options, w wired) error {
 	logger.Info("Starting robot-operator", "version", opts.Version, "revision", Build(opts.Version, opts.Revision).Revision, "host", w.cfg.Host, "namespace", namespaceOrAll(opts.Namespace),
 		"workers", opts.Workers, "leaderElection", opts.LeaderElection.Enabled, "observeOnly", opts.ObserveOnly)
 	lead := func(ctx context.Context) error {
-		go migrateStorage(ctx, migrator)
+		go migrateStorage(ctx, migrator, opts.ServeV1alpha1)
 		return w.controller.Lead(ctx, opts.Workers)
 	}
 	if !opts.LeaderElection.Enabled {

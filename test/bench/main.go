@@ -74,6 +74,9 @@ type config struct {
 	// shipped (-v1alpha1-served=false): the API server then keeps one watch
 	// cache of Robots, not two.
 	v1beta1Only bool
+	// webhook runs the operator's phase with the conversion webhook served
+	// as installed: by the operator, the CRD pointing at it.
+	webhook bool
 }
 
 func main() {
@@ -102,6 +105,7 @@ func main() {
 	flag.Float64Var(&cfg.churnRate, "churn-rate", 10, "Spec changes a second under -churn.")
 	flag.StringVar(&cfg.scalePlot, "scale-plot", "", "Write a PNG plot of the operator's memory and of T_ready against N here (medians over the pairs).")
 	v1alpha1Served := flag.Bool("v1alpha1-served", true, "Serve the CRD's v1alpha1 as shipped; false: serve v1beta1 alone, in every phase, to measure what a second served version costs the API server (a watch cache of its own, which converts every Robot written).")
+	flag.BoolVar(&cfg.webhook, "webhook", false, "Run the operator's phase with its conversion webhook served as installed (the operator listens on loopback and the CRD points the API server at it), so that every conversion the API server asks for is answered, not failed; the report counts them per Robot either way.")
 	flag.Parse()
 	cfg.v1beta1Only = !*v1alpha1Served
 	for _, s := range strings.Split(sizes, ",") {

@@ -60,6 +60,11 @@ type result struct {
 	// every Robot synced once; restartCPU is its CPU until then.
 	restartReady, restartChecked, restartCPU time.Duration
 	churn                                    *churnResult
+	// conversions are the API server's calls to the conversion webhook
+	// from the first create until all were Ready; idleConversions those
+	// while the operator idled (first pair only).
+	conversions     conversions
+	idleConversions *conversions
 }
 
 type point struct{ at, latency time.Duration }
@@ -348,13 +353,23 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if err != nil {
 		return err
 	}
-	// The operator runs without its webhook, so the CRD's conversions
-	// fail, as in the floor's phase, which has no webhook Service: the
-	// manifests' Service would give the API server a ClusterIP to dial for
-	// each, which on a machine with no cluster network can reach whatever
-	// answers there, and the handshakes were charged to the operator.
+	// No pod backs the manifests' webhook Service here, and its ClusterIP,
+	// on a machine with no cluster network, reaches whatever answers
+	// there: the handshakes were charged to the operator. Without
+	// -webhook the operator serves no webhook, so the CRD's conversions
+	// fail, as in the floor's phase; with it, the CRD points at the
+	// operator's own listener.
 	if _, err := c.Kubectl(ctx, "delete", "service", "-n", "robot-operator", "robot-operator-webhook"); err != nil {
 		return err
+	}
+	var webhook *localWebhook
+	if e.cfg.webhook {
+		if webhook, err = newLocalWebhook(); err != nil {
+			return err
+		}
+		if err := webhook.pointCRD(ctx, c); err != nil {
+			return err
+		}
 	}
 	if err := c.servedVersions(ctx); err != nil {
 		return err
@@ -362,7 +377,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	if err := c.createNamespaces(ctx); err != nil {
 		return err
 	}
-	op, err := startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d.log", n, r.pair))
+	op, err := startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d.log", n, r.pair), webhook)
 	if err != nil {
 		return err
 	}
@@ -456,6 +471,10 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	logf("operator: creating %d Robots", n)
 	procs := map[string]int{"bench client": os.Getpid(), "robot-operator": op.cmd.Process.Pid}
 	cpuStart := c.cpuNow(procs)
+	conversionsStart, err := c.conversions(ctx)
+	if err != nil {
+		return err
+	}
 	profiled := c.profileAPIServerPhase(ctx, fmt.Sprintf("%d-pair%d-operator-kube-apiserver.pprof", n, r.pair))
 	defer profiled()
 	operatorProfiled := op.profile(ctx, e, fmt.Sprintf("%d-pair%d-robot-operator.pprof", n, r.pair))
@@ -480,6 +499,11 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	}
 	r.tReady = ready.last().Sub(start)
 	r.operatorCPU = c.cpuNow(procs).since(cpuStart)
+	conversionsReady, err := c.conversions(ctx)
+	if err != nil {
+		return err
+	}
+	r.conversions = conversionsReady.minus(conversionsStart)
 	if e.cfg.profileLength == 0 {
 		// The phase's profiles end with it, together.
 		var stopped sync.WaitGroup
@@ -534,6 +558,12 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		return ctx.Err()
 	}
 	idleEnd := time.Now()
+	conversionsIdle, err := c.conversions(ctx)
+	if err != nil {
+		return err
+	}
+	idleConversions := conversionsIdle.minus(conversionsReady)
+	r.idleConversions = &idleConversions
 	// Let the audit log catch up with requests received before idleEnd.
 	time.Sleep(2 * time.Second)
 	if r.creation, err = readAudit(c.AuditLog, start, converged); err != nil {
@@ -549,7 +579,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		return err
 	}
 	restarted := time.Now()
-	if op, err = startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d-restarted.log", n, r.pair)); err != nil {
+	if op, err = startOperator(ctx, e, kubeconfig, fmt.Sprintf("operator-%d-pair%d-restarted.log", n, r.pair), webhook); err != nil {
 		return err
 	}
 	r.restartReady = time.Since(restarted)

@@ -26,7 +26,9 @@ type operator struct {
 	exited                 chan error
 }
 
-func startOperator(ctx context.Context, e *environment, kubeconfig, logName string) (*operator, error) {
+// startOperator starts the operator, serving the conversion webhook at
+// webhook when it is not nil.
+func startOperator(ctx context.Context, e *environment, kubeconfig, logName string, webhook *localWebhook) (*operator, error) {
 	o := &operator{exited: make(chan error, 1)}
 	var err error
 	for _, addr := range []*string{&o.metrics, &o.health, &o.pprof} {
@@ -50,8 +52,13 @@ func startOperator(ctx context.Context, e *environment, kubeconfig, logName stri
 		// Its memory is measured as the Go runtime runs it without a
 		// limit, whatever the cgroup of the machine running the bench.
 		"-memory-limit-from-cgroup=false",
-		// Its Robots are read and written as stored, v1beta1: no conversion.
-		"-webhook-bind-address=0",
+	}
+	if webhook != nil {
+		args = append(args, webhook.operatorArgs()...)
+	} else {
+		// Its Robots are read and written as stored, v1beta1: it needs no
+		// conversion, and the API server's for v1alpha1 fail.
+		args = append(args, "-webhook-bind-address=0")
 	}
 	o.cmd = exec.Command(e.OperatorBin, append(args, strings.Fields(e.cfg.operatorArgs)...)...)
 	if e.cfg.profile {

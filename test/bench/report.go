@@ -121,6 +121,13 @@ func renderReport(e *environment, cfg config, results []*series) string {
 		}
 		return fmt.Sprintf("%d<br>%s<br>Events: %d", r.idle.total.writes+r.idle.events, breakdown(r.idle.writes, 1), r.idle.events)
 	})
+	first("conversion webhook calls per Robot, create → all Ready (the API server's)", func(r *result) string { return r.conversions.perRobot(r.n) })
+	first(fmt.Sprintf("… while idle (%s after convergence), in all", cfg.idle), func(r *result) string {
+		if r.idleConversions == nil {
+			return "not measured"
+		}
+		return r.idleConversions.String()
+	})
 	first(fmt.Sprintf("restart writes (fresh operator, %s)", cfg.settle), func(r *result) string {
 		if r.restart == nil {
 			return "not measured"
@@ -230,6 +237,9 @@ func extraFlags(cfg config) string {
 	}
 	if cfg.v1beta1Only {
 		extra = append(extra, "-v1alpha1-served=false")
+	}
+	if cfg.webhook {
+		extra = append(extra, "-webhook")
 	}
 	if cfg.churn > 0 {
 		extra = append(extra, fmt.Sprintf("-churn %s -churn-rate %g", cfg.churn, cfg.churnRate))
