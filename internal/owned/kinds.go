@@ -23,6 +23,7 @@ var kinds = []kindEntry{
 	{"Service", listServices},
 	{"PodDisruptionBudget", listDisruptionBudgets},
 	{"HTTPRoute", listRoutes},
+	{historyKindName, listHistory},
 }
 
 // kindEntry is a kind in the list of kinds: its name (Kind.Name), and what

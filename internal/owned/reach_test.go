@@ -39,6 +39,9 @@ var kindReaches = []kindReach{
 	// The route's status is read in two files of internal/status: its
 	// address and its acceptance.
 	{kind: "HTTPRoute", names: []string{"HTTPRoute"}, limit: 6},
+	// The history's revisions: its builder, its description, and the
+	// cache's transform, which keeps a revision whole by its name's hash.
+	{kind: "ControllerRevision", names: []string{"ControllerRevision"}, limit: 3},
 }
 
 // TestAKindReachesFewFiles: each kind's Go types are named in the few

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/robot-operator/robot-operator/internal/workload"
+
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
@@ -27,12 +29,17 @@ type Policy struct {
 	// DisruptionBudgets says which Robots get a PodDisruptionBudget
 	// (disruptionbudget.go). Empty: the default.
 	DisruptionBudgets DisruptionBudgets
+	// RevisionHistoryLimit is how many ControllerRevisions of its specs
+	// each Robot keeps, the current one among them; 0 is the default,
+	// workload.DefaultRevisionHistoryLimit.
+	RevisionHistoryLimit int
 }
 
 // Flags registers the policy's flags on fs. The returned function reads
 // their values into p once fs is parsed, and says what is wrong with them.
 func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
+	revisions := fs.Int("revision-history-limit", workload.DefaultRevisionHistoryLimit, "How many ControllerRevisions of its specs each Robot keeps, the current one among them (at least 1): beyond it, the oldest are deleted.")
 	switches := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs), p.disruptionBudgetFlags(fs)}
 	return func() error {
 		types, err := parseServiceTypes(*serviceTypes)
@@ -40,6 +47,10 @@ func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 			return err
 		}
 		p.ServiceTypes = types
+		if *revisions < 1 {
+			return fmt.Errorf("-revision-history-limit: %d; give 1 or more (the current revision is always kept)", *revisions)
+		}
+		p.RevisionHistoryLimit = *revisions
 		for _, complete := range switches {
 			if err := complete(); err != nil {
 				return err
@@ -68,4 +79,12 @@ func parseServiceTypes(value string) ([]robotv1beta1.ServiceType, error) {
 // type t.
 func (p *Policy) AllowsServiceType(t robotv1beta1.ServiceType) bool {
 	return len(p.ServiceTypes) == 0 || slices.Contains(p.ServiceTypes, t)
+}
+
+// RevisionLimit is how many ControllerRevisions each Robot keeps.
+func (p *Policy) RevisionLimit() int {
+	if p.RevisionHistoryLimit < 1 {
+		return workload.DefaultRevisionHistoryLimit
+	}
+	return p.RevisionHistoryLimit
 }

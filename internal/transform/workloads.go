@@ -3,6 +3,7 @@ package transform
 import (
 	"reflect"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -24,7 +25,9 @@ type RobotLookup func(namespace, name string) (*robotv1beta1.Robot, bool)
 // they cache is not the operator's to size. An object is cached whole, its
 // managedFields trimmed (TrimManagedFields), only when the Robot its
 // controller reference names is in the Robot cache with that UID and gives
-// its objects the object's name: one object per Robot and kind. Any other
+// its objects the object's name: one object per Robot and kind, but for
+// the ControllerRevisions of its history, each named after the hash of
+// the spec it holds (workload.RevisionName), up to the limit. Any other
 // is cached as a stub (stubMeta): the controller only ever asks of it
 // whether a Robot controls it, and names its controller when the name is
 // taken. The Robot cache must have synced before these informers start,
@@ -65,7 +68,13 @@ func robotsOwn(object metav1.Object, robots RobotLookup) bool {
 		return false
 	}
 	robot, ok := robots(object.GetNamespace(), ref.Name)
-	return ok && robot.UID == ref.UID && object.GetName() == workload.DeploymentName(robot)
+	if !ok || robot.UID != ref.UID {
+		return false
+	}
+	if revision, isRevision := object.(*appsv1.ControllerRevision); isRevision {
+		return object.GetName() == workload.RevisionName(robot, revision.Data.Raw)
+	}
+	return object.GetName() == workload.DeploymentName(robot)
 }
 
 // IsStub reports whether object, from a cache that Workloads fills, is a

@@ -1,0 +1,49 @@
+package transform
+
+import (
+	"testing"
+
+	"github.com/robot-operator/robot-operator/internal/workload"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestWorkloadsKeepsTheRobotsRevisions: a ControllerRevision of a Robot's
+// history is kept whole when its name is the hash of the spec it holds,
+// as its Robot names its revisions; any other, a stub.
+func TestWorkloadsKeepsTheRobotsRevisions(t *testing.T) {
+	robot, _ := webRobot("tenant", "web")
+	ours, err := workload.NewRevision(robot, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours.Labels = map[string]string{workload.LabelManagedBy: workload.LabelManagedByValue}
+	renamed := ours.DeepCopy()
+	renamed.Name = "web-0000000000"
+	otherData := ours.DeepCopy()
+	otherData.Data.Raw = []byte(`{"image":"elsewhere"}`)
+	for _, tc := range []struct {
+		name     string
+		revision *appsv1.ControllerRevision
+		whole    bool
+	}{
+		{"the Robot's", ours, true},
+		{"another name", renamed, false},
+		{"other data under the name", otherData, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Workloads(webRobot)(tc.revision.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cached := got.(*appsv1.ControllerRevision)
+			if whole := !IsStub(cached) && len(cached.Data.Raw) > 0; whole != tc.whole {
+				t.Errorf("kept whole: %v, want %v", whole, tc.whole)
+			}
+			if cached.Name != tc.revision.Name || !metav1.IsControlledBy(cached, robot) {
+				t.Errorf("cached %s, controlled by %v: the name and the controller are kept either way", cached.Name, cached.OwnerReferences)
+			}
+		})
+	}
+}
