@@ -12,7 +12,11 @@ import (
 	"github.com/robot-operator/robot-operator/internal/workload"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
@@ -201,4 +205,32 @@ func waitFor(t *testing.T, done func() bool) {
 // workloadRevision is robot's revision 1.
 func workloadRevision(robot *robotv1beta1.Robot) (*appsv1.ControllerRevision, error) {
 	return workload.NewRevision(robot, 1)
+}
+
+// TestHistoryRecordsARefusedSpec: a spec whose Deployment the API server
+// refuses is recorded all the same, so that what changed since the Robot
+// last worked can be told of that spec too; the sync still fails with the
+// Deployment's error.
+func TestHistoryRecordsARefusedSpec(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := policyRobot()
+	f := newPolicyFixture(t, robot)
+	f.sources.Without = []string{"PodDisruptionBudget"}
+	f.kube.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, robot.Name, nil)
+	})
+	paths := f.paths(t, policy.Policy{})
+	objects, err := paths.Sync(ctx, robot)
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("sync: %v, want the Deployment's refusal", err)
+	}
+	if written := f.writes(); !slices.Contains(written, "create controllerrevisions") {
+		t.Errorf("the sync of a refused spec wrote %v, and no revision", written)
+	}
+	if objects.Revision() == nil || revisionImage(t, objects.Revision()) != robot.Spec.Image {
+		t.Errorf("the sync returned the revision %v, want the refused spec's", objects.Revision())
+	}
+	if objects.Service != nil {
+		t.Errorf("the sync made the Service %s beside a refused Deployment", objects.Service.Name)
+	}
 }
