@@ -140,6 +140,9 @@ func (e historyEntry) own(robot *robotv1beta1.Robot, objects *Objects) {
 	objects.set(historyKindName, e.history.Current(robot))
 }
 
+// The history is synced even when the Deployment's path failed.
+func (historyEntry) recordsSpec() {}
+
 // The history remembers nothing per Robot but what its cache holds.
 func (historyEntry) forgetRobot(types.UID)  {}
 func (historyEntry) tracked(map[string]int) {}

@@ -47,6 +47,14 @@ type ownedKind interface {
 	hasSynced() bool
 }
 
+// recorder is a kind that writes down the Robot's spec rather than runs
+// it: it is synced whatever became of the Deployment, so that a spec the
+// API server refused is on record too.
+type recorder interface {
+	ownedKind
+	recordsSpec()
+}
+
 // Objects are what a Robot owns, as its paths returned them; nil where it
 // has none it controls. The Deployment and the Service, which every Robot
 // may own, are fields, as their paths are in Paths; the object of any

@@ -117,7 +117,8 @@ func (p *Paths) HasSynced() bool {
 
 // Sync takes each object robot owns through its path: the Deployment first,
 // then, once it is as asked, the objects beside it, each whatever became of
-// the others. It returns them for the status, and the first error. What a
+// the others. A kind that records the Robot's spec (recorder) is synced
+// even when the Deployment's path failed. It returns them for the status, and the first error. What a
 // paused Robot owns, or one that holds fields this release does not know,
 // gets no write: Sync returns it as the caches hold it, and the error that
 // says why (held).
@@ -129,6 +130,10 @@ func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, e
 	first, beside := p.kinds[0], p.kinds[1:]
 	if err := first.sync(ctx, robot, &objects); err != nil {
 		for _, kind := range beside {
+			if _, records := kind.(recorder); records {
+				err = cmp.Or(err, kind.sync(ctx, robot, &objects))
+				continue
+			}
 			kind.own(robot, &objects)
 		}
 		return objects, err
