@@ -2,7 +2,10 @@ package owned
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 
 	"github.com/robot-operator/robot-operator/internal/workload"
 
@@ -33,6 +36,20 @@ type History struct {
 	synced cache.InformerSynced
 	// limit is how many revisions each Robot keeps.
 	limit int
+
+	// specs holds, per Robot, the spec of a revision read from the API
+	// server (the cache keeps none), for the generation that read it:
+	// a Robot that stays not Ready reads it once.
+	specsLock sync.Mutex
+	specs     map[types.UID]revisionSpec
+}
+
+// revisionSpec is the spec a Robot's revision holds, read for a
+// generation of the Robot; nil when the revision is gone.
+type revisionSpec struct {
+	generation int64
+	name       string
+	spec       *robotv1beta1.RobotSpec
 }
 
 // NewHistory returns the history of the Robots' specs, cached by informer
@@ -57,7 +74,37 @@ func NewHistory(deps Deps, informer appsinformers.ControllerRevisionInformer, ku
 	if err != nil {
 		return nil, err
 	}
-	return &History{kube: kube, lister: informer.Lister(), synced: informer.Informer().HasSynced, limit: limit}, nil
+	return &History{kube: kube, lister: informer.Lister(), synced: informer.Informer().HasSynced, limit: limit,
+		specs: map[types.UID]revisionSpec{}}, nil
+}
+
+// Spec returns the spec that robot's revision name holds, nil when the
+// Robot has no such revision (pruned, or deleted by someone). The cache
+// keeps the revisions' metadata alone: the revision is read from the API
+// server, once per generation of the Robot.
+func (h *History) Spec(ctx context.Context, robot *robotv1beta1.Robot, name string) (*robotv1beta1.RobotSpec, error) {
+	h.specsLock.Lock()
+	known, ok := h.specs[robot.UID]
+	h.specsLock.Unlock()
+	if ok && known.generation == robot.Generation && known.name == name {
+		return known.spec, nil
+	}
+	revision, err := h.kube.AppsV1().ControllerRevisions(robot.Namespace).Get(ctx, name, metav1.GetOptions{})
+	var spec *robotv1beta1.RobotSpec
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, err
+	case metav1.IsControlledBy(revision, robot):
+		spec = &robotv1beta1.RobotSpec{}
+		if err := json.Unmarshal(revision.Data.Raw, spec); err != nil {
+			return nil, fmt.Errorf("ControllerRevision %s: %w", name, err)
+		}
+	}
+	h.specsLock.Lock()
+	defer h.specsLock.Unlock()
+	h.specs[robot.UID] = revisionSpec{generation: robot.Generation, name: name, spec: spec}
+	return spec, nil
 }
 
 // Revisions returns the revisions robot controls, as the cache holds
@@ -143,10 +190,19 @@ func (e historyEntry) own(robot *robotv1beta1.Robot, objects *Objects) {
 // The history is synced even when the Deployment's path failed.
 func (historyEntry) recordsSpec() {}
 
-// The history remembers nothing per Robot but what its cache holds.
-func (historyEntry) forgetRobot(types.UID)  {}
-func (historyEntry) tracked(map[string]int) {}
-func (e historyEntry) hasSynced() bool      { return e.history.synced() }
+func (e historyEntry) forgetRobot(uid types.UID) {
+	e.history.specsLock.Lock()
+	defer e.history.specsLock.Unlock()
+	delete(e.history.specs, uid)
+}
+
+func (e historyEntry) tracked(sizes map[string]int) {
+	e.history.specsLock.Lock()
+	defer e.history.specsLock.Unlock()
+	sizes["revision_specs"] = len(e.history.specs)
+}
+
+func (e historyEntry) hasSynced() bool { return e.history.synced() }
 
 // listHistory is the history's entry in the list of kinds.
 func listHistory(p *Paths, sources Sources) (ownedKind, error) {
@@ -155,7 +211,18 @@ func listHistory(p *Paths, sources Sources) (ownedKind, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.history = history
 	return historyEntry{history}, nil
+}
+
+// RevisionSpec returns the spec that robot's revision name holds
+// (History.Spec): nil when the paths keep no history, or the Robot has no
+// such revision.
+func (p *Paths) RevisionSpec(ctx context.Context, robot *robotv1beta1.Robot, name string) (*robotv1beta1.RobotSpec, error) {
+	if p.history == nil {
+		return nil, nil
+	}
+	return p.history.Spec(ctx, robot, name)
 }
 
 // Revision returns the Robot's current ControllerRevision: nil when it has

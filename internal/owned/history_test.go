@@ -234,3 +234,80 @@ func TestHistoryRecordsARefusedSpec(t *testing.T) {
 		t.Errorf("the sync made the Service %s beside a refused Deployment", objects.Service.Name)
 	}
 }
+
+// TestHistorySpecReadOncePerGeneration: the spec of a revision, which the
+// cache does not keep, is read from the API server once per generation of
+// the Robot; a revision gone, or not the Robot's, has no spec; forgetting
+// the Robot forgets what was read.
+func TestHistorySpecReadOncePerGeneration(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := policyRobot()
+	f := newPolicyFixture(t, robot)
+	informer := f.sources.KubeInformers.Apps().V1().ControllerRevisions()
+	history, err := NewHistory(f.deps, informer, f.kube, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revision, err := workloadRevision(robot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := f.kube.AppsV1().ControllerRevisions(robot.Namespace)
+	if _, err := client.Create(ctx, revision, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	notOurs := revision.DeepCopy()
+	notOurs.Name, notOurs.OwnerReferences = "not-ours", nil
+	if _, err := client.Create(ctx, notOurs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.kube.ClearActions()
+	gets := func() int {
+		n := 0
+		for _, action := range f.kube.Actions() {
+			if action.GetVerb() == "get" && action.GetResource().Resource == "controllerrevisions" {
+				n++
+			}
+		}
+		f.kube.ClearActions()
+		return n
+	}
+	for _, step := range []struct {
+		name       string
+		generation int64
+		revision   string
+		gets       int
+		spec       bool
+	}{
+		{"first read", 1, revision.Name, 1, true},
+		{"same generation", 1, revision.Name, 0, true},
+		{"next generation", 2, revision.Name, 1, true},
+		{"gone", 2, "web-gone", 1, false},
+		{"gone, read again", 2, "web-gone", 0, false},
+		{"not the Robot's", 2, "not-ours", 1, false},
+	} {
+		robot := robot.DeepCopy()
+		robot.Generation = step.generation
+		spec, err := history.Spec(ctx, robot, step.revision)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got := gets(); got != step.gets {
+			t.Errorf("%s: %d reads, want %d", step.name, got, step.gets)
+		}
+		if (spec != nil) != step.spec || (spec != nil && spec.Image != robot.Spec.Image) {
+			t.Errorf("%s: spec %v, want one: %v", step.name, spec, step.spec)
+		}
+	}
+	sizes := map[string]int{}
+	entry := historyEntry{history}
+	entry.tracked(sizes)
+	if sizes["revision_specs"] != 1 {
+		t.Errorf("tracked %v, want one Robot's spec", sizes)
+	}
+	entry.forgetRobot(robot.UID)
+	entry.tracked(sizes)
+	if sizes["revision_specs"] != 0 {
+		t.Errorf("tracked %v once the Robot is forgotten, want none", sizes)
+	}
+}

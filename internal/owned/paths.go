@@ -64,6 +64,8 @@ type Paths struct {
 	// the Deployment first. NewPaths alone builds it, from the list of
 	// kinds; whatever runs every kind ranges over it.
 	kinds []ownedKind
+	// history is nil when the paths keep no history (Sources.Without).
+	history *History
 	// gateways is nil without its Sources.
 	gateways *Gateways
 	// newerFields is nil without its Sources: no Robot holds such fields.

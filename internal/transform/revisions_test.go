@@ -10,8 +10,9 @@ import (
 )
 
 // TestWorkloadsKeepsTheRobotsRevisions: a ControllerRevision of a Robot's
-// history is kept whole when its name is the hash of the spec it holds,
-// as its Robot names its revisions; any other, a stub.
+// history is kept, labels and number, but without its data, when its name
+// is the hash of the spec it holds, as its Robot names its revisions; any
+// other, a stub.
 func TestWorkloadsKeepsTheRobotsRevisions(t *testing.T) {
 	robot, _ := webRobot("tenant", "web")
 	ours, err := workload.NewRevision(robot, 1)
@@ -26,7 +27,7 @@ func TestWorkloadsKeepsTheRobotsRevisions(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		revision *appsv1.ControllerRevision
-		whole    bool
+		kept     bool
 	}{
 		{"the Robot's", ours, true},
 		{"another name", renamed, false},
@@ -38,8 +39,11 @@ func TestWorkloadsKeepsTheRobotsRevisions(t *testing.T) {
 				t.Fatal(err)
 			}
 			cached := got.(*appsv1.ControllerRevision)
-			if whole := !IsStub(cached) && len(cached.Data.Raw) > 0; whole != tc.whole {
-				t.Errorf("kept whole: %v, want %v", whole, tc.whole)
+			if kept := !IsStub(cached) && cached.Revision == tc.revision.Revision; kept != tc.kept {
+				t.Errorf("kept: %v, want %v", kept, tc.kept)
+			}
+			if len(cached.Data.Raw) > 0 {
+				t.Errorf("cached %d bytes of data, want none", len(cached.Data.Raw))
 			}
 			if cached.Name != tc.revision.Name || !metav1.IsControlledBy(cached, robot) {
 				t.Errorf("cached %s, controlled by %v: the name and the controller are kept either way", cached.Name, cached.OwnerReferences)

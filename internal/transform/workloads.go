@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -27,7 +28,8 @@ type RobotLookup func(namespace, name string) (*robotv1beta1.Robot, bool)
 // controller reference names is in the Robot cache with that UID and gives
 // its objects the object's name: one object per Robot and kind, but for
 // the ControllerRevisions of its history, each named after the hash of
-// the spec it holds (workload.RevisionName), up to the limit. Any other
+// the spec it holds (workload.RevisionName), up to the limit, and cached
+// without that spec (its data), which the name stands for. Any other
 // is cached as a stub (stubMeta): the controller only ever asks of it
 // whether a Robot controls it, and names its controller when the name is
 // taken. The Robot cache must have synced before these informers start,
@@ -37,6 +39,11 @@ func Workloads(robots RobotLookup) func(obj interface{}) (interface{}, error) {
 	return func(obj interface{}) (interface{}, error) {
 		if object, ok := obj.(metav1.Object); ok && !robotsOwn(object, robots) {
 			return stub(object), nil
+		}
+		if revision, ok := obj.(*appsv1.ControllerRevision); ok {
+			// Its name says which spec it holds: the spec is read from
+			// the API server when it is needed, and never kept.
+			revision.Data = runtime.RawExtension{}
 		}
 		return TrimManagedFields(obj)
 	}

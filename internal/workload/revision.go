@@ -116,13 +116,17 @@ func PlanRevisions(robot *robotv1beta1.Robot, existing []*appsv1.ControllerRevis
 		if revision.Name != name {
 			continue
 		}
-		if !bytes.Equal(revision.Data.Raw, data) {
+		// A cache may keep no revision's data (its name is the hash of
+		// it): the check is for a revision read whole.
+		if len(revision.Data.Raw) > 0 && !bytes.Equal(revision.Data.Raw, data) {
 			return RevisionPlan{}, fmt.Errorf("ControllerRevision %s holds another spec than the one its name is the hash of", name)
 		}
 		plan.Current = revision
 		if revision.Revision != highest {
 			renumbered := revision.DeepCopy()
 			renumbered.Revision = highest + 1
+			// Sent whole: the API server refuses a change of the data.
+			renumbered.Data = runtime.RawExtension{Raw: data}
 			plan.Current, plan.Renumber = renumbered, renumbered
 		}
 	}

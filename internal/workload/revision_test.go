@@ -188,3 +188,35 @@ func tagOfName(t *testing.T, revisions []*appsv1.ControllerRevision, name string
 	t.Fatalf("deletes %s, which does not exist", name)
 	return ""
 }
+
+// TestPlanRevisionsFromMetadata: revisions cached without their data (their
+// name stands for it) plan as whole ones do, and a renumbered one is sent
+// with its data, which the API server keeps unchanged.
+func TestPlanRevisionsFromMetadata(t *testing.T) {
+	robot := robottest.NewRobot("web", 2)
+	first, err := NewRevision(robot, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := robot.DeepCopy()
+	other.Spec.Image = "registry.example/robot:2.0"
+	second, err := NewRevision(other, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := first.Data.Raw
+	first.Data.Raw, second.Data.Raw = nil, nil
+	plan, err := PlanRevisions(robot, []*appsv1.ControllerRevision{second, first}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Create != nil || plan.Renumber == nil || plan.Renumber.Name != first.Name || plan.Renumber.Revision != 3 {
+		t.Fatalf("plan %+v, want revision %s renumbered 3", plan, first.Name)
+	}
+	if string(plan.Renumber.Data.Raw) != string(data) {
+		t.Errorf("renumbered with data %s, want the spec's %s", plan.Renumber.Data.Raw, data)
+	}
+	if first.Data.Raw != nil {
+		t.Errorf("the plan changed the cached revision")
+	}
+}
