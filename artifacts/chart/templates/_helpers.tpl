@@ -27,7 +27,7 @@ app.kubernetes.io/component: operator
   verbs: ["get", "list", "watch", "create", "patch"]
 - apiGroups: ["apps"]
   resources: ["controllerrevisions"]
-  verbs: ["list", "watch", "create", "update", "delete"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 - apiGroups: ["apps"]
   resources: ["replicasets"]
   verbs: ["list", "watch"]
