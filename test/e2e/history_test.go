@@ -105,6 +105,58 @@ func TestHistoryKeepsEachSpec(t *testing.T) {
 	})
 }
 
+// TestHistoryNamesTheBrokenChange: a Ready Robot remembers its revision as
+// the last Ready one; a change whose image cannot be pulled, with an
+// environment variable added, makes Ready's message name both since that
+// revision, reading the revision once; put back, the Robot is Ready again
+// with the first spec, renumbered, remembered.
+func TestHistoryNamesTheBrokenChange(t *testing.T) {
+	parallel(t)
+	if env.audit.err != nil {
+		t.Fatalf("this test counts the operator's reads in the API server's audit log: %v", env.audit.err)
+	}
+	ns := newNamespace(t)
+	createRobot(t, newRobot(ns, "web", 1))
+	first := waitForHistory(t, ns, "web", 1)[0]
+	robot := waitForRobot(t, ns, "web", convergeTimeout, "is Ready, revision 1 remembered", func(r *robotv1beta1.Robot) bool {
+		last := r.Status.LastReadyRevision
+		return robotSettled(r) && last != nil && last.Name == first.Name && last.Revision == 1
+	})
+	readyAt := robot.Status.LastReadyRevision.ReadyTime.UTC().Format("2006-01-02 15:04 MST")
+
+	start := time.Now()
+	patchRobot(t, ns, "web", fmt.Sprintf(`{"spec":{"image":%q,"env":[{"name":"LOG_LEVEL","value":"debug"}]}}`, pullFailsImage))
+	waitForHistory(t, ns, "web", 2)
+	broken := expectCause(t, ns, "web", robotv1beta1.ReasonImagePullFailed, start,
+		"; since revision 1, Ready at "+readyAt+": image "+image1+" → "+pullFailsImage+"; env LOG_LEVEL added")
+	if last := broken.Status.LastReadyRevision; last == nil || last.Name != first.Name || last.Revision != 1 {
+		t.Errorf("the broken Robot remembers %+v as its last Ready revision, want %s, number 1", last, first.Name)
+	}
+
+	// The last Ready spec was read once for the generation, though the
+	// Robot synced many times since (its pods' updates).
+	events, err := env.audit.find(auditQuery{UserAgentPrefix: operatorUserAgentPrefix, Namespace: ns, Resource: "controllerrevisions", After: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gets []string
+	for _, e := range events {
+		if e.Verb == "get" {
+			gets = append(gets, e.String())
+		}
+	}
+	if len(gets) != 1 {
+		t.Errorf("the operator read the revisions %d times, want once:\n%s", len(gets), writesText(events))
+	}
+
+	// Put back, the first spec is renumbered 3, and Ready with it.
+	patchRobot(t, ns, "web", fmt.Sprintf(`{"spec":{"image":%q,"env":null}}`, image1))
+	waitForRobot(t, ns, "web", convergeTimeout, "is Ready again, its first spec remembered as revision 3", func(r *robotv1beta1.Robot) bool {
+		last := r.Status.LastReadyRevision
+		return robotSettled(r) && last != nil && last.Name == first.Name && last.Revision == 3
+	})
+}
+
 // waitForHistory waits until the Robot ns/name has n revisions, and
 // returns them, oldest first.
 func waitForHistory(t *testing.T, ns, name string, n int) []appsv1.ControllerRevision {
