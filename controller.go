@@ -424,6 +424,8 @@ func (c *Controller) explainChanges(ctx context.Context, robot *robotv1beta1.Rob
 	objects owned.Objects, now time.Time) {
 	last := status.ChangeToExplain(robot, robotStatus, objects.Revision())
 	if last == nil {
+		// A spec read for an earlier generation is not needed again.
+		c.owned.ForgetRevisionSpec(robot.UID)
 		return
 	}
 	spec, err := c.owned.RevisionSpec(ctx, robot, last.Name)

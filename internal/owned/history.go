@@ -190,10 +190,13 @@ func (e historyEntry) own(robot *robotv1beta1.Robot, objects *Objects) {
 // The history is synced even when the Deployment's path failed.
 func (historyEntry) recordsSpec() {}
 
-func (e historyEntry) forgetRobot(uid types.UID) {
-	e.history.specsLock.Lock()
-	defer e.history.specsLock.Unlock()
-	delete(e.history.specs, uid)
+func (e historyEntry) forgetRobot(uid types.UID) { e.history.forgetSpec(uid) }
+
+// forgetSpec drops the spec read for the Robot uid, if any.
+func (h *History) forgetSpec(uid types.UID) {
+	h.specsLock.Lock()
+	defer h.specsLock.Unlock()
+	delete(h.specs, uid)
 }
 
 func (e historyEntry) tracked(sizes map[string]int) {
@@ -223,6 +226,14 @@ func (p *Paths) RevisionSpec(ctx context.Context, robot *robotv1beta1.Robot, nam
 		return nil, nil
 	}
 	return p.history.Spec(ctx, robot, name)
+}
+
+// ForgetRevisionSpec drops the spec RevisionSpec read for the Robot uid,
+// once the Robot has nothing to explain: it is kept only while needed.
+func (p *Paths) ForgetRevisionSpec(uid types.UID) {
+	if p.history != nil {
+		p.history.forgetSpec(uid)
+	}
 }
 
 // Revision returns the Robot's current ControllerRevision: nil when it has
