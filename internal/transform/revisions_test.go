@@ -51,3 +51,27 @@ func TestWorkloadsKeepsTheRobotsRevisions(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkloadsKeepsARevisionTransformedTwice: client-go may hand the
+// transform an object it already transformed (a resync, a relist's
+// replace): the Robot's revision, its data dropped the first time, is
+// still kept, not made a stub its Robot's history cannot see.
+func TestWorkloadsKeepsARevisionTransformedTwice(t *testing.T) {
+	robot, _ := webRobot("tenant", "web")
+	ours, err := workload.NewRevision(robot, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours.Labels = map[string]string{workload.LabelManagedBy: workload.LabelManagedByValue}
+	once, err := Workloads(webRobot)(ours.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := Workloads(webRobot)(once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached := twice.(*appsv1.ControllerRevision); IsStub(cached) || cached.Revision != 1 {
+		t.Errorf("transformed twice, the revision is a stub (%v) or lost its number (%d)", IsStub(cached), cached.Revision)
+	}
+}
