@@ -79,7 +79,10 @@ func robotsOwn(object metav1.Object, robots RobotLookup) bool {
 		return false
 	}
 	if revision, isRevision := object.(*appsv1.ControllerRevision); isRevision {
-		return object.GetName() == workload.RevisionName(robot, revision.Data.Raw)
+		// No data: this transform dropped it, having checked it, and is
+		// handed the object again (client-go may). No spec's JSON is
+		// empty, so such a name never stands for a Robot's spec.
+		return len(revision.Data.Raw) == 0 || object.GetName() == workload.RevisionName(robot, revision.Data.Raw)
 	}
 	return object.GetName() == workload.DeploymentName(robot)
 }
