@@ -390,6 +390,8 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 	robotStatus, recheck := status.Diagnosed(robot, objects.Deployment, objects.Service, c.pods.ReplicaSets(ctx, pods), pods, syncErr, metav1.NewTime(now))
 	status.WithRoute(robot, &robotStatus, objects.Route(), c.owned.GatewayExists, syncErr, metav1.NewTime(now))
 	status.WithDisruptionBudget(robot, &robotStatus, objects.DisruptionBudget(), metav1.NewTime(now))
+	status.WithReadyRevision(robot, &robotStatus, objects.Revision(), metav1.NewTime(now))
+	c.explainChanges(ctx, robot, &robotStatus, objects, now)
 	if recheck > 0 {
 		// A pod not ready yet may become a cause with no event to say so.
 		c.workqueue.AddAfter(cache.MetaObjectToName(robot), recheck)
@@ -437,6 +439,29 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 		c.writer.Recorder.Event(robot, corev1.EventTypeWarning, warning.Reason, warning.Message)
 	}
 	return nil
+}
+
+// explainChanges makes Ready's message in robotStatus say what changed
+// since the Robot's last Ready revision, when it is not Ready after a
+// change (status.ChangeToExplain). The last Ready spec is read from the
+// API server once per generation; a failed read leaves the message as it
+// is, and the next sync reads again.
+func (c *Controller) explainChanges(ctx context.Context, robot *robotv1beta1.Robot, robotStatus *robotv1beta1.RobotStatus,
+	objects owned.Objects, now time.Time) {
+	last := status.ChangeToExplain(robot, robotStatus, objects.Revision())
+	if last == nil {
+		// A spec read for an earlier generation is not needed again.
+		c.owned.ForgetRevisionSpec(robot.UID)
+		return
+	}
+	spec, err := c.owned.RevisionSpec(ctx, robot, last.Name)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Reading the last Ready revision failed; Ready's message does not say what changed since", "revision", last.Name, "err", err)
+		return
+	}
+	if spec != nil {
+		status.WithChanges(robot, robotStatus, last, spec, metav1.NewTime(now))
+	}
 }
 
 // observeReadiness records how long robot's generation took to be Synced

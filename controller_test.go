@@ -121,8 +121,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 			KubeClient:    f.kubeClient,
 			RobotClient:   f.robotClient,
 			RobotInformer: robotInformers.Robot().V1beta1().Robots(),
-			// No budget unless the test asks for one.
-			Owned: owned.Sources{Kube: f.kubeClient, KubeInformers: kubeInformers, Without: []string{"PodDisruptionBudget"}},
+			// No budget unless the test asks for one, and no history.
+			Owned: owned.Sources{Kube: f.kubeClient, KubeInformers: kubeInformers, Without: []string{"PodDisruptionBudget", "ControllerRevision"}},
 		},
 		ShutdownTimeout: 20 * time.Second,
 		Recorder:        f.recorder,
@@ -134,7 +134,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		opts.PodInformer, opts.ReplicaSetInformer = podInformer, replicaSetInformer
 	}
 	if f.budgets {
-		opts.Owned.Without = nil
+		opts.Owned.Without = []string{"ControllerRevision"}
 		robottest.Fill(f.t, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), f.budgetLister...)
 	}
 	if f.options != nil {

@@ -1,6 +1,7 @@
 package owned
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ var (
 // withBudgets gives the paths f makes the PodDisruptionBudgets, as the
 // operator always does.
 func (f *policyFixture) withBudgets() *policyFixture {
-	f.sources.Without = nil
+	f.sources.Without = slices.DeleteFunc(slices.Clone(f.sources.Without), func(kind string) bool { return kind == "PodDisruptionBudget" })
 	return f
 }
 

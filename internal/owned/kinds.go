@@ -23,6 +23,7 @@ var kinds = []kindEntry{
 	{"Service", listServices},
 	{"PodDisruptionBudget", listDisruptionBudgets},
 	{"HTTPRoute", listRoutes},
+	{historyKindName, listHistory},
 }
 
 // kindEntry is a kind in the list of kinds: its name (Kind.Name), and what
@@ -44,6 +45,14 @@ type ownedKind interface {
 	tracked(sizes map[string]int)
 	// hasSynced reports whether the kind may be read from its cache.
 	hasSynced() bool
+}
+
+// recorder is a kind that writes down the Robot's spec rather than runs
+// it: it is synced whatever became of the Deployment, so that a spec the
+// API server refused is on record too.
+type recorder interface {
+	ownedKind
+	recordsSpec()
 }
 
 // Objects are what a Robot owns, as its paths returned them; nil where it

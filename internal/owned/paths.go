@@ -88,6 +88,8 @@ type Paths struct {
 	// the Deployment first. NewPaths alone builds it, from the list of
 	// kinds; whatever runs every kind ranges over it.
 	kinds []ownedKind
+	// history is nil when the paths keep no history (Sources.Without).
+	history *History
 	// gateways is nil without its Sources.
 	gateways *Gateways
 	// config is nil without a RobotIndexer in the Sources.
@@ -158,7 +160,8 @@ func (p *Paths) HasSynced() bool {
 
 // Sync takes each object robot owns through its path: the Deployment first,
 // then, once it is as asked, the objects beside it, each whatever became of
-// the others. It returns them for the status, and the first error. What a
+// the others. A kind that records the Robot's spec (recorder) is synced
+// even when the Deployment's path failed. It returns them for the status, and the first error. What a
 // paused Robot owns, or one that holds fields this release does not know,
 // gets no write: Sync returns it as the caches hold it, and the error that
 // says why (held).
@@ -182,6 +185,10 @@ func (p *Paths) Sync(ctx context.Context, robot *robotv1beta1.Robot) (Objects, e
 		p.fleet.Settle(robot.UID, waiting != nil, fleet.RolloutDone(objects.Deployment))
 	} else {
 		for _, kind := range beside {
+			if _, records := kind.(recorder); records {
+				firstErr = cmp.Or(firstErr, kind.sync(ctx, robot, &objects))
+				continue
+			}
 			kind.own(robot, &objects)
 		}
 		return objects, firstErr

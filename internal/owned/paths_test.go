@@ -36,7 +36,7 @@ func TestPathsWaitForTheGatewayAPIAnswer(t *testing.T) {
 // not, so that no worker starts on a cache that reads as empty and creates
 // again what is there.
 func TestPathsWaitForEveryCache(t *testing.T) {
-	kinds := []string{"Deployment", "Service", "PodDisruptionBudget"}
+	kinds := []string{"Deployment", "Service", "PodDisruptionBudget", historyKindName}
 	for _, unsynced := range append(kinds, "") {
 		f := newPolicyFixture(t, policyRobot())
 		factory := informers.NewSharedInformerFactory(f.kube, 0)
@@ -47,7 +47,8 @@ func TestPathsWaitForEveryCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		caches := map[string]cache.SharedIndexInformer{"Deployment": factory.Apps().V1().Deployments().Informer(),
-			"Service": factory.Core().V1().Services().Informer(), "PodDisruptionBudget": factory.Policy().V1().PodDisruptionBudgets().Informer()}
+			"Service": factory.Core().V1().Services().Informer(), "PodDisruptionBudget": factory.Policy().V1().PodDisruptionBudgets().Informer(),
+			historyKindName: factory.Apps().V1().ControllerRevisions().Informer()}
 		stop := make(chan struct{})
 		for _, kind := range kinds {
 			if kind != unsynced {

@@ -23,7 +23,8 @@ import (
 // policyFixture is the paths of every kind, over a fake API server and
 // caches that the test fills, with the Gateway API there. The
 // PodDisruptionBudget is left out (sources.Without) unless a test takes it
-// out of that list; budgets is its cache.
+// out of that list; budgets is its cache. The history is left out unless a
+// test takes it out of the list (withHistory).
 type policyFixture struct {
 	*pathFixture
 	gateway                             *gatewayfake.Clientset
@@ -36,7 +37,7 @@ func newPolicyFixture(t *testing.T, robot *robotv1beta1.Robot) *policyFixture {
 	kube := informers.NewSharedInformerFactory(f.kube, 0)
 	gateway := gatewayinformers.NewSharedInformerFactory(f.gateway, 0)
 	f.sources = Sources{Kube: f.kube, KubeInformers: kube, Gateway: f.gateway, GatewayInformers: gateway, APIs: &APIs{},
-		Without: []string{"PodDisruptionBudget"}}
+		Without: []string{"PodDisruptionBudget", historyKindName}}
 	f.sources.APIs.Found(RoutesCRD).SetAvailable(true)
 	f.deployments = kube.Apps().V1().Deployments().Informer().GetIndexer()
 	f.services = kube.Core().V1().Services().Informer().GetIndexer()

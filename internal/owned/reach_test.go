@@ -39,6 +39,10 @@ var kindReaches = []kindReach{
 	// The route's status is read in two files of internal/status: its
 	// address and its acceptance.
 	{kind: "HTTPRoute", names: []string{"HTTPRoute"}, limit: 6},
+	// The history's revisions: its builder, its description, the cache's
+	// transform, which keeps a revision's metadata by its name's hash, and
+	// the status, which remembers the last Ready one.
+	{kind: "ControllerRevision", names: []string{"ControllerRevision"}, limit: 4},
 }
 
 // TestAKindReachesFewFiles: each kind's Go types are named in the few

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/robot-operator/robot-operator/internal/workload"
+
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
 )
 
@@ -34,6 +36,10 @@ type Policy struct {
 	// their pod template that does not come from their own spec (a new
 	// default of the operator, say); 0: no limit.
 	FleetRolloutBudget int
+	// RevisionHistoryLimit is how many ControllerRevisions of its specs
+	// each Robot keeps, the current one among them; 0 is the default,
+	// workload.DefaultRevisionHistoryLimit.
+	RevisionHistoryLimit int
 }
 
 // DefaultFleetRolloutBudget is -fleet-rollout-budget's default: few enough
@@ -46,6 +52,7 @@ const DefaultFleetRolloutBudget = 10
 func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 	serviceTypes := fs.String("service-types", "ClusterIP,NodePort,LoadBalancer", "The types of Service the operator creates for Robots, comma-separated: a Robot that asks for another reports Synced=False, ServiceTypeNotAllowed. ClusterIP alone keeps whoever may create a Robot from opening a NodePort or a LoadBalancer through the operator.")
 	fs.IntVar(&p.FleetRolloutBudget, "fleet-rollout-budget", DefaultFleetRolloutBudget, "How many Robots at a time roll a change of their pod template that does not come from their own spec (a new default of the operator's release, say), each until its rollout is over; the others wait, first come first served, and say so (Synced=False, WaitingForFleetBudget). A change of a Robot's own spec is never held. 0: no limit.")
+	revisions := fs.Int("revision-history-limit", workload.DefaultRevisionHistoryLimit, "How many ControllerRevisions of its specs each Robot keeps, the current one among them (at least 1): beyond it, the oldest are deleted.")
 	switches := []func() error{p.Routes.flags(fs), p.ServiceMetadata.flags(fs), p.Shutdown.flags(fs), p.disruptionBudgetFlags(fs), p.Preflight.flags(fs)}
 	return func() error {
 		types, err := parseServiceTypes(*serviceTypes)
@@ -56,6 +63,10 @@ func (p *Policy) Flags(fs *flag.FlagSet) func() error {
 		if p.FleetRolloutBudget < 0 {
 			return fmt.Errorf("-fleet-rollout-budget: %d is below 0; give how many Robots may roll at once, or 0 for no limit", p.FleetRolloutBudget)
 		}
+		if *revisions < 1 {
+			return fmt.Errorf("-revision-history-limit: %d; give 1 or more (the current revision is always kept)", *revisions)
+		}
+		p.RevisionHistoryLimit = *revisions
 		for _, complete := range switches {
 			if err := complete(); err != nil {
 				return err
@@ -84,4 +95,12 @@ func parseServiceTypes(value string) ([]robotv1beta1.ServiceType, error) {
 // type t.
 func (p *Policy) AllowsServiceType(t robotv1beta1.ServiceType) bool {
 	return len(p.ServiceTypes) == 0 || slices.Contains(p.ServiceTypes, t)
+}
+
+// RevisionLimit is how many ControllerRevisions each Robot keeps.
+func (p *Policy) RevisionLimit() int {
+	if p.RevisionHistoryLimit < 1 {
+		return workload.DefaultRevisionHistoryLimit
+	}
+	return p.RevisionHistoryLimit
 }

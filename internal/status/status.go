@@ -42,6 +42,9 @@ func Compute(robot *robotv1beta1.Robot, deployment *appsv1.Deployment, service *
 		DeploymentName:     workload.DeploymentName(robot),
 		Selector:           workload.SelectorString(robot),
 		Conditions:         append([]metav1.Condition(nil), robot.Status.Conditions...),
+		// Kept until the Robot is Ready with another revision
+		// (WithReadyRevision).
+		LastReadyRevision: robot.Status.LastReadyRevision.DeepCopy(),
 	}
 	if service != nil {
 		status.ServiceName = service.Name
@@ -257,6 +260,9 @@ func ApplyConfiguration(robot *robotv1beta1.Robot, status *robotv1beta1.RobotSta
 	}
 	if status.Address != nil {
 		ac.WithAddress(addressApplyConfiguration(status.Address))
+	}
+	if last := status.LastReadyRevision; last != nil {
+		ac.WithLastReadyRevision(robotac.RobotReadyRevision().WithName(last.Name).WithRevision(last.Revision).WithReadyTime(last.ReadyTime))
 	}
 	for _, c := range status.Conditions {
 		if !ownCondition(c.Type) {

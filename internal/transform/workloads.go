@@ -3,7 +3,9 @@ package transform
 import (
 	"reflect"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -24,7 +26,10 @@ type RobotLookup func(namespace, name string) (*robotv1beta1.Robot, bool)
 // they cache is not the operator's to size. An object is cached whole, its
 // managedFields trimmed (TrimManagedFields), only when the Robot its
 // controller reference names is in the Robot cache with that UID and gives
-// its objects the object's name: one object per Robot and kind. Any other
+// its objects the object's name: one object per Robot and kind, but for
+// the ControllerRevisions of its history, each named after the hash of
+// the spec it holds (workload.RevisionName), up to the limit, and cached
+// without that spec (its data), which the name stands for. Any other
 // is cached as a stub (stubMeta): the controller only ever asks of it
 // whether a Robot controls it, and names its controller when the name is
 // taken. The Robot cache must have synced before these informers start,
@@ -34,6 +39,11 @@ func Workloads(robots RobotLookup) func(obj interface{}) (interface{}, error) {
 	return func(obj interface{}) (interface{}, error) {
 		if object, ok := obj.(metav1.Object); ok && !robotsOwn(object, robots) {
 			return stub(object), nil
+		}
+		if revision, ok := obj.(*appsv1.ControllerRevision); ok {
+			// Its name says which spec it holds: the spec is read from
+			// the API server when it is needed, and never kept.
+			revision.Data = runtime.RawExtension{}
 		}
 		return TrimManagedFields(obj)
 	}
@@ -65,7 +75,16 @@ func robotsOwn(object metav1.Object, robots RobotLookup) bool {
 		return false
 	}
 	robot, ok := robots(object.GetNamespace(), ref.Name)
-	return ok && robot.UID == ref.UID && object.GetName() == workload.DeploymentName(robot)
+	if !ok || robot.UID != ref.UID {
+		return false
+	}
+	if revision, isRevision := object.(*appsv1.ControllerRevision); isRevision {
+		// No data: this transform dropped it, having checked it, and is
+		// handed the object again (client-go may). No spec's JSON is
+		// empty, so such a name never stands for a Robot's spec.
+		return len(revision.Data.Raw) == 0 || object.GetName() == workload.RevisionName(robot, revision.Data.Raw)
+	}
+	return object.GetName() == workload.DeploymentName(robot)
 }
 
 // IsStub reports whether object, from a cache that Workloads fills, is a

@@ -72,6 +72,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &robotv1beta1.RobotPortApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotPreStop"):
 		return &robotv1beta1.RobotPreStopApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("RobotReadyRevision"):
+		return &robotv1beta1.RobotReadyRevisionApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotService"):
 		return &robotv1beta1.RobotServiceApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("RobotSidecar"):

@@ -404,6 +404,12 @@ type RobotStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastReadyRevision is the revision of the Robot's history that was
+	// Ready last, as v1beta1 says it, and as v1beta1's type, so that a
+	// write through v1alpha1 keeps it (as Address).
+	// +optional
+	LastReadyRevision *v1beta1.RobotReadyRevision `json:"lastReadyRevision,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

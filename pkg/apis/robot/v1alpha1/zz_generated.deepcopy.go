@@ -325,6 +325,11 @@ func (in *RobotStatus) DeepCopyInto(out *RobotStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.LastReadyRevision != nil {
+		in, out := &in.LastReadyRevision, &out.LastReadyRevision
+		*out = new(v1beta1.RobotReadyRevision)
+		(*in).DeepCopyInto(*out)
+	}
 	return
 }
 

@@ -942,6 +942,27 @@ type RobotStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastReadyRevision is the revision of the Robot's history (a
+	// ControllerRevision it controls, holding its spec) that was Ready
+	// last, and when it became Ready. It is written with the status that
+	// says Ready, and kept while a later spec is not Ready: Ready's message
+	// then says what changed since.
+	// +optional
+	LastReadyRevision *RobotReadyRevision `json:"lastReadyRevision,omitempty"`
+}
+
+// RobotReadyRevision is a revision of a Robot's history that was Ready.
+type RobotReadyRevision struct {
+	// Name is the ControllerRevision's name: the Robot's name and a hash
+	// of the spec it holds. A spec that comes back keeps its name and gets
+	// a new number.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Revision is the ControllerRevision's number when it became Ready.
+	Revision int64 `json:"revision"`
+	// ReadyTime is when the Robot became Ready with this revision's spec.
+	ReadyTime metav1.Time `json:"readyTime"`
 }
 
 // RobotAddress is where a Robot is reached, as Knative's status.address and

@@ -64,6 +64,10 @@ type RobotStatusApplyConfiguration struct {
 	// own conditions once the Deployment controller has observed its latest
 	// spec; Synced says whether the operator's last sync succeeded.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	// LastReadyRevision is the revision of the Robot's history that was
+	// Ready last, as v1beta1 says it, and as v1beta1's type, so that a
+	// write through v1alpha1 keeps it (as Address).
+	LastReadyRevision *v1beta1.RobotReadyRevisionApplyConfiguration `json:"lastReadyRevision,omitempty"`
 }
 
 // RobotStatusApplyConfiguration constructs a declarative configuration of the RobotStatus type for use with
@@ -154,5 +158,13 @@ func (b *RobotStatusApplyConfiguration) WithConditions(values ...*v1.ConditionAp
 		}
 		b.Conditions = append(b.Conditions, *values[i])
 	}
+	return b
+}
+
+// WithLastReadyRevision sets the LastReadyRevision field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastReadyRevision field is set to the value of the last call.
+func (b *RobotStatusApplyConfiguration) WithLastReadyRevision(value *v1beta1.RobotReadyRevisionApplyConfiguration) *RobotStatusApplyConfiguration {
+	b.LastReadyRevision = value
 	return b
 }

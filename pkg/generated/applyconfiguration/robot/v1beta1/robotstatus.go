@@ -63,6 +63,12 @@ type RobotStatusApplyConfiguration struct {
 	// own conditions once the Deployment controller has observed its latest
 	// spec; Synced says whether the operator's last sync succeeded.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	// LastReadyRevision is the revision of the Robot's history (a
+	// ControllerRevision it controls, holding its spec) that was Ready
+	// last, and when it became Ready. It is written with the status that
+	// says Ready, and kept while a later spec is not Ready: Ready's message
+	// then says what changed since.
+	LastReadyRevision *RobotReadyRevisionApplyConfiguration `json:"lastReadyRevision,omitempty"`
 }
 
 // RobotStatusApplyConfiguration constructs a declarative configuration of the RobotStatus type for use with
@@ -153,5 +159,13 @@ func (b *RobotStatusApplyConfiguration) WithConditions(values ...*v1.ConditionAp
 		}
 		b.Conditions = append(b.Conditions, *values[i])
 	}
+	return b
+}
+
+// WithLastReadyRevision sets the LastReadyRevision field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastReadyRevision field is set to the value of the last call.
+func (b *RobotStatusApplyConfiguration) WithLastReadyRevision(value *RobotReadyRevisionApplyConfiguration) *RobotStatusApplyConfiguration {
+	b.LastReadyRevision = value
 	return b
 }
