@@ -35,6 +35,12 @@ help: ## List the targets.
 build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)" -o $(BIN) .
 
+PLUGIN_BIN ?= bin/kubectl-robot
+
+.PHONY: plugin
+plugin: ## Build the kubectl robot plugin into bin/kubectl-robot (on the PATH: kubectl robot history|diff|undo NAME).
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(PLUGIN_BIN) ./internal/robotctl/kubectl-robot
+
 # The parts of make test, which hack/test.sh runs side by side (each part's
 # log in _output/test/PART.log); TEST_PARTS="unit e2e" runs some of them.
 TEST_PARTS ?=
