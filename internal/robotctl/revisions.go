@@ -1,6 +1,7 @@
 package robotctl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,7 +63,7 @@ func readHistory(ctx context.Context, clients Clients, ns, name string) (*histor
 		return nil, fmt.Errorf("Robot %s/%s has no history: no ControllerRevision it controls (the operator records one for each spec, once it has synced it)", ns, name)
 	}
 	for i, revision := range h.revisions {
-		spec, err := revisionSpec(revision)
+		spec, err := revisionSpec(revision, false)
 		if err != nil {
 			return nil, err
 		}
@@ -73,11 +74,17 @@ func readHistory(ctx context.Context, clients Clients, ns, name string) (*histor
 	return h, nil
 }
 
-// revisionSpec decodes the Robot spec that revision holds.
-func revisionSpec(revision *appsv1.ControllerRevision) (robotv1beta1.RobotSpec, error) {
+// revisionSpec decodes the Robot spec that revision holds. Strict, it
+// refuses a spec with fields this release does not know (a newer
+// operator's), which writing it back would drop.
+func revisionSpec(revision *appsv1.ControllerRevision, strict bool) (robotv1beta1.RobotSpec, error) {
 	var spec robotv1beta1.RobotSpec
-	if err := json.Unmarshal(revision.Data.Raw, &spec); err != nil {
-		return spec, fmt.Errorf("revision %d (ControllerRevision %s) holds no Robot spec: %w", revision.Revision, revision.Name, err)
+	decoder := json.NewDecoder(bytes.NewReader(revision.Data.Raw))
+	if strict {
+		decoder.DisallowUnknownFields()
+	}
+	if err := decoder.Decode(&spec); err != nil {
+		return spec, fmt.Errorf("revision %d (ControllerRevision %s) holds no Robot spec this release of kubectl robot can write back: %w", revision.Revision, revision.Name, err)
 	}
 	return spec, nil
 }

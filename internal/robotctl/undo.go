@@ -51,7 +51,7 @@ func Undo(ctx context.Context, clients Clients, ns, name string, options UndoOpt
 		if err != nil {
 			return err
 		}
-		spec, err := revisionSpec(target)
+		spec, err := revisionSpec(target, true)
 		if err != nil {
 			return err
 		}

@@ -95,10 +95,14 @@ func TestUndo(t *testing.T) {
 }
 
 // TestUndoErrors: no Robot, no history, no such revision, nothing before
-// the first: each said, nothing written.
+// the first, a revision with fields the plugin would drop: each said,
+// nothing written.
 func TestUndoErrors(t *testing.T) {
 	robot, revisions := threeSpecs(t)
 	first := webRobot(image1, 1)
+	// A newer operator's revision, with a field this release does not know.
+	newer := revisions[1].DeepCopy()
+	newer.Data.Raw = []byte(`{"image":"registry.example/web:1.28","replicas":1,"canary":{"steps":3}}`)
 	for _, tc := range []struct {
 		name string
 		f    *fixture
@@ -110,6 +114,8 @@ func TestUndoErrors(t *testing.T) {
 		{"no such revision", newFixture(robot, revisions...), []string{"--to-revision", "9"}, "error: Robot shop/web has no revision 9 (its revisions: 1, 2, 3)\n"},
 		{"a revision pruned", newFixture(robot, revisions[1], revisions[2]), []string{"--to-revision", "1"}, "error: Robot shop/web has no revision 1 (its revisions: 2, 3)\n"},
 		{"nothing before the first", newFixture(first, revisions...), nil, "error: Robot shop/web has no revision before its current one, 1 (its revisions: 1, 2, 3)\n"},
+		{"a field unknown", newFixture(robot, revisions[0], newer, revisions[2]), nil,
+			"error: revision 2 (ControllerRevision " + newer.Name + `) holds no Robot spec this release of kubectl robot can write back: json: unknown field "canary"` + "\n"},
 		{"a negative revision", newFixture(robot, revisions...), []string{"--to-revision=-1"}, "error: --to-revision -1: give a revision's number, or 0 for the one before the current one\n"},
 	} {
 		code, stdout, stderr := tc.f.run(t, append([]string{"undo", "web"}, tc.args...)...)
