@@ -258,7 +258,7 @@ image-docker-push: ## Push the image IMG that image-docker built.
 RELEASE_DIR ?= $(CURDIR)/_output/release
 
 .PHONY: release
-release: ## Write a release's files into _output/release (VERSION=vX.Y.Z): install.yaml, install-namespaced.yaml, the chart, the image as an OCI layout with its SBOMs, SHA256SUMS; the same bytes every time from one commit.
+release: ## Write a release's files into _output/release (VERSION=vX.Y.Z): install.yaml, install-namespaced.yaml, the chart, the image as an OCI layout with its SBOMs, the kubectl robot plugin for linux/amd64 and arm64, SHA256SUMS; the same bytes every time from one commit.
 	VERSION=$(VERSION) REVISION=$(REVISION) IMAGE_REPO=$(IMAGE_REPO) RELEASE_DIR=$(RELEASE_DIR) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) hack/release.sh
 
 # Where release-push pushes the chart (helm push), and its flags.
