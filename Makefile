@@ -35,6 +35,12 @@ help: ## List the targets.
 build: ## Build the operator into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)" -o $(BIN) .
 
+PLUGIN_BIN ?= bin/kubectl-robot
+
+.PHONY: plugin
+plugin: ## Build the kubectl robot plugin into bin/kubectl-robot (on the PATH: kubectl robot history|diff|undo NAME).
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(PLUGIN_BIN) ./internal/robotctl/kubectl-robot
+
 # The parts of make test, which hack/test.sh runs side by side (each part's
 # log in _output/test/PART.log); TEST_PARTS="unit e2e" runs some of them.
 TEST_PARTS ?=
@@ -252,7 +258,7 @@ image-docker-push: ## Push the image IMG that image-docker built.
 RELEASE_DIR ?= $(CURDIR)/_output/release
 
 .PHONY: release
-release: ## Write a release's files into _output/release (VERSION=vX.Y.Z): install.yaml, install-namespaced.yaml, the chart, the image as an OCI layout with its SBOMs, SHA256SUMS; the same bytes every time from one commit.
+release: ## Write a release's files into _output/release (VERSION=vX.Y.Z): install.yaml, install-namespaced.yaml, the chart, the image as an OCI layout with its SBOMs, the kubectl robot plugin for linux/amd64 and arm64, SHA256SUMS; the same bytes every time from one commit.
 	VERSION=$(VERSION) REVISION=$(REVISION) IMAGE_REPO=$(IMAGE_REPO) RELEASE_DIR=$(RELEASE_DIR) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) hack/release.sh
 
 # Where release-push pushes the chart (helm push), and its flags.

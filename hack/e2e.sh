@@ -20,6 +20,8 @@
 #   E2E_SPLIT         1: a cluster for each group, both at once (default);
 #                     0: one cluster, one run
 #   E2E_OPERATOR_BIN  the operator, built from this tree (default: built here)
+#   E2E_PLUGIN_BIN    the kubectl robot plugin, kubectl-robot, built from this
+#                     tree (default: built here)
 #   E2E_TEST_BIN      the test binary, go test -c -tags e2e ./test/e2e
 #                     (default: built here)
 #
@@ -55,6 +57,12 @@ if [[ -z "${bin}" ]]; then
 	log "building the operator"
 	bin="${WORK}/robot-operator"
 	CGO_ENABLED=0 go build -trimpath -o "${bin}" .
+fi
+plugin_bin=${E2E_PLUGIN_BIN:-}
+if [[ -z "${plugin_bin}" ]]; then
+	log "building the kubectl robot plugin"
+	plugin_bin="${WORK}/plugin/kubectl-robot"
+	CGO_ENABLED=0 go build -trimpath -o "${plugin_bin}" ./internal/robotctl/kubectl-robot
 fi
 test_bin=${E2E_TEST_BIN:-}
 if [[ -z "${test_bin}" ]]; then
@@ -92,7 +100,7 @@ for run in "${runs[@]}"; do
 	(
 		cd test/e2e
 		set +o errexit
-		E2E_GROUP=${e2e_group} CLUSTER_NAME=${cluster} KUBECONFIG=${kubeconfig} E2E_OPERATOR_BIN=${bin} \
+		E2E_GROUP=${e2e_group} CLUSTER_NAME=${cluster} KUBECONFIG=${kubeconfig} E2E_OPERATOR_BIN=${bin} E2E_PLUGIN_BIN=${plugin_bin} \
 			"${test_bin}" -test.v -test.timeout=20m -test.parallel="${PARALLEL}" "${flags[@]}" 2>&1 |
 			tee "${logfile}" | sed -u "s/^/[${group}] /"
 		exit "${PIPESTATUS[0]}"

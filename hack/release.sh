@@ -7,6 +7,8 @@
 #   robot-operator-X.Y.Z.tgz          the Helm chart: version X.Y.Z, appVersion and image tag vX.Y.Z, the digest
 #   robot-operator-vX.Y.Z-image.oci.tar   the image (linux/amd64, linux/arm64) as an OCI image layout
 #   robot-operator-vX.Y.Z-linux-ARCH.spdx.json   each platform's SBOM, as the image holds it
+#   kubectl-robot-vX.Y.Z-linux-ARCH.tar.gz       the kubectl robot plugin (make plugin) for each
+#                                     of the image's platforms, with the LICENSE
 #   SHA256SUMS                        the sums of all of the above
 #
 # Usage: hack/release.sh            build       (make release VERSION=vX.Y.Z)
@@ -140,6 +142,20 @@ fi
 archive "${out}/robot-operator-${VERSION}-image.oci.tar" "${work}/image"
 for sbom in "${work}"/sbom/robot-operator-*.spdx.json; do
 	cp "${sbom}" "${out}/robot-operator-${VERSION}-${sbom##*/robot-operator-}"
+done
+
+# The kubectl robot plugin, for each of the image's platforms: the binary
+# as make plugin builds it (executable in the tarball) and the licence.
+for arch in amd64 arm64; do
+	log "building the kubectl robot plugin for linux/${arch}"
+	plugin="${work}/plugin-${arch}"
+	mkdir -p "${plugin}"
+	GOOS=linux GOARCH=${arch} make --no-print-directory -C "${SOURCE}" plugin PLUGIN_BIN="${plugin}/kubectl-robot" >&2
+	cp "${SOURCE}/LICENSE" "${plugin}/"
+	stamp "${plugin}"
+	tar --create --directory "${plugin}" --sort=name --format=gnu --mtime="@${SOURCE_DATE_EPOCH}" \
+		--owner=0 --group=0 --numeric-owner --mode='u+rwX,go+rX,go-w' . |
+		gzip -n -9 >"${out}/kubectl-robot-${VERSION}-linux-${arch}.tar.gz"
 done
 
 # The chart, with the release's version and image.

@@ -66,6 +66,7 @@ prepare() {
 	fi
 	make --no-print-directory build BIN="${OUT}/robot-operator" || return
 	if [[ -n "${wanted[e2e]:-}${wanted[e2e-oldest]:-}" ]]; then
+		make --no-print-directory plugin PLUGIN_BIN="${OUT}/plugin/kubectl-robot" || return
 		go test -c -tags e2e -o "${OUT}/e2e.test" ./test/e2e/ || return
 	fi
 }
@@ -78,7 +79,8 @@ fi
 log "built it in $(duration $((SECONDS - started)))"
 
 # What the parts share, for the make targets that take it.
-export E2E_OPERATOR_BIN="${OUT}/robot-operator" E2E_TEST_BIN="${OUT}/e2e.test" OPERATOR_BIN="${OUT}/robot-operator"
+export E2E_OPERATOR_BIN="${OUT}/robot-operator" E2E_TEST_BIN="${OUT}/e2e.test" OPERATOR_BIN="${OUT}/robot-operator" \
+	E2E_PLUGIN_BIN="${OUT}/plugin/kubectl-robot"
 
 declare -A pid=() begun=() took=() result=()
 start_part() {

@@ -8,11 +8,15 @@
 package release
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -53,6 +57,10 @@ func TestRelease(t *testing.T) {
 	}
 	t.Logf("SHA256SUMS, the same twice:\n%s", sums[0])
 	dir := dirs[0]
+
+	for arch, machine := range map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64} {
+		checkPlugin(t, filepath.Join(dir, "kubectl-robot-"+version+"-linux-"+arch+".tar.gz"), machine)
+	}
 
 	digest := imageDigest(t, filepath.Join(dir, "robot-operator-"+version+"-image.oci.tar"))
 	image := repo + ":" + version + "@" + digest
@@ -183,10 +191,58 @@ func checkSums(t *testing.T, dir string, sums []byte) {
 		}
 	}
 	for _, want := range []string{"install.yaml", "install-namespaced.yaml", "robot-operator-" + strings.TrimPrefix(version, "v") + ".tgz",
-		"robot-operator-" + version + "-image.oci.tar", "robot-operator-" + version + "-linux-amd64.spdx.json", "robot-operator-" + version + "-linux-arm64.spdx.json"} {
+		"robot-operator-" + version + "-image.oci.tar", "robot-operator-" + version + "-linux-amd64.spdx.json", "robot-operator-" + version + "-linux-arm64.spdx.json",
+		"kubectl-robot-" + version + "-linux-amd64.tar.gz", "kubectl-robot-" + version + "-linux-arm64.tar.gz"} {
 		if !slices.Contains(listed, want) {
 			t.Errorf("the release has no %s (it has %v)", want, listed)
 		}
+	}
+}
+
+// checkPlugin checks that the tarball holds the kubectl robot plugin, an
+// executable named kubectl-robot for machine (kubectl finds it by that
+// name on the PATH), and the licence.
+func checkPlugin(t *testing.T, tarball string, machine elf.Machine) {
+	t.Helper()
+	compressed, err := gzip.NewReader(bytes.NewReader(read(t, tarball)))
+	if err != nil {
+		t.Fatalf("%s: %v", tarball, err)
+	}
+	archive := tar.NewReader(compressed)
+	var files []string
+	for {
+		header, err := archive.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tarball, err)
+		}
+		if header.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := strings.TrimPrefix(header.Name, "./")
+		files = append(files, name)
+		if name != "kubectl-robot" {
+			continue
+		}
+		if header.Mode&0o111 != 0o111 {
+			t.Errorf("%s: kubectl-robot has the mode %o, which not everyone may run", tarball, header.Mode)
+		}
+		binary, err := io.ReadAll(archive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		executable, err := elf.NewFile(bytes.NewReader(binary))
+		if err != nil {
+			t.Fatalf("%s: kubectl-robot is no ELF executable: %v", tarball, err)
+		}
+		if executable.Machine != machine || executable.Type != elf.ET_EXEC {
+			t.Errorf("%s: kubectl-robot is a %s %s, want an executable for %s", tarball, executable.Type, executable.Machine, machine)
+		}
+	}
+	if fmt.Sprint(files) != "[LICENSE kubectl-robot]" {
+		t.Errorf("%s holds %v, want LICENSE and kubectl-robot", tarball, files)
 	}
 }
 
