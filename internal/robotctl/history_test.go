@@ -23,7 +23,7 @@ func TestHistory(t *testing.T) {
 	want := strings.Join([]string{
 		"REVISION  CREATED               CURRENT  CHANGE",
 		"1         2026-11-28T14:02:00Z           first recorded spec",
-		"2         2026-11-28T14:03:00Z           image registry.example/web:1.27 → registry.example/web:1.28",
+		"2         2026-11-28T14:03:00Z           image registry.example/web:1.27 → 1.28",
 		"3         2026-11-28T14:04:00Z  *        replicas 1 → 3; env LOG_LEVEL added",
 		"",
 	}, "\n")

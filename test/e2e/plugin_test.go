@@ -58,7 +58,7 @@ func TestKubectlRobot(t *testing.T) {
 	rows := historyRows(t, history)
 	want := [][2]string{
 		{"1", "first recorded spec"},
-		{"2", "image " + image1 + " → " + image2},
+		{"2", "image " + image1 + " → 2.54"}, // the same repository: the new tag alone
 		{"3 *", "image " + image2 + " → " + pullFailsImage},
 	}
 	if fmt.Sprint(rows) != fmt.Sprint(want) {
