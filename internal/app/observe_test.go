@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -145,6 +146,17 @@ func TestObservingTurnsOffWhatWrites(t *testing.T) {
 	got := observing(klog.Background(), opts)
 	if got.LeaderElection.Enabled || got.Webhook.Addr != "0" {
 		t.Errorf("observe-only: leader election %v, webhook address %q; want neither", got.LeaderElection.Enabled, got.Webhook.Addr)
+	}
+	// The check before a change creates a pod as a dry run: a POST its
+	// clients would refuse. An observe-only operator makes no check.
+	checked := &clients{preflight: kubefake.NewClientset()}
+	observingClients(got, checked)
+	if checked.preflight != nil {
+		t.Error("observe-only: the check before a change has a client; want none")
+	}
+	writes := &clients{preflight: kubefake.NewClientset()}
+	if observingClients(Options{}, writes); writes.preflight == nil {
+		t.Error("an operator that writes: the check before a change lost its client")
 	}
 	if writing := observing(klog.Background(), Options{Webhook: WebhookOptions{Addr: ":9443"}}); writing.Webhook.Addr != ":9443" {
 		t.Errorf("an operator that writes: webhook address %q, want it as given", writing.Webhook.Addr)

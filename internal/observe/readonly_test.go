@@ -26,6 +26,7 @@ func TestReadOnly(t *testing.T) {
 		{http.MethodHead, "/healthz", true},
 		{http.MethodPost, "/apis/authentication.k8s.io/v1/tokenreviews", true},
 		{http.MethodPost, "/apis/authorization.k8s.io/v1/subjectaccessreviews", true},
+		{http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", true},
 		{http.MethodPost, "/apis/apps/v1/namespaces/a/deployments", false},
 		{http.MethodPost, "/apis/apps/v1/namespaces/a/deployments?dryRun=All", false},
 		{http.MethodPost, "/api/v1/namespaces/a/events", false},
