@@ -163,6 +163,7 @@ func Run(ctx context.Context, opts Options, newController NewController) error {
 	if err != nil {
 		return err
 	}
+	observingClients(opts, c)
 	inf := newInformers(opts, c)
 	inf.watchConfig(ctx, c.kube, c.metadata)
 

@@ -34,6 +34,17 @@ func observing(logger klog.Logger, opts Options) Options {
 	return opts
 }
 
+// observingClients drops from c, for an observe-only operator, the client
+// of the check before a change: its dry-run pod is a POST the read-only
+// transport refuses, and a refused check would let every change through
+// with a log line. The preview reports what the operator's own comparison
+// decides, before any check.
+func observingClients(opts Options, c *clients) {
+	if opts.ObserveOnly {
+		c.preflight = nil
+	}
+}
+
 // readOnlyConfig makes every client built from cfg, and from its copies,
 // refuse to write: only reads, and the metrics endpoint's reviews, leave
 // the process (observe.ReadOnly). It sits beneath the outage gate, which

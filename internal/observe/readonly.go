@@ -18,10 +18,13 @@ func (e *ErrWriteRefused) Error() string {
 
 // reviews are the only resources a read-only client may POST to: a
 // TokenReview or a SubjectAccessReview asks the API server a question and
-// stores nothing. The metrics endpoint asks them of its callers.
+// stores nothing. The metrics endpoint asks them of its callers, and the
+// operator asks at its start which config it may watch
+// (SelfSubjectAccessReviews).
 var reviews = []string{
 	"/apis/authentication.k8s.io/v1/tokenreviews",
 	"/apis/authorization.k8s.io/v1/subjectaccessreviews",
+	"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
 }
 
 // ReadOnly wraps next so that only reads reach the API server: GET and HEAD
