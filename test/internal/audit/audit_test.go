@@ -75,3 +75,25 @@ func TestWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewsAreNoWrites: a review (a SelfSubjectAccessReview, a
+// TokenReview) is created, but asks a question and stores nothing: not a
+// write. Anything else created is.
+func TestReviewsAreNoWrites(t *testing.T) {
+	for _, tt := range []struct {
+		group, resource string
+		write           bool
+	}{
+		{"authorization.k8s.io", "selfsubjectaccessreviews", false},
+		{"authorization.k8s.io", "subjectaccessreviews", false},
+		{"authentication.k8s.io", "tokenreviews", false},
+		{"apps", "deployments", true},
+		{"", "pods", true},
+	} {
+		e := &Event{Verb: "create"}
+		e.ObjectRef.APIGroup, e.ObjectRef.Resource = tt.group, tt.resource
+		if got := e.Write(); got != tt.write {
+			t.Errorf("create %s.%s: Write() = %v, want %v", tt.resource, tt.group, got, tt.write)
+		}
+	}
+}
