@@ -93,6 +93,11 @@ apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
+# Reviews (of a token, of what a user may do) are created but store nothing.
+- level: None
+  resources:
+  - group: authorization.k8s.io
+  - group: authentication.k8s.io
 - level: Metadata
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
 - level: None

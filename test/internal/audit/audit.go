@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -22,6 +23,7 @@ type Event struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef struct {
+		APIGroup    string `json:"apiGroup"`
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 		Name        string `json:"name"`
@@ -32,14 +34,19 @@ type Event struct {
 	RequestReceived time.Time `json:"requestReceivedTimestamp"`
 }
 
-// Write reports whether the request changes something.
+// Write reports whether the request changes something. A review (of a
+// token, or of what a user may do) is created, but asks the API server a
+// question and stores nothing: no write.
 func (e *Event) Write() bool {
 	switch e.Verb {
 	case "create", "update", "patch", "delete", "deletecollection":
-		return true
+		return !reviewGroups[e.ObjectRef.APIGroup] || !strings.HasSuffix(e.ObjectRef.Resource, "reviews")
 	}
 	return false
 }
+
+// reviewGroups are the API groups whose "reviews" store nothing.
+var reviewGroups = map[string]bool{"authorization.k8s.io": true, "authentication.k8s.io": true}
 
 // Resource is the resource, and "/subresource" if any.
 func (e *Event) Resource() string {
