@@ -61,14 +61,26 @@ func rolledOut(d *appsv1.Deployment) bool {
 }
 
 // fleetWatch follows the Deployments of a namespace: how many at most
-// rolled the next release's template at once, leaving out those named in
-// exempt (their own spec changed, which the budget never holds).
+// rolled the change under watch (the next release's template, unless
+// changed says another) at once, leaving out those named in exempt (their
+// own spec changed, which the budget never holds).
 type fleetWatch struct {
 	mu          sync.Mutex
 	deployments map[string]*appsv1.Deployment
 	exempt      map[string]bool
-	maxRolling  int
-	maxAt       []string
+	// changed reports whether a Deployment has the change under watch;
+	// nil: the next release's template.
+	changed    func(*appsv1.Deployment) bool
+	maxRolling int
+	maxAt      []string
+}
+
+// hasChange reports whether d has the change under watch.
+func (w *fleetWatch) hasChange(d *appsv1.Deployment) bool {
+	if w.changed != nil {
+		return w.changed(d)
+	}
+	return hasNextTemplate(d)
 }
 
 // observe records d and returns how many roll now.
@@ -78,7 +90,7 @@ func (w *fleetWatch) observe(d *appsv1.Deployment) {
 	w.deployments[d.Name] = d
 	var rolling []string
 	for name, d := range w.deployments {
-		if !w.exempt[name] && hasNextTemplate(d) && !rolledOut(d) {
+		if !w.exempt[name] && w.hasChange(d) && !rolledOut(d) {
 			rolling = append(rolling, name)
 		}
 	}
@@ -87,13 +99,13 @@ func (w *fleetWatch) observe(d *appsv1.Deployment) {
 	}
 }
 
-// counts returns how many Deployments have the next template, and how
-// many do not yet.
+// counts returns how many Deployments have the change under watch, and
+// how many do not yet.
 func (w *fleetWatch) counts() (next, old int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, d := range w.deployments {
-		if hasNextTemplate(d) {
+		if w.hasChange(d) {
 			next++
 		} else {
 			old++
