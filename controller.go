@@ -351,6 +351,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) (tim
 		// and its error hide why. The retry writes the status.
 		return 0, cmp.Or(syncErr, context.Cause(ctx))
 	}
+	if outcome.Classify(syncErr).Retry == outcome.RecheckWhenDue {
+		// Waiting for its turn (the check of a new template) is no news:
+		// the status is written once the change is, so that a burst of
+		// changes adds no status write and holds no worker.
+		after := outcome.DueIn(syncErr)
+		logger.V(4).Info("Robot waits for its turn; syncing it again then", "after", after)
+		return after, nil
+	}
 	// A value the operator ignores must not go unsaid: the admission
 	// policy refuses them, but a Robot may hold one set before it.
 	for _, ignored := range c.ignoredWarned.Fresh(robot.UID, workload.IgnoredAnnotations(robot, objects.DisruptionBudget())) {

@@ -1544,3 +1544,55 @@ func TestObserveOnlySyncWritesNothing(t *testing.T) {
 		t.Errorf("changes: %q, want %q", got, want)
 	}
 }
+
+// TestChangeWaitingForItsCheckWritesNothing: a Robot whose changed template
+// waits for its turn of the check's rate limit holds no worker and writes
+// nothing, its status included: it is queued again when its turn is due,
+// and its sync is no failure.
+func TestChangeWaitingForItsCheckWritesNothing(t *testing.T) {
+	f, ctx := newTestFixture(t)
+	checks := k8sfake.NewClientset()
+	var robots []*robotv1beta1.Robot
+	for _, name := range []string{"first", "second"} {
+		robot := robottest.NewRobot(name, 2)
+		robot.UID = types.UID(name + "-uid")
+		deployment := liveDeployment(t, robot)
+		converged(robot, deployment)
+		robot.Spec.Image = "registry.example/robot:2.0"
+		robot.Generation++
+		f.add(robot, deployment)
+		robots = append(robots, robot)
+	}
+	// One check in a burst, then one every two seconds.
+	f.options = func(opts *Options) {
+		opts.Policy.Preflight = policy.Preflight{Enabled: true, QPS: 0.5, Burst: 1}
+		opts.Owned.PreflightClient = checks
+	}
+	c := f.newController(ctx)
+	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robots[0])); err != nil {
+		t.Fatal(err)
+	}
+	if len(robottest.FilterInformerActions(f.kubeClient.Actions())) == 0 {
+		t.Fatal("the first Robot's change, checked within the burst, was not written")
+	}
+	f.kubeClient.ClearActions()
+	f.robotClient.ClearActions()
+	checks.ClearActions()
+
+	start := time.Now()
+	requeueAfter, err := c.syncHandler(ctx, cache.MetaObjectToName(robots[1]))
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("the sync waited %v for the check's token", took)
+	}
+	if err != nil {
+		t.Fatalf("sync: %v, want no failure to back off from", err)
+	}
+	if requeueAfter <= 0 || requeueAfter > 2*time.Second {
+		t.Errorf("queued again after %v, want when its token is due, within 2s", requeueAfter)
+	}
+	for name, actions := range map[string][]core.Action{"kube": f.kubeClient.Actions(), "robot": f.robotClient.Actions(), "check": checks.Actions()} {
+		for _, action := range robottest.FilterInformerActions(actions) {
+			t.Errorf("%s request while the change waits for its check: %s %s %s", name, action.GetVerb(), action.GetResource().Resource, action.GetSubresource())
+		}
+	}
+}

@@ -81,7 +81,7 @@ func NewControllerMetrics() *ControllerMetrics {
 		Preflight: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace,
 			Name:      "preflight_checks_total",
-			Help:      "Checks of a Robot's changed pod template before its Deployment is written, by outcome: passed, rejected (not written), or unavailable, unsupported, forbidden, rate_limited (the check could not tell, and the change was written).",
+			Help:      "Checks of a Robot's changed pod template before its Deployment is written, by outcome: passed, rejected (not written), or unavailable, unsupported, forbidden (the check could not tell, and the change was written); deferred counts the checks that waited for their turn of -preflight-qps, each counted again with its outcome once made.",
 		}, []string{"outcome"}),
 	}
 }

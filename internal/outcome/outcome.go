@@ -37,6 +37,10 @@ const (
 	// is due or its fight can end (ContestedError.recheck), without
 	// counting as an error.
 	RecheckAfterFight
+	// RecheckWhenDue: the Robot is looked at again when the error says
+	// (RequeueAfter), without counting as an error and without writing
+	// its status: it waits for its turn, which nothing is wrong in.
+	RecheckWhenDue
 )
 
 // Failure is how the controller treats one kind of sync error.
@@ -70,8 +74,13 @@ func Classify(err error) Failure {
 		newer     *NewerFieldsError
 		rejected  *ChangeRejectedError
 		fleet     *FleetBudgetError
+		deferred  *CheckDeferredError
 	)
 	switch {
+	case errors.As(err, &deferred):
+		// Its turn comes at a known time, and nothing about the Robot is
+		// wrong: its status says what it said until the check is made.
+		return Failure{Reason: robotv1beta1.ReasonRolloutInProgress, Retry: RecheckWhenDue, KeepsReady: true}
 	case errors.Is(err, ErrGatewayAPIMissing):
 		// Installing the Gateway API queues every Robot that asks for a
 		// route.
@@ -169,6 +178,30 @@ type ChangeRejectedError struct{ Message string }
 
 func (e *ChangeRejectedError) Error() string {
 	return "the new pod template was not written to the Deployment, which keeps running the last one: " + e.Message
+}
+
+// CheckDeferredError is a Robot's new pod template whose check before it is
+// written (internal/preflight) waits for its turn of the check's rate
+// limit: the Deployment keeps its last template until After, when the
+// Robot is synced again and its check made. No worker waits meanwhile.
+type CheckDeferredError struct{ After time.Duration }
+
+func (e *CheckDeferredError) Error() string {
+	return fmt.Sprintf("the new pod template waits %v for its turn to be checked (-preflight-qps) before it is written to the Deployment", e.After)
+}
+
+// RequeueAfter is how long until the check's turn.
+func (e *CheckDeferredError) RequeueAfter() time.Duration { return e.After }
+
+// DueIn returns how long until the Robot whose sync failed with err, an
+// error that Classify says RecheckWhenDue of, is to be synced again; 0 for
+// any other error.
+func DueIn(err error) time.Duration {
+	var due interface{ RequeueAfter() time.Duration }
+	if errors.As(err, &due) {
+		return due.RequeueAfter()
+	}
+	return 0
 }
 
 // InvalidSpecError is a Robot spec that cannot become a Deployment. Retrying

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -44,6 +45,7 @@ func TestClassify(t *testing.T) {
 		{&PausedError{Deployment: "x"}, robotv1beta1.ReasonPaused, RetryOnChange, false},
 		{&NewerFieldsError{Fields: []string{"spec.x"}}, robotv1beta1.ReasonNewerAPI, RetryOnChange, true},
 		{fmt.Errorf("checking: %w", &ChangeRejectedError{Message: "exceeded quota"}), robotv1beta1.ReasonChangeRejected, RetryOnChange, true},
+		{fmt.Errorf("checking: %w", &CheckDeferredError{After: time.Second}), robotv1beta1.ReasonRolloutInProgress, RecheckWhenDue, false},
 		{fmt.Errorf("applying status: %w", StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: request is too large")))), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewRequestEntityTooLargeError("limit is 3145728")), ReasonStatusTooLarge, RetryOnChange, false},
 		{StatusWriteError(apierrors.NewInternalError(errors.New("etcdserver: leader changed"))), robotv1beta1.ReasonSyncFailed, RetryWithBackoff, false},
@@ -108,6 +110,19 @@ func TestLoadBalancerClassImmutableMessage(t *testing.T) {
 			if !strings.Contains(tt.err.Error(), want) {
 				t.Errorf("message %q lacks %q", tt.err.Error(), want)
 			}
+		}
+	}
+}
+
+// TestDueIn: a check put off to its turn says when the Robot is due again;
+// no other error does.
+func TestDueIn(t *testing.T) {
+	if got := DueIn(fmt.Errorf("syncing: %w", &CheckDeferredError{After: 1500 * time.Millisecond})); got != 1500*time.Millisecond {
+		t.Errorf("a check put off 1.5s is due in %v", got)
+	}
+	for _, err := range []error{nil, errors.New("connection refused"), &ChangeRejectedError{Message: "x"}} {
+		if got := DueIn(err); got != 0 {
+			t.Errorf("%v is due in %v, want 0", err, got)
 		}
 	}
 }

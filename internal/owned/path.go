@@ -139,7 +139,8 @@ type Kind[T writer.Object, A writer.ApplyConfiguration[A]] struct {
 // (internal/preflight), and remembers what it found per Robot.
 type Preflight[T writer.Object, A writer.ApplyConfiguration[A]] interface {
 	// Check returns why desired must not be applied onto current, the
-	// Robot's own object, which the Robot's change would turn into it.
+	// Robot's own object, which the Robot's change would turn into it,
+	// or, as an *outcome.CheckDeferredError, when it may be checked.
 	Check(ctx context.Context, robot *robotv1beta1.Robot, desired A, current T) error
 	// ForgetRobot drops what is remembered of the Robot uid.
 	ForgetRobot(uid types.UID)

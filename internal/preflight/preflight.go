@@ -12,6 +12,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/workload"
+	"golang.org/x/time/rate"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +21,6 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -42,13 +42,15 @@ const (
 	// Forbidden: the operator may not create pods (nor dry-run them) in
 	// the namespace; the change goes through.
 	Forbidden = "forbidden"
-	// RateLimited: no token came within the sync's deadline; the change
-	// goes through.
-	RateLimited = "rate_limited"
+	// Deferred: the rate limit's burst was spent, and the check waits for
+	// its turn, the Robot queued again when its token is due; the change
+	// is not written meanwhile. It is counted once, as it is put off, and
+	// again with its outcome once made.
+	Deferred = "deferred"
 )
 
 // Outcomes are the outcomes of a check, in the order the counter lists them.
-var Outcomes = []string{Passed, Rejected, Unavailable, Unsupported, Forbidden, RateLimited}
+var Outcomes = []string{Passed, Rejected, Unavailable, Unsupported, Forbidden, Deferred}
 
 // Timeout bounds one check's requests: an admission webhook has 10 s by
 // default, and a check that takes longer lets the change through.
@@ -61,11 +63,14 @@ const FieldManager = "robot-operator-preflight"
 // checks nothing.
 type Checker struct {
 	client  kubernetes.Interface
-	limiter flowcontrol.RateLimiter
+	limiter *rate.Limiter
 	count   func(outcome string)
 	// memo holds, per Robot UID, the digest of the last template checked
 	// and what the check found.
 	memo sync.Map
+	// turns holds, per Robot UID, the turn of the template that waits for
+	// its token.
+	turns sync.Map
 	// secrets remembers until when Secrets are not read: the operator
 	// was forbidden to read them.
 	secrets secretAccess
@@ -81,6 +86,14 @@ type verdict struct {
 	configMaps []string
 }
 
+// turn is a token of the limiter reserved for one template of a Robot, due
+// at a time: the sync that comes when it is due makes the check, and any
+// sync before takes no other.
+type turn struct {
+	digest      string
+	reservation *rate.Reservation
+}
+
 // New returns the Checker of allowed's Preflight, sending its requests
 // through client, which should have no rate limiter of its own (the
 // Checker has its own bucket); count is called with each check's outcome.
@@ -92,13 +105,16 @@ func New(client kubernetes.Interface, allowed policy.Preflight, count func(outco
 	if count == nil {
 		count = func(string) {}
 	}
-	return &Checker{client: client, limiter: flowcontrol.NewTokenBucketRateLimiter(float32(allowed.QPS), allowed.Burst), count: count}
+	return &Checker{client: client, limiter: rate.NewLimiter(rate.Limit(allowed.QPS), allowed.Burst), count: count}
 }
 
 // Check returns a *outcome.ChangeRejectedError when desired's pod template,
 // which is to replace current's, would not run; nil when it may be written.
 // It is called only when the Robot changed; a template checked before
 // for the Robot is not checked again, and the same answer is returned.
+// With the rate limit's burst spent, it returns at once a
+// *outcome.CheckDeferredError that says when the template's turn comes:
+// nothing is written before, and no worker waits for it.
 func (c *Checker) Check(ctx context.Context, robot *robotv1beta1.Robot, desired *appsv1ac.DeploymentApplyConfiguration, current *appsv1.Deployment) error {
 	if c == nil || desired.Spec == nil || desired.Spec.Template == nil {
 		return nil
@@ -108,9 +124,16 @@ func (c *Checker) Check(ctx context.Context, robot *robotv1beta1.Robot, desired 
 		return err
 	}
 	if last, ok := c.memo.Load(robot.UID); ok && last.(verdict).digest == digest {
+		// Back to a template checked before: a turn for another is not
+		// needed any more.
+		c.giveBack(robot.UID, digest)
 		return last.(verdict).err
 	}
 	logger := klog.FromContext(ctx).WithValues("deployment", klog.KObj(current))
+	if wait := c.take(robot.UID, digest); wait > 0 {
+		logger.V(4).Info("The new pod template waits for its turn to be checked", "wait", wait)
+		return &outcome.CheckDeferredError{After: wait}
+	}
 	result, how := c.check(ctx, robot.Namespace, desired)
 	c.count(how)
 	switch how {
@@ -135,10 +158,6 @@ func (c *Checker) check(ctx context.Context, namespace string, desired *appsv1ac
 	if err != nil {
 		return verdict{err: err}, Unavailable
 	}
-	// The wait is bounded by the sync's deadline, the requests by Timeout.
-	if err := c.limiter.Wait(ctx); err != nil {
-		return verdict{err: err}, RateLimited
-	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	_, err = c.client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
@@ -149,6 +168,41 @@ func (c *Checker) check(ctx context.Context, namespace string, desired *appsv1ac
 		return verdict{err: rejected(Message(err))}, Rejected
 	default:
 		return verdict{err: err}, how
+	}
+}
+
+// take takes the token of the Robot uid's template digest, and returns 0
+// when it may be checked now; else how long until its turn. A Robot's first
+// sync of a template reserves the limiter's next token, so that the Robots
+// are checked in the order they asked; its syncs until then keep that
+// turn, and a template that replaces it gives it back.
+func (c *Checker) take(uid types.UID, digest string) time.Duration {
+	now := time.Now()
+	if held, ok := c.turns.Load(uid); ok && held.(turn).digest == digest {
+		if wait := held.(turn).reservation.DelayFrom(now); wait > 0 {
+			return wait
+		}
+		c.turns.Delete(uid)
+		return 0
+	}
+	c.giveBack(uid, digest)
+	// A burst of at least 1 (internal/policy) makes every reservation OK.
+	reservation := c.limiter.ReserveN(now, 1)
+	wait := reservation.DelayFrom(now)
+	if wait > 0 {
+		c.turns.Store(uid, turn{digest: digest, reservation: reservation})
+		c.count(Deferred)
+	}
+	return wait
+}
+
+// giveBack cancels the turn the Robot uid holds for a template other than
+// digest's, if any: its token goes back to the bucket when no later turn
+// was reserved after it.
+func (c *Checker) giveBack(uid types.UID, digest string) {
+	if held, ok := c.turns.Load(uid); ok && held.(turn).digest != digest {
+		held.(turn).reservation.CancelAt(time.Now())
+		c.turns.Delete(uid)
 	}
 }
 
@@ -181,18 +235,25 @@ func Pod(namespace string, desired *appsv1ac.DeploymentApplyConfiguration) (*cor
 	}, nil
 }
 
-// ForgetRobot drops what the Checker remembers of the Robot uid, deleted.
+// ForgetRobot drops what the Checker remembers of the Robot uid, deleted,
+// and gives back the turn it waited for.
 func (c *Checker) ForgetRobot(uid types.UID) {
 	if c != nil {
 		c.memo.Delete(uid)
+		if held, ok := c.turns.LoadAndDelete(uid); ok {
+			held.(turn).reservation.CancelAt(time.Now())
+		}
 	}
 }
 
-// Len is how many Robots the Checker remembers a check of.
+// Len is how many Robots the Checker remembers a check of, or holds a turn
+// for.
 func (c *Checker) Len() int {
 	n := 0
 	if c != nil {
-		c.memo.Range(func(any, any) bool { n++; return true })
+		count := func(any, any) bool { n++; return true }
+		c.memo.Range(count)
+		c.turns.Range(count)
 	}
 	return n
 }

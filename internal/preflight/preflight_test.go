@@ -3,8 +3,10 @@ package preflight
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
@@ -304,5 +307,90 @@ func TestPodIsTheTemplates(t *testing.T) {
 	}
 	if sc := pod.Spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
 		t.Errorf("the restricted template's security context is not the pod's: %+v", sc)
+	}
+}
+
+// requeue is a check put off to its turn of the rate limit: it asks for
+// the Robot to be synced again after RequeueAfter.
+type requeue interface{ RequeueAfter() time.Duration }
+
+// deferred checks robot's template with the burst spent: the check returns
+// at once, sends nothing and asks for the Robot again when its token is
+// due, without a failure to back off from.
+func (f *fixture) deferred(t *testing.T, robot *robotv1beta1.Robot) time.Duration {
+	t.Helper()
+	start := time.Now()
+	err := f.check(t, robot)
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("the check of %s waited %v for its token", robot.Name, took)
+	}
+	var turn requeue
+	if !errors.As(err, &turn) || turn.RequeueAfter() <= 0 {
+		t.Fatalf("check of %s: %v; want it put off to its turn", robot.Name, err)
+	}
+	if f := outcome.Classify(err); f.Retry == outcome.RetryWithBackoff || f.Retry == outcome.RetryOnChange {
+		t.Errorf("a check put off is classified %+v: want a requeue at its turn, neither backed off nor dropped", f)
+	}
+	if got := f.requests(); len(got) != 0 {
+		t.Errorf("a check put off sent %q", got)
+	}
+	return turn.RequeueAfter()
+}
+
+// TestSpentBurstWaitsItsTurnWithoutBlocking: with the burst spent, a check
+// does not hold its worker: it asks for the Robot to be synced when its
+// token is due, and keeps its turn: the Robots that asked first are
+// checked first, a second sync before the turn takes no second token, and
+// a Robot changed again or forgotten gives its turn back.
+func TestSpentBurstWaitsItsTurnWithoutBlocking(t *testing.T) {
+	const every = 500 * time.Millisecond // a token each, at 2 a second
+	f := newFixture(t)
+	f.checker = New(f.kube, policy.Preflight{Enabled: true, QPS: 2, Burst: 1}, func(outcome string) { f.outcomes = append(f.outcomes, outcome) })
+	robots := map[string]*robotv1beta1.Robot{}
+	for _, name := range []string{"first", "second", "third", "fourth"} {
+		robots[name] = robottest.NewRobot(name, 1)
+		robots[name].UID = types.UID(name + "-uid")
+	}
+
+	if err := f.check(t, robots["first"]); err != nil {
+		t.Fatal(err)
+	}
+	f.requests()
+	second := f.deferred(t, robots["second"])
+	third := f.deferred(t, robots["third"])
+	if second > every+50*time.Millisecond || third < second+every-50*time.Millisecond {
+		t.Errorf("turns in %v and %v, want the second's token in about %v and the third's %v after it", second, third, every, every)
+	}
+	// A sync before its turn keeps the turn it has: it reserves no other.
+	if again := f.deferred(t, robots["second"]); again > second {
+		t.Errorf("the second Robot's turn moved from %v to %v", second, again)
+	}
+	fourth := f.deferred(t, robots["fourth"])
+	if fourth < third+every-50*time.Millisecond {
+		t.Errorf("the fourth Robot's turn in %v, before the third's %v is past", fourth, third)
+	}
+
+	// A Robot changed again gives its turn back before it takes another
+	// (the last one reserved, its token is the bucket's again), and a
+	// Robot forgotten holds none.
+	robots["fourth"].Spec.Image = "web:2"
+	if again := f.deferred(t, robots["fourth"]); again > fourth+50*time.Millisecond {
+		t.Errorf("the fourth Robot's new template waits %v, behind its own old turn in %v", again, fourth)
+	}
+	remembered := f.checker.Len()
+	f.checker.ForgetRobot(robots["third"].UID)
+	if f.checker.Len() != remembered-1 {
+		t.Errorf("the forgotten Robot's turn is still held: %d remembered, then %d", remembered, f.checker.Len())
+	}
+
+	time.Sleep(second)
+	if err := f.check(t, robots["second"]); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.requests(); len(got) != 1 || got[0] != "create pods" {
+		t.Errorf("at its turn, requests %q, want one dry run", got)
+	}
+	if passed := slices.DeleteFunc(slices.Clone(f.outcomes), func(o string) bool { return o != Passed }); len(passed) != 2 {
+		t.Errorf("outcomes %q, want two checks passed", f.outcomes)
 	}
 }

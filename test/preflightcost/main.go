@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/preflight"
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -80,7 +81,14 @@ func main() {
 		if err != nil {
 			panic(err)
 		}
-		if err := checker.Check(ctx, robot, desired, &appsv1.Deployment{}); err != nil {
+		// A check past the burst waits for its turn, as the workers'
+		// requeue makes it wait, and is made then.
+		err = checker.Check(ctx, robot, desired, &appsv1.Deployment{})
+		for due := outcome.DueIn(err); due > 0; due = outcome.DueIn(err) {
+			time.Sleep(due)
+			err = checker.Check(ctx, robot, desired, &appsv1.Deployment{})
+		}
+		if err != nil {
 			panic(err)
 		}
 	}
