@@ -137,9 +137,9 @@ func TestHistoryRevisionDeletedQueuesItsRobot(t *testing.T) {
 	if err := client.Delete(t.Context(), revision.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return len(f.queued) > 0 })
-	if fmt.Sprint(f.queued) != fmt.Sprint([]cache.ObjectName{cache.MetaObjectToName(robot)}) {
-		t.Errorf("queued %v, want the Robot", f.queued)
+	waitFor(t, func() bool { return len(f.Queued()) > 0 })
+	if queued := f.Queued(); fmt.Sprint(queued) != fmt.Sprint([]cache.ObjectName{cache.MetaObjectToName(robot)}) {
+		t.Errorf("queued %v, want the Robot", queued)
 	}
 }
 

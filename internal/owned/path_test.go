@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,13 +42,24 @@ import (
 // pathFixture is a Path's world: a fake API server, the caches, a clock and
 // the queue.
 type pathFixture struct {
-	kube     *k8sfake.Clientset
-	robot    *robotfake.Clientset
-	robots   cache.Indexer
-	deps     Deps
-	clock    *clocktesting.FakeClock
+	kube   *k8sfake.Clientset
+	robot  *robotfake.Clientset
+	robots cache.Indexer
+	deps   Deps
+	clock  *clocktesting.FakeClock
+	// queued are the Robots queued; an informer's handler may queue one,
+	// so queue and Queued take mu.
+	mu       sync.Mutex
 	queued   []cache.ObjectName
 	recorder *record.FakeRecorder
+}
+
+// Queued returns a copy of the Robots queued so far, safe to call while an
+// informer's handler queues.
+func (f *pathFixture) Queued() []cache.ObjectName {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.queued)
 }
 
 func newPathFixture(t *testing.T, robot *robotv1beta1.Robot) *pathFixture {
@@ -59,7 +71,11 @@ func newPathFixture(t *testing.T, robot *robotv1beta1.Robot) *pathFixture {
 		t.Fatal(err)
 	}
 	f.deps = Deps{Writer: writer.New(f.robot, f.recorder, nil), Robots: robotInformer.Lister(), Clock: f.clock,
-		Enqueue: func(key cache.ObjectName) { f.queued = append(f.queued, key) }}
+		Enqueue: func(key cache.ObjectName) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.queued = append(f.queued, key)
+		}}
 	return f
 }
 
