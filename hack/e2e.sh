@@ -101,7 +101,7 @@ for run in "${runs[@]}"; do
 		cd test/e2e
 		set +o errexit
 		E2E_GROUP=${e2e_group} CLUSTER_NAME=${cluster} KUBECONFIG=${kubeconfig} E2E_OPERATOR_BIN=${bin} E2E_PLUGIN_BIN=${plugin_bin} \
-			"${test_bin}" -test.v -test.timeout=20m -test.parallel="${PARALLEL}" "${flags[@]}" 2>&1 |
+			"${test_bin}" -test.v -test.timeout=40m -test.parallel="${PARALLEL}" "${flags[@]}" 2>&1 |
 			tee "${logfile}" | sed -u "s/^/[${group}] /"
 		exit "${PIPESTATUS[0]}"
 	) &
