@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"slices"
@@ -147,7 +146,7 @@ func (h *Handler) readReview(w http.ResponseWriter, r *http.Request) (*apiextens
 	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
 		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("%s takes application/json, not %q", Path, r.Header.Get("Content-Type"))
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
+	body, err := ReadBody(http.MaxBytesReader(w, r.Body, h.maxBytes), r.ContentLength)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {

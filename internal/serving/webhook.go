@@ -125,7 +125,7 @@ func readBodyFirst(next http.Handler, limit int64, timeout time.Duration) http.H
 		// Without a deadline of its own (a test's recorder), the body is
 		// bounded by the server's ReadTimeout alone.
 		_ = controller.SetReadDeadline(time.Now().Add(timeout))
-		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		body, err := conversion.ReadBody(io.LimitReader(r.Body, limit+1), r.ContentLength)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				w.Header().Set("Connection", "close")
@@ -137,6 +137,7 @@ func readBodyFirst(next http.Handler, limit int64, timeout time.Duration) http.H
 		}
 		_ = controller.SetReadDeadline(time.Time{})
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
 }

@@ -1,0 +1,54 @@
+package conversion
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestReadBody: the body is read whole whatever its Content-Length said,
+// and one that says its length is held in one buffer of that size.
+func TestReadBody(t *testing.T) {
+	body := strings.Repeat("x", 1<<20)
+	for _, c := range []struct {
+		name   string
+		length int64
+	}{
+		{"as said", int64(len(body))},
+		{"unknown", -1},
+		{"said shorter", 100},
+		{"said longer", int64(len(body)) * 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ReadBody(strings.NewReader(body), c.length)
+			if err != nil || string(got) != body {
+				t.Fatalf("ReadBody read %d bytes, err %v; want the %d of the body", len(got), err, len(body))
+			}
+		})
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		got, _ := ReadBody(bytes.NewReader([]byte(body)[:len(body):len(body)]), int64(len(body)))
+		if cap(got) != len(body)+1 {
+			t.Fatalf("a body of %d bytes that said so was read into %d bytes", len(body), cap(got))
+		}
+	})
+	// The body's reader and the buffer.
+	if allocs > 3 {
+		t.Errorf("reading a body that said its length took %v allocations", allocs)
+	}
+}
+
+// TestReadBodyError: a reader's error is returned.
+func TestReadBodyError(t *testing.T) {
+	if _, err := ReadBody(io.MultiReader(strings.NewReader("ab"), errReader{}), 2); err == nil || err.Error() != "broken" {
+		t.Errorf("ReadBody of a broken reader: %v, want its error", err)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errBroken }
+
+var errBroken = errors.New("broken")
