@@ -25,6 +25,11 @@ import (
 // so a burst over the limit is slowed, not failed.
 const MaxConcurrentReviews = 4
 
+// MaxConvertingBytes bounds the bodies of the reviews converted at once:
+// 2 of the largest reviews the webhook reads, where MaxConcurrentReviews
+// of the usual few kilobytes.
+const MaxConvertingBytes = 2 * conversion.MaxReviewBytes
+
 // MaxOpenReviews bounds the requests the webhook holds at once, whether it
 // is reading their body, waiting for a slot or converting: each may hold a
 // body of up to conversion.MaxReviewBytes, so bodies never take more than

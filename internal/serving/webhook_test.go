@@ -101,3 +101,49 @@ func TestWebhookReviewWaitsForASlot(t *testing.T) {
 		t.Errorf("a review that waited for a slot: status %d, want 200", code)
 	}
 }
+
+// TestWebhookBoundsTheBytesItConverts: reviews of the largest size the
+// webhook reads are converted at most MaxConvertingBytes' worth at once
+// (each allocates several times its size while it is converted); the
+// others wait for a slot, then get 429.
+func TestWebhookBoundsTheBytesItConverts(t *testing.T) {
+	largest := MaxConvertingBytes / conversion.MaxReviewBytes
+	if largest < 1 || largest >= MaxConcurrentReviews {
+		t.Fatalf("MaxConvertingBytes lets %d of the largest reviews convert at once: want at least 1 and fewer than the %d small ones", largest, MaxConcurrentReviews)
+	}
+	var inFlight, most atomic.Int32
+	release := make(chan struct{})
+	handler := WebhookHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+	}))
+	body := strings.Repeat("x", conversion.MaxReviewBytes-1024)
+	codes := make(chan int, MaxConcurrentReviews)
+	var wg sync.WaitGroup
+	for range MaxConcurrentReviews {
+		wg.Go(func() {
+			recorder := httptest.NewRecorder()
+			handler.ServeHTTP(recorder, httptest.NewRequest(http.MethodPost, conversion.Path, strings.NewReader(body)))
+			codes <- recorder.Code
+		})
+	}
+	// Those over the bytes' bound are turned away once they waited.
+	for range MaxConcurrentReviews - int(largest) {
+		select {
+		case code := <-codes:
+			if code != http.StatusTooManyRequests {
+				t.Errorf("a large review over the bound: status %d, want 429", code)
+			}
+		case <-time.After(reviewSlotWait + 5*time.Second):
+			t.Fatalf("%d of the largest reviews converted at once, want at most %d", most.Load(), largest)
+		}
+	}
+	close(release)
+	wg.Wait()
+	if got := most.Load(); got != int32(largest) {
+		t.Errorf("%d of the largest reviews converted at once, want %d", got, largest)
+	}
+}
