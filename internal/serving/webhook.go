@@ -2,6 +2,7 @@ package serving
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -10,16 +11,19 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/robot-operator/robot-operator/internal/conversion"
 )
 
 // MaxConcurrentReviews is how many ConversionReviews the webhook converts
-// at once. A review of the largest size the webhook reads (4 MiB)
-// allocates about 33 MiB while it is decoded, converted and encoded
-// (measured), not all of it live at once, so 4 at once (a peak heap of
-// about 90 MiB under a flood of them, docs/security.md) fit in the shipped
-// 512Mi memory limit beside the 118 MiB live heap of 10,000 Robots
-// (docs/benchmarks.md), the Go runtime's limit set from the container's.
+// at once; MaxConvertingBytes bounds their bodies. A review of the
+// largest size the webhook reads (4 MiB) allocates about 35 MiB while it
+// is decoded, converted and encoded (BenchmarkWebhookLargestReview), not
+// all of it live at once, so 2 at once, beside the bodies held, fit in
+// the shipped 512Mi memory limit with the 118 MiB live heap of 10,000
+// Robots (docs/benchmarks.md), the Go runtime's limit set from the
+// container's. A Robot's review is a few kilobytes: 4 of them run at once.
 // The API server sends one review per object it reads in another version
 // and, on a 429, waits the Retry-After and tries again (up to 10 times),
 // so a burst over the limit is slowed, not failed.
@@ -27,7 +31,8 @@ const MaxConcurrentReviews = 4
 
 // MaxConvertingBytes bounds the bodies of the reviews converted at once:
 // 2 of the largest reviews the webhook reads, where MaxConcurrentReviews
-// of the usual few kilobytes.
+// of the usual few kilobytes. Each review weighs at least a
+// MaxConcurrentReviews-th of it.
 const MaxConvertingBytes = 2 * conversion.MaxReviewBytes
 
 // MaxOpenReviews bounds the requests the webhook holds at once, whether it
@@ -64,7 +69,7 @@ const reviewRetryAfter = "1"
 func WebhookHandler(convert http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	gate := newReviewGate(MaxOpenReviews, MaxOpenReviewsPerHost)
-	mux.Handle(conversion.Path, gate.wrap(readBodyFirst(limitConcurrency(convert, MaxConcurrentReviews, reviewSlotWait), conversion.MaxReviewBytes, reviewReadTimeout)))
+	mux.Handle(conversion.Path, gate.wrap(readBodyFirst(limitConcurrency(convert, MaxConcurrentReviews, MaxConvertingBytes, reviewSlotWait), conversion.MaxReviewBytes, reviewReadTimeout)))
 	return mux
 }
 
@@ -147,27 +152,28 @@ func readBodyFirst(next http.Handler, limit int64, timeout time.Duration) http.H
 	})
 }
 
-// limitConcurrency serves at most limit requests with next at once. A
-// request over the limit waits up to wait for one to end, then is answered
-// 429 with a Retry-After.
-func limitConcurrency(next http.Handler, limit int, wait time.Duration) http.Handler {
-	slots := make(chan struct{}, limit)
+// limitConcurrency serves with next at most limit requests, and at most
+// budget bytes of bodies, at once: a request weighs its body, and at
+// least budget/limit, so limit small reviews or fewer large ones run
+// together. A request over the bounds waits up to wait for room, then is
+// answered 429 with a Retry-After. The body is read already
+// (readBodyFirst), so its Content-Length is its size.
+func limitConcurrency(next http.Handler, limit int, budget int64, wait time.Duration) http.Handler {
+	room := semaphore.NewWeighted(budget)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-		default:
-			timer := time.NewTimer(wait)
-			defer timer.Stop()
-			select {
-			case slots <- struct{}{}:
-			case <-timer.C:
-				tooMany(w)
-				return
-			case <-r.Context().Done():
+		weight := min(max(r.ContentLength, budget/int64(limit)), budget)
+		if !room.TryAcquire(weight) {
+			ctx, cancel := context.WithTimeout(r.Context(), wait)
+			err := room.Acquire(ctx, weight)
+			cancel()
+			if err != nil {
+				if r.Context().Err() == nil {
+					tooMany(w)
+				}
 				return
 			}
 		}
-		defer func() { <-slots }()
+		defer room.Release(weight)
 		next.ServeHTTP(w, r)
 	})
 }
