@@ -109,6 +109,8 @@ bench-smoke: ## Run the benchmark once at N=20 (one floor/operator pair): it mus
 	go run ./test/bench -cluster $(BENCH_CLUSTER) -n 20 -pairs 1 -idle 5s -restart-settle 5s -unrelated 200 -out _output/bench-smoke.md
 	@grep -q '^| \*\*T_ready / floor-ready\*\*' _output/bench-smoke.md || { echo "bench-smoke: no table in _output/bench-smoke.md"; exit 1; }
 	@grep -q '^| kube-apiserver CPU per Robot: floor' _output/bench-smoke.md || { echo "bench-smoke: no CPU per Robot in _output/bench-smoke.md"; exit 1; }
+	@grep -q "^| … in the floor's phase" _output/bench-smoke.md || { echo "bench-smoke: no floor's conversions in _output/bench-smoke.md"; exit 1; }
+	@! grep -E '^\| (conversion webhook calls|… in the floor).*failed' _output/bench-smoke.md || { echo "bench-smoke: the API server's conversions failed in a phase: its webhook did not answer (_output/bench-smoke.md)"; exit 1; }
 	@echo "bench-smoke: the benchmark completed and printed its table (_output/bench-smoke.md)"
 
 # The benchmark at scale: not part of make test (hours on a 2-core machine).

@@ -2,8 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"net"
+	"net/http"
+	"time"
 
+	"k8s.io/klog/v2"
+
+	"github.com/robot-operator/robot-operator/internal/conversion"
+	"github.com/robot-operator/robot-operator/internal/serving"
+	"github.com/robot-operator/robot-operator/internal/webhookcert"
 	"github.com/robot-operator/robot-operator/test/internal/localcluster"
 )
 
@@ -93,4 +102,46 @@ func (w *localWebhook) pointCRD(ctx context.Context, c *cluster) error {
 	patch := fmt.Sprintf(`{"spec":{"conversion":{"webhook":{"clientConfig":{"service":null,"url":%q}}}}}`, w.url())
 	_, err := c.Kubectl(ctx, "patch", "crd", "robots.robot.dev", "--type=merge", "-p", patch)
 	return err
+}
+
+// serveFloorWebhook serves, in the bench's own process, the operator's
+// conversion webhook (the same handler and limits) for the floor's phase
+// under -webhook, on loopback with a certificate of its own, and points
+// the CRD at it with that CA: the API server then pays for the floor's
+// Robots the conversions it pays for the operator's, and the floor
+// client's CPU holds the webhook's as the operator's does. It returns
+// what stops the server.
+func serveFloorWebhook(ctx context.Context, c *cluster) (func(), error) {
+	w, err := newLocalWebhook()
+	if err != nil {
+		return nil, err
+	}
+	host, _, err := net.SplitHostPort(w.addr)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := webhookcert.Check(nil, []string{host}, time.Now(), nil)
+	if err != nil {
+		return nil, err
+	}
+	source := &webhookcert.Source{}
+	if err := source.Update(plan.Data); err != nil {
+		return nil, err
+	}
+	convert, err := conversion.NewHandler(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	server, err := serving.Serve(klog.Background(), "floor webhook", w.addr, serving.WebhookHandler(convert), source.TLSConfig())
+	if err != nil {
+		return nil, err
+	}
+	stop := func() { serving.ShutdownServers(klog.Background(), []*http.Server{server}) }
+	patch := fmt.Sprintf(`{"spec":{"conversion":{"webhook":{"clientConfig":{"service":null,"url":%q,"caBundle":%q}}}}}`,
+		w.url(), base64.StdEncoding.EncodeToString(plan.Data[webhookcert.CABundleKey]))
+	if _, err := c.Kubectl(ctx, "patch", "crd", "robots.robot.dev", "--type=merge", "-p", patch); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }

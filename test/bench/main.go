@@ -74,8 +74,9 @@ type config struct {
 	// shipped (-v1alpha1-served=false): the API server then keeps one watch
 	// cache of Robots, not two.
 	v1beta1Only bool
-	// webhook runs the operator's phase with the conversion webhook served
-	// as installed: by the operator, the CRD pointing at it.
+	// webhook serves the conversion webhook as installed: in the
+	// operator's phase by the operator, in the floor's by the same handler
+	// in the bench's process; the CRD points at it.
 	webhook bool
 }
 
@@ -105,7 +106,7 @@ func main() {
 	flag.Float64Var(&cfg.churnRate, "churn-rate", 10, "Spec changes a second under -churn.")
 	flag.StringVar(&cfg.scalePlot, "scale-plot", "", "Write a PNG plot of the operator's memory and of T_ready against N here (medians over the pairs).")
 	v1alpha1Served := flag.Bool("v1alpha1-served", true, "Serve the CRD's v1alpha1 as shipped; false: serve v1beta1 alone, in every phase, to measure what a second served version costs the API server (a watch cache of its own, which converts every Robot written).")
-	flag.BoolVar(&cfg.webhook, "webhook", false, "Run the operator's phase with its conversion webhook served as installed (the operator listens on loopback and the CRD points the API server at it), so that every conversion the API server asks for is answered, not failed; the report counts them per Robot either way.")
+	flag.BoolVar(&cfg.webhook, "webhook", true, "Serve the conversion webhook as installed, so that every conversion the API server asks for is answered, not failed: in the operator's phase the operator listens on loopback and the CRD points the API server at it; in the floor's the bench serves the same handler (its CPU is the floor client's). -webhook=false: no webhook answers, in either phase. The report counts conversions per Robot either way.")
 	flag.Parse()
 	cfg.v1beta1Only = !*v1alpha1Served
 	for _, s := range strings.Split(sizes, ",") {

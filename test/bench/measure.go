@@ -65,6 +65,9 @@ type result struct {
 	// while the operator idled (first pair only).
 	conversions     conversions
 	idleConversions *conversions
+	// floorConversions are those of the floor's phase, first create to
+	// all Available.
+	floorConversions conversions
 }
 
 type point struct{ at, latency time.Duration }
@@ -252,6 +255,13 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	if _, err := c.Kubectl(ctx, "apply", "--server-side", "-f", "artifacts/crd/"); err != nil {
 		return err
 	}
+	if e.cfg.webhook {
+		stop, err := serveFloorWebhook(ctx, c)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if err := c.servedVersions(ctx); err != nil {
 		return err
 	}
@@ -319,6 +329,10 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	cpuStart := c.cpuNow(self)
 	profiled := c.profileAPIServerPhase(ctx, fmt.Sprintf("%d-pair%d-floor-kube-apiserver.pprof", n, r.pair))
 	defer profiled()
+	conversionsStart, err := c.conversions(ctx)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
 		return writeFloor(ctx, e.benchRobot(i))
@@ -332,6 +346,11 @@ func measureFloor(ctx context.Context, e *environment, n int, r *result) error {
 	}
 	r.floorReady = available.last().Sub(start)
 	r.floorCPU = c.cpuNow(self).since(cpuStart)
+	conversionsAvailable, err := c.conversions(ctx)
+	if err != nil {
+		return err
+	}
+	r.floorConversions = conversionsAvailable.minus(conversionsStart)
 	if e.cfg.profileLength == 0 {
 		profiled() // the phase's profile ends with it
 	}

@@ -122,6 +122,12 @@ func renderReport(e *environment, cfg config, results []*series) string {
 		return fmt.Sprintf("%d<br>%s<br>Events: %d", r.idle.total.writes+r.idle.events, breakdown(r.idle.writes, 1), r.idle.events)
 	})
 	first("conversion webhook calls per Robot, create → all Ready (the API server's)", func(r *result) string { return r.conversions.perRobot(r.n) })
+	first("… in the floor's phase, create → all Available", func(r *result) string {
+		if !cfg.floor {
+			return "not measured"
+		}
+		return r.floorConversions.perRobot(r.n)
+	})
 	first(fmt.Sprintf("… while idle (%s after convergence), in all", cfg.idle), func(r *result) string {
 		if r.idleConversions == nil {
 			return "not measured"
