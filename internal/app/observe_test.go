@@ -166,3 +166,37 @@ func TestObservingTurnsOffWhatWrites(t *testing.T) {
 		t.Errorf("observe-only: migrator %v, %v; want none", migrator, err)
 	}
 }
+
+// TestObservePageIsForLoopbackOnly: the report names Robots of every
+// namespace and the values their Deployments differ by, on the health
+// probes' port, which the kubelet must reach from the node: it is
+// answered only to a connection from the pod itself (kubectl
+// port-forward, or a local run), wherever the NetworkPolicy is not
+// enforced. The probes are answered to all.
+func TestObservePageIsForLoopbackOnly(t *testing.T) {
+	report := observe.NewReport(klog.Background())
+	health := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	handler := healthHandler(health, report)
+	for _, c := range []struct {
+		path, remote string
+		want         int
+	}{
+		{ObservePath, "127.0.0.1:40000", http.StatusOK},
+		{ObservePath, "[::1]:40000", http.StatusOK},
+		{ObservePath, "10.244.1.7:40000", http.StatusForbidden},
+		{ObservePath, "[fd00::7]:40000", http.StatusForbidden},
+		{ObservePath, "192.0.2.1", http.StatusForbidden},
+		{"/readyz", "10.244.1.7:40000", http.StatusOK},
+	} {
+		request := httptest.NewRequest(http.MethodGet, c.path, nil)
+		request.RemoteAddr = c.remote
+		recorder := httptest.NewRecorder()
+		handler.ServeHTTP(recorder, request)
+		if recorder.Code != c.want {
+			t.Errorf("GET %s from %s: %d, want %d", c.path, c.remote, recorder.Code, c.want)
+		}
+		if c.want == http.StatusForbidden && strings.Contains(recorder.Body.String(), "Robots checked") {
+			t.Errorf("GET %s from %s was answered the report: %q", c.path, c.remote, recorder.Body.String())
+		}
+	}
+}

@@ -149,3 +149,71 @@ func TestKustomizeWebhookCIDRs(t *testing.T) {
 		t.Errorf("metrics port with the documented patch: from %s, want the scrapers' namespaces still", metrics)
 	}
 }
+
+// TestEveryShippedPodIsBehindANetworkPolicy: each Deployment the manifests
+// and the chart ship runs pods that a NetworkPolicy of the same manifests
+// selects, with no port open to all but the webhook: a pod outside every
+// policy takes connections on every port from anywhere in the cluster. The
+// observe-only operator's health port serves /observe, which names
+// Robots of every namespace and the values their Deployments differ by.
+func TestEveryShippedPodIsBehindANetworkPolicy(t *testing.T) {
+	for name, objs := range map[string]map[string]*unstructured.Unstructured{
+		"artifacts/deploy":            kustomize(t, root+"/artifacts/deploy"),
+		"artifacts/deploy-namespaced": kustomize(t, root+"/artifacts/deploy-namespaced"),
+		"artifacts/observe":           kustomize(t, root+"/artifacts/observe"),
+		"the chart":                   helmTemplate(t),
+	} {
+		t.Run(name, func(t *testing.T) {
+			deployments := 0
+			for key, deployment := range objs {
+				if !strings.HasPrefix(key, "Deployment ") {
+					continue
+				}
+				deployments++
+				labels, _, _ := unstructured.NestedStringMap(deployment.Object, "spec", "template", "metadata", "labels")
+				var selecting []string
+				for policyKey, policy := range objs {
+					if !strings.HasPrefix(policyKey, "NetworkPolicy ") || policy.GetNamespace() != deployment.GetNamespace() {
+						continue
+					}
+					selector, _, _ := unstructured.NestedStringMap(policy.Object, "spec", "podSelector", "matchLabels")
+					if len(selector) > 0 && isSubset(selector, labels) {
+						selecting = append(selecting, policyKey)
+						ingress, _, _ := unstructured.NestedSlice(policy.Object, "spec", "ingress")
+						for _, r := range ingress {
+							rule := r.(map[string]any)
+							if _, limited := rule["from"]; limited {
+								continue
+							}
+							ports, _, _ := unstructured.NestedSlice(rule, "ports")
+							for _, p := range ports {
+								if port := fmt.Sprint(p.(map[string]any)["port"]); port != "webhook" {
+									t.Errorf("%s opens port %s of %s's pods to all", policyKey, port, key)
+								}
+							}
+							if len(ports) == 0 {
+								t.Errorf("%s opens every port of %s's pods to all", policyKey, key)
+							}
+						}
+					}
+				}
+				if len(selecting) == 0 {
+					t.Errorf("no NetworkPolicy selects the pods of %s (labels %v)", key, labels)
+				}
+			}
+			if deployments == 0 {
+				t.Fatal("no Deployment rendered")
+			}
+		})
+	}
+}
+
+// isSubset reports whether every label of sub is in labels, with its value.
+func isSubset(sub, labels map[string]string) bool {
+	for k, v := range sub {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
