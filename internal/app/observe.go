@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"net"
 	"net/http"
 
 	"github.com/robot-operator/robot-operator/internal/observe"
@@ -68,13 +69,30 @@ func newReport(ctx context.Context, opts Options, identity string, registry prom
 }
 
 // healthHandler is the health probes' handler, with the report at
-// ObservePath when there is one.
+// ObservePath when there is one, for loopback only.
 func healthHandler(health http.Handler, report *observe.Report) http.Handler {
 	if report == nil {
 		return health
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", health)
-	mux.Handle(ObservePath, report)
+	mux.Handle(ObservePath, loopbackOnly(report))
 	return mux
+}
+
+// loopbackOnly serves next to connections from the host itself only. The
+// report names Robots of every namespace and the values their Deployments
+// differ by, and the health probes' port that serves it is reached by the
+// kubelet from the node: kubectl port-forward, and a run outside the
+// cluster, connect from loopback; anyone else on the pod network is
+// refused, whether or not a NetworkPolicy is enforced.
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			http.Error(w, ObservePath+" is served to loopback only: read it through kubectl port-forward", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
