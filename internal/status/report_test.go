@@ -3,6 +3,7 @@ package status
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,6 +67,49 @@ func TestProgressOnly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := ProgressOnly(tt.before, tt.after); got != tt.want {
 				t.Errorf("ProgressOnly = %v, want %v\nbefore: %+v\nafter:  %+v", got, tt.want, tt.before, tt.after)
+			}
+		})
+	}
+}
+
+// TestFirstReportWait: only a new Robot's first status, saying a rollout
+// is under way and nothing else, waits, and no longer than
+// FirstReportDelay from its Deployment's creation.
+func TestFirstReportWait(t *testing.T) {
+	now := robottest.FixtureNow
+	robot := robottest.NewRobot("test", 1)
+	rolling := liveDeployment(t, robot)
+	rolling.Status = appsv1.DeploymentStatus{}
+	createdAt := func(d *appsv1.Deployment, at time.Time) *appsv1.Deployment {
+		d = d.DeepCopy()
+		d.CreationTimestamp = metav1.NewTime(at)
+		return d
+	}
+	first := func(d *appsv1.Deployment, syncErr error) robotv1beta1.RobotStatus {
+		return Compute(robot, d, nil, syncErr, metav1.NewTime(now))
+	}
+	reported := robot.DeepCopy()
+	reported.Status = first(rolling, nil)
+	for _, c := range []struct {
+		name       string
+		robot      *robotv1beta1.Robot
+		after      robotv1beta1.RobotStatus
+		deployment *appsv1.Deployment
+		want       time.Duration
+	}{
+		{"just created", robot, first(rolling, nil), createdAt(rolling, now), FirstReportDelay},
+		{"created 2s ago", robot, first(rolling, nil), createdAt(rolling, now.Add(-2*time.Second)), time.Second},
+		{"created long ago", robot, first(rolling, nil), createdAt(rolling, now.Add(-time.Minute)), 0},
+		{"created ahead of this clock", robot, first(rolling, nil), createdAt(rolling, now.Add(time.Hour)), FirstReportDelay},
+		{"no creation time", robot, first(rolling, nil), rolling, 0},
+		{"no Deployment", robot, first(nil, nil), nil, 0},
+		{"reported before", reported, first(rolling, nil), createdAt(rolling, now), 0},
+		{"Available", robot, first(liveDeployment(t, robot), nil), createdAt(liveDeployment(t, robot), now), 0},
+		{"a failed sync", robot, first(rolling, errors.New("boom")), createdAt(rolling, now), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := FirstReportWait(c.robot, c.after, c.deployment, now); got != c.want {
+				t.Errorf("FirstReportWait = %v, want %v", got, c.want)
 			}
 		})
 	}
