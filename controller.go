@@ -408,6 +408,13 @@ func (c *Controller) updateStatus(ctx context.Context, robot *robotv1beta1.Robot
 		c.observeReadiness(robot, &robotStatus, now)
 		return nil
 	}
+	if wait := status.FirstReportWait(robot, robotStatus, objects.Deployment, now); wait > 0 {
+		// A new Robot whose rollout is under way, with nothing wrong: its
+		// first status waits a few seconds for Ready, so that one write
+		// says both. The Deployment's progress syncs it again before.
+		c.workqueue.AddAfter(cache.MetaObjectToName(robot), wait)
+		return nil
+	}
 	if key := cache.MetaObjectToName(robot); c.lanes.Reporting(key) && status.ProgressOnly(robot.Status, robotStatus) {
 		// Taken ahead of the changes, this report has only a rollout's
 		// progress to say: it waits its turn among the changes, as in one
@@ -538,15 +545,15 @@ func (c *Controller) enqueueRobot(obj interface{}) {
 }
 
 // enqueueReport queues robot, whose Deployment, ReplicaSet or pod changed.
-// Once its spec is in place (its status says Synced for its generation),
-// the sync has only to report what the cluster did: it is taken ahead of
-// the changes. So is an event during the Robot's sync, which most often
+// Once its spec is in place (its status says Synced for its generation, or
+// a new Robot's first report waits for its rollout), the sync has only to
+// report what the cluster did: it is taken ahead of the changes. So is an event during the Robot's sync, which most often
 // comes of what that sync wrote before its status (if the sync fails, the
 // report syncs the Robot once more, as any event did). Otherwise the change
 // is the sync's work, and waits its turn.
 func (c *Controller) enqueueReport(robot *robotv1beta1.Robot) {
 	key := cache.MetaObjectToName(robot)
-	if robot = c.writer.FreshestRobot(robot); c.workers.Syncing(key) || status.SyncedFor(robot.Status, robot.Generation) {
+	if robot = c.writer.FreshestRobot(robot); c.workers.Syncing(key) || status.SyncedFor(robot.Status, robot.Generation) || status.NeverReported(robot.Status) {
 		c.lanes.AddReport(key)
 		return
 	}
