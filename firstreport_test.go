@@ -83,14 +83,22 @@ func TestNewRobotsFirstReportSaysReadyInOneWrite(t *testing.T) {
 	deployment := liveDeployment(t, robot)
 	deployment.CreationTimestamp = metav1.NewTime(robottest.FixtureNow.Add(-time.Second))
 	f.add(robot, deployment)
+	f.syncWritesReady(ctx, robot)
+}
+
+// syncWritesReady syncs robot with a controller of f's and returns the
+// sync's one status write, which must say Ready.
+func (f *fixture) syncWritesReady(ctx context.Context, robot *robotv1beta1.Robot) robotv1beta1.Robot {
+	f.t.Helper()
 	c := f.newController(ctx)
 	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
 	written := f.onlyStatusWrite()
 	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
-		t.Errorf("Ready %v, want True in the Robot's first status write", ready)
+		f.t.Fatalf("Ready %v, want True", ready)
 	}
+	return written
 }
 
 // waitForQueued waits until c's queue holds an item, or fails after

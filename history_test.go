@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -61,14 +60,7 @@ func TestReadyStatusRemembersItsRevision(t *testing.T) {
 	f := newFixture(t)
 	f.withHistory(revision)
 	f.add(robot, deployment)
-	c := f.newController(ctx)
-	if _, err := c.syncHandler(ctx, cache.MetaObjectToName(robot)); err != nil {
-		t.Fatal(err)
-	}
-	written := f.onlyStatusWrite()
-	if ready := meta.FindStatusCondition(written.Status.Conditions, robotv1beta1.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
-		t.Fatalf("Ready %v, want True", ready)
-	}
+	written := f.syncWritesReady(ctx, robot)
 	last := written.Status.LastReadyRevision
 	if last == nil || last.Name != revision.Name || last.Revision != 1 || !last.ReadyTime.Equal(&metav1.Time{Time: robottest.FixtureNow}) {
 		t.Fatalf("lastReadyRevision %+v, want %s, 1, at %v", last, revision.Name, robottest.FixtureNow)
