@@ -9,6 +9,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/outcome"
 	"github.com/robot-operator/robot-operator/internal/policy"
 	"github.com/robot-operator/robot-operator/internal/robottest"
+	"github.com/robot-operator/robot-operator/internal/writer"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -105,5 +106,44 @@ func TestRejectedChangeLeavesTheDeployment(t *testing.T) {
 	}
 	if n := len(checks.Actions()); n != 2 {
 		t.Errorf("%d checks, want 2: one per template", n)
+	}
+}
+
+// TestDeposedLeaderChecksNothing: a process the write fence stops (its
+// Lease may be another's) sends no dry run for a change, as it writes
+// nothing else: the check is a POST, and only the leader acts on a change.
+// Once it may write again, the change is checked.
+func TestDeposedLeaderChecksNothing(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := robottest.NewRobot("web", 1)
+	deployment := liveDeployment(t, robot)
+	converged(robot, Objects{Deployment: deployment})
+	robot.Spec.Image = "registry.example/robot:2.0"
+	robot.Generation++
+	f := newPolicyFixture(t, robot)
+	f.add(t, deployment)
+	var refuse error
+	checks := f.withPreflight(&refuse)
+	deposed := errors.New("not the leader")
+	fenceErr := deposed
+	f.deps.Writer = writer.New(f.robot, f.recorder, func() error { return fenceErr })
+	paths := f.paths(t, preflightOn)
+
+	if _, err := paths.Sync(ctx, robot); !errors.Is(err, deposed) {
+		t.Errorf("sync by a deposed leader: %v, want the fence's error", err)
+	}
+	if actions := checks.Actions(); len(actions) != 0 {
+		t.Errorf("a deposed leader sent %d requests for the check, the first %s %s", len(actions), actions[0].GetVerb(), actions[0].GetResource().Resource)
+	}
+	if writes := f.writes(); len(writes) != 0 {
+		t.Errorf("a deposed leader wrote %v", writes)
+	}
+
+	fenceErr = nil
+	if _, err := paths.Sync(ctx, robot); err != nil {
+		t.Fatal(err)
+	}
+	if actions := checks.Actions(); len(actions) == 0 {
+		t.Error("the leader's sync of the change made no check")
 	}
 }
