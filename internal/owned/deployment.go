@@ -87,7 +87,7 @@ func Deployments(deps Deps, informer appsinformers.DeploymentInformer, kube kube
 // listDeployments is the Deployment's entry in the list of kinds.
 func listDeployments(p *Paths, sources Sources) (ownedKind, error) {
 	informer := sources.KubeInformers.Apps().V1().Deployments()
-	p.preflight = preflight.New(sources.PreflightClient, sources.Policy.Preflight, sources.PreflightCount)
+	p.preflight = preflight.New(sources.PreflightClient, sources.Policy.Preflight, sources.PreflightCount).Fenced(p.deps.Writer.MayWrite)
 	path, err := Deployments(p.deps, informer, sources.Kube, sources.Policy, p.config, p.preflight, sources.Fleet)
 	p.Deployments, p.deploymentList = path, informer.Lister()
 	return listed(p, sources, path, err, informer.Informer(), "written_deployments")

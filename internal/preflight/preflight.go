@@ -74,6 +74,10 @@ type Checker struct {
 	// secrets remembers until when Secrets are not read: the operator
 	// was forbidden to read them.
 	secrets secretAccess
+	// mayWrite, when set, is the write fence, asked before a check: a
+	// dry run is a POST, and a process that may not write (its Lease may
+	// be another's) does not act on a change.
+	mayWrite func() error
 }
 
 // verdict is what a check of one template found: nil when it may be
@@ -108,6 +112,17 @@ func New(client kubernetes.Interface, allowed policy.Preflight, count func(outco
 	return &Checker{client: client, limiter: rate.NewLimiter(rate.Limit(allowed.QPS), allowed.Burst), count: count}
 }
 
+// Fenced makes c ask mayWrite, the write fence, before each check, and
+// returns c: while the fence says no, a change is not checked (nor
+// remembered as checked), and Check returns the fence's error, as the
+// write it guards would.
+func (c *Checker) Fenced(mayWrite func() error) *Checker {
+	if c != nil {
+		c.mayWrite = mayWrite
+	}
+	return c
+}
+
 // Check returns a *outcome.ChangeRejectedError when desired's pod template,
 // which is to replace current's, would not run; nil when it may be written.
 // It is called only when the Robot changed; a template checked before
@@ -128,6 +143,11 @@ func (c *Checker) Check(ctx context.Context, robot *robotv1beta1.Robot, desired 
 		// needed any more.
 		c.giveBack(robot.UID, digest)
 		return last.(verdict).err
+	}
+	if c.mayWrite != nil {
+		if err := c.mayWrite(); err != nil {
+			return err
+		}
 	}
 	logger := klog.FromContext(ctx).WithValues("deployment", klog.KObj(current))
 	if wait := c.take(robot.UID, digest); wait > 0 {

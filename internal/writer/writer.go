@@ -42,6 +42,11 @@ func New(robots clientset.Interface, recorder record.EventRecorder, mayWrite fun
 	return &Writer{robots: robots, Recorder: recorder, mayWrite: mayWrite}
 }
 
+// MayWrite asks the write fence whether this process may write now: nil
+// when it may. A request that is not a write but acts on the Robots'
+// behalf (the dry run of a change's check) asks it too.
+func (w *Writer) MayWrite() error { return w.checkMayWrite() }
+
 // checkMayWrite asks the write fence whether this process may write now.
 func (w *Writer) checkMayWrite() error {
 	if w.mayWrite == nil {
