@@ -311,3 +311,37 @@ func TestHistorySpecReadOncePerGeneration(t *testing.T) {
 		t.Errorf("tracked %v once the Robot is forgotten, want none", sizes)
 	}
 }
+
+// TestHistoryDoesNotCreateTwiceBeforeTheCacheCatchesUp: a sync soon after
+// the one that created the Robot's revision (the report of its rollout,
+// most often), while the cache does not hold the revision yet, creates
+// nothing and returns that revision; once the cache holds it, it is the
+// cache's.
+func TestHistoryDoesNotCreateTwiceBeforeTheCacheCatchesUp(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot := policyRobot()
+	f := newPolicyFixture(t, robot)
+	informer := f.sources.KubeInformers.Apps().V1().ControllerRevisions()
+	history, err := NewHistory(f.deps, informer, f.kube, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := history.Sync(ctx, robot)
+	if err != nil || first == nil {
+		t.Fatalf("the first sync: revision %v, err %v", first, err)
+	}
+	if written := fmt.Sprint(f.writes()); written != "[create controllerrevisions]" {
+		t.Fatalf("the first sync wrote %s, want the revision's create", written)
+	}
+	again, err := history.Sync(ctx, robot)
+	if err != nil || again == nil || again.Name != first.Name {
+		t.Errorf("a sync before the cache caught up: revision %v, err %v; want %s", again, err, first.Name)
+	}
+	if written := f.writes(); len(written) != 0 {
+		t.Errorf("a sync before the cache caught up wrote %v, want nothing", written)
+	}
+	f.cacheRevisions(t, informer.Informer().GetIndexer())
+	if cached, err := history.Sync(ctx, robot); err != nil || cached == nil || cached.Name != first.Name || len(f.writes()) != 0 {
+		t.Errorf("a sync once the cache holds it: revision %v, err %v, or it wrote", cached, err)
+	}
+}
