@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/robot-operator/robot-operator/internal/workload"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
@@ -42,6 +44,13 @@ type History struct {
 	// a Robot that stays not Ready reads it once.
 	specsLock sync.Mutex
 	specs     map[types.UID]revisionSpec
+
+	// made holds, per Robot, the revision its sync last created (its
+	// metadata), until the cache holds it: a sync before then, the report
+	// of the Robot's rollout most often, takes it for the cache's instead
+	// of creating it again to be told 409.
+	madeLock sync.Mutex
+	made     map[types.UID]*appsv1.ControllerRevision
 }
 
 // revisionSpec is the spec a Robot's revision holds, read for a
@@ -133,6 +142,7 @@ func (h *History) Sync(ctx context.Context, robot *robotv1beta1.Robot) (*appsv1.
 	if err != nil {
 		return nil, err
 	}
+	existing = h.withMade(robot.UID, existing)
 	plan, err := workload.PlanRevisions(robot, existing, h.limit)
 	if err != nil {
 		return nil, err
@@ -149,6 +159,7 @@ func (h *History) Sync(ctx context.Context, robot *robotv1beta1.Robot) (*appsv1.
 		}
 		if err == nil {
 			current = created
+			h.remember(robot.UID, created)
 		}
 	case plan.Renumber != nil:
 		if current, err = client.Update(ctx, plan.Renumber, metav1.UpdateOptions{FieldManager: workload.FieldManager}); err != nil {
@@ -162,6 +173,38 @@ func (h *History) Sync(ctx context.Context, robot *robotv1beta1.Robot) (*appsv1.
 		}
 	}
 	return current, errors.Join(errs...)
+}
+
+// withMade returns existing, the revisions of the Robot uid in the cache,
+// with the one its sync last created when the cache does not hold it yet;
+// it forgets that one once the cache does.
+func (h *History) withMade(uid types.UID, existing []*appsv1.ControllerRevision) []*appsv1.ControllerRevision {
+	h.madeLock.Lock()
+	defer h.madeLock.Unlock()
+	made, ok := h.made[uid]
+	if !ok {
+		return existing
+	}
+	for _, revision := range existing {
+		if revision.Name == made.Name {
+			delete(h.made, uid)
+			return existing
+		}
+	}
+	return workload.SortRevisions(append(slices.Clone(existing), made))
+}
+
+// remember keeps the metadata of created, the Robot uid's new revision,
+// until the cache holds it (withMade).
+func (h *History) remember(uid types.UID, created *appsv1.ControllerRevision) {
+	made := created.DeepCopy()
+	made.Data = runtime.RawExtension{}
+	h.madeLock.Lock()
+	defer h.madeLock.Unlock()
+	if h.made == nil {
+		h.made = map[types.UID]*appsv1.ControllerRevision{}
+	}
+	h.made[uid] = made
 }
 
 // Current returns robot's newest revision as the cache holds it: nil
@@ -195,8 +238,11 @@ func (e historyEntry) forgetRobot(uid types.UID) { e.history.forgetSpec(uid) }
 // forgetSpec drops the spec read for the Robot uid, if any.
 func (h *History) forgetSpec(uid types.UID) {
 	h.specsLock.Lock()
-	defer h.specsLock.Unlock()
 	delete(h.specs, uid)
+	h.specsLock.Unlock()
+	h.madeLock.Lock()
+	delete(h.made, uid)
+	h.madeLock.Unlock()
 }
 
 func (e historyEntry) tracked(sizes map[string]int) {
