@@ -233,16 +233,24 @@ func (e historyEntry) own(robot *robotv1beta1.Robot, objects *Objects) {
 // The history is synced even when the Deployment's path failed.
 func (historyEntry) recordsSpec() {}
 
-func (e historyEntry) forgetRobot(uid types.UID) { e.history.forgetSpec(uid) }
+func (e historyEntry) forgetRobot(uid types.UID) {
+	e.history.forgetSpec(uid)
+	e.history.forgetMade(uid)
+}
 
 // forgetSpec drops the spec read for the Robot uid, if any.
 func (h *History) forgetSpec(uid types.UID) {
 	h.specsLock.Lock()
+	defer h.specsLock.Unlock()
 	delete(h.specs, uid)
-	h.specsLock.Unlock()
+}
+
+// forgetMade drops the revision the Robot uid's sync made, if the cache
+// does not hold it yet.
+func (h *History) forgetMade(uid types.UID) {
 	h.madeLock.Lock()
+	defer h.madeLock.Unlock()
 	delete(h.made, uid)
-	h.madeLock.Unlock()
 }
 
 func (e historyEntry) tracked(sizes map[string]int) {
