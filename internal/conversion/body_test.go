@@ -52,3 +52,21 @@ type errReader struct{}
 func (errReader) Read([]byte) (int, error) { return 0, errBroken }
 
 var errBroken = errors.New("broken")
+
+// TestReadBodyAllocatesForWhatArrives: a body that says it is 4 MiB long
+// but sends a few bytes (a stranger's headers and a trickle) gets a
+// buffer of at most the first 64 KiB, not the 4 MiB it claimed; one that
+// sends them is read into one buffer of its length after that first one.
+func TestReadBodyAllocatesForWhatArrives(t *testing.T) {
+	got, err := ReadBody(strings.NewReader("{}"), MaxReviewBytes-1)
+	if err != nil || string(got) != "{}" {
+		t.Fatalf("ReadBody = %q, %v", got, err)
+	}
+	if cap(got) > 64<<10 {
+		t.Errorf("a body that claimed %d bytes and sent 2 took a buffer of %d bytes", MaxReviewBytes-1, cap(got))
+	}
+	body := strings.Repeat("x", MaxReviewBytes-1)
+	if got, err := ReadBody(strings.NewReader(body), int64(len(body))); err != nil || len(got) != len(body) || cap(got) != len(body)+1 {
+		t.Errorf("a body of %d bytes that said so: read %d into %d bytes, err %v", len(body), len(got), cap(got), err)
+	}
+}
