@@ -55,6 +55,9 @@ type result struct {
 	fileRSS               uint64
 	floorCPU, operatorCPU cpuUse // first create → all Ready, by process
 	floorStages, stages   string // where the time goes, per Robot
+	// readyAfterAvailable is the p99, over the Robots, of the time from a
+	// Robot's Deployment Available to the Robot Ready.
+	readyAfterAvailable time.Duration
 	// restartReady and restartChecked are the times from the restarted
 	// operator's start to its caches synced (/readyz: the relist), and to
 	// every Robot synced once; restartCPU is its CPU until then.
@@ -530,6 +533,7 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		stopped.Go(operatorProfiled)
 		stopped.Wait()
 	}
+	r.readyAfterAvailable = percentile(stageDurations(available, ready), .99)
 	r.stages = "Robot created → Deployment seen " + stage(robotCreated, deploymentSeen) +
 		"<br>Deployment seen → Available " + stage(deploymentSeen, available) + "<br>Available → Robot Ready " + stage(available, ready)
 	logf("operator: %s", strings.ReplaceAll(r.stages, "<br>", "; "))
@@ -716,9 +720,19 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[i]
 }
 
-// stage is the p50 / p90 / max time from one milestone to the next, over
-// the names that reached both.
+// stage is the p50 / p90 / p99 / max time from one milestone to the next,
+// over the names that reached both.
 func stage(from, to *milestones) string {
+	d := stageDurations(from, to)
+	if len(d) == 0 {
+		return "(none)"
+	}
+	return fmt.Sprintf("%s / %s / %s / %s", secs(percentile(d, .5)), secs(percentile(d, .9)), secs(percentile(d, .99)), secs(d[len(d)-1]))
+}
+
+// stageDurations are the times from one milestone to the next, sorted, over
+// the names that reached both.
+func stageDurations(from, to *milestones) []time.Duration {
 	from.mu.Lock()
 	defer from.mu.Unlock()
 	to.mu.Lock()
@@ -729,11 +743,8 @@ func stage(from, to *milestones) string {
 			d = append(d, max(t1.Sub(t0), 0))
 		}
 	}
-	if len(d) == 0 {
-		return "(none)"
-	}
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return fmt.Sprintf("%s / %s / %s", secs(percentile(d, .5)), secs(percentile(d, .9)), secs(d[len(d)-1]))
+	return d
 }
 
 // writeTimeline writes, per Robot, when it reached each milestone (seconds

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -79,6 +80,7 @@ func fakePair(pair int, floorReady, tReady time.Duration, floorAPI, operatorAPI 
 		operatorCPU: cpuUse{"machine": 30 * time.Second, apiServer: time.Duration(operatorAPI * float64(time.Second)),
 			etcd: 2 * time.Second, controllerManager: 600 * time.Millisecond, operatorProcess: 200 * time.Millisecond},
 		peakRSS: 50 << 20, heap: 5 << 20,
+		readyAfterAvailable: time.Duration(pair) * 500 * time.Millisecond,
 	}
 	r.creation.total.writes = 300
 	if pair == 1 {
@@ -115,6 +117,7 @@ func TestRenderReport(t *testing.T) {
 		"| robot-operator CPU per Robot | 2.0 ms (2.0 ms – 2.0 ms) |",
 		"| floor-ready (every Deployment Available) | 30.0 s (20.0 s – 40.0 s) |",
 		"| operator writes per Robot, create → all Ready (Events apart) | 3.00 (3.00 – 3.00) |",
+		"| Available → Robot Ready, p99 over the Robots (target ≤ 2 s) | 1.0 s (0.5 s – 1.5 s) |",
 		// Every pair, in the order run.
 		"| 1 | 10.0 s | 12.0 s | 1.20 | 20.0 s | 30.0 s | 1.50 | 10.0 / 20.0 (2.00) | 10.0 / 20.0 | 5.0 / 6.0 | 2.0 | 3.00 |",
 		"| 2 | 10.0 s | 12.0 s | 1.20 | 40.0 s | 48.0 s | 1.20 | 20.0 / 30.0 (1.50) |",
@@ -190,5 +193,26 @@ func TestWriteReportKeepsWhatFollowsTheMarker(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	if want := "# Benchmarks\n\nfigures 2\n\n" + kept; string(got) != want {
 		t.Errorf("with the marker:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestStageGivesThePercentilesOfTheNamesThatReachedBoth(t *testing.T) {
+	from, to := newMilestones(200), newMilestones(200)
+	t0 := time.Unix(1000, 0)
+	for i := range 200 {
+		name := fmt.Sprintf("robot-%d", i)
+		from.mark(name, t0)
+		if i < 100 {
+			// 100 ms, 200 ms, … 10 s after its first milestone.
+			to.mark(name, t0.Add(time.Duration(i+1)*100*time.Millisecond))
+		}
+	}
+	// One that reached the second alone counts for nothing.
+	to.mark("robot-only-ready", t0)
+	if got, want := stage(from, to), "5.0 s / 9.0 s / 9.9 s / 10.0 s"; got != want {
+		t.Errorf("stage = %q, want %q", got, want)
+	}
+	if got := stage(newMilestones(1), to); got != "(none)" {
+		t.Errorf("stage with no name in common = %q, want (none)", got)
 	}
 }

@@ -212,7 +212,7 @@ func TestRenderReportWithoutFloor(t *testing.T) {
 		"| … operator | 20.0 ms |",
 		"| floor-ready (every Deployment Available) | not measured |",
 		"| T_ready (every Robot Ready, availableReplicas = replicas) | 30.0 s |",
-		"| where the time goes, p50 / p90 / max: floor | not measured |",
+		"| where the time goes, p50 / p90 / p99 / max: floor | not measured |",
 		"| CPU seconds, first create → all Ready: floor | not measured |",
 		"| idle writes (0s after convergence) | 19 (Events) |",
 	} {
