@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robot-operator/robot-operator/internal/policy"
+	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/workload"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,6 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
@@ -31,11 +35,7 @@ func TestHistory(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	robot := policyRobot()
 	f := newPolicyFixture(t, robot)
-	informer := f.sources.KubeInformers.Apps().V1().ControllerRevisions()
-	history, err := NewHistory(f.deps, informer, f.kube, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	history, informer := f.newHistory(t, 3)
 	for _, step := range []struct {
 		image   string // the Robot's image tag, changed to; "" for unchanged
 		written string // the writes
@@ -120,10 +120,7 @@ func TestHistoryInThePaths(t *testing.T) {
 func TestHistoryRevisionDeletedQueuesItsRobot(t *testing.T) {
 	robot := policyRobot()
 	f := newPolicyFixture(t, robot)
-	informer := f.sources.KubeInformers.Apps().V1().ControllerRevisions()
-	if _, err := NewHistory(f.deps, informer, f.kube, 10); err != nil {
-		t.Fatal(err)
-	}
+	_, informer := f.newHistory(t, 10)
 	f.syncCaches(t, informer.Informer())
 	revision, err := workloadRevision(robot)
 	if err != nil {
@@ -141,6 +138,18 @@ func TestHistoryRevisionDeletedQueuesItsRobot(t *testing.T) {
 	if queued := f.Queued(); fmt.Sprint(queued) != fmt.Sprint([]cache.ObjectName{cache.MetaObjectToName(robot)}) {
 		t.Errorf("queued %v, want the Robot", queued)
 	}
+}
+
+// newHistory returns the history of f's Robots, keeping limit revisions
+// each, and the informer of the revisions it reads.
+func (f *policyFixture) newHistory(t *testing.T, limit int) (*History, appsinformers.ControllerRevisionInformer) {
+	t.Helper()
+	informer := f.sources.KubeInformers.Apps().V1().ControllerRevisions()
+	history, err := NewHistory(f.deps, informer, f.kube, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return history, informer
 }
 
 // cacheRevisions makes the revisions' cache what the API server holds, as
@@ -243,11 +252,7 @@ func TestHistorySpecReadOncePerGeneration(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	robot := policyRobot()
 	f := newPolicyFixture(t, robot)
-	informer := f.sources.KubeInformers.Apps().V1().ControllerRevisions()
-	history, err := NewHistory(f.deps, informer, f.kube, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	history, _ := f.newHistory(t, 10)
 	revision, err := workloadRevision(robot)
 	if err != nil {
 		t.Fatal(err)
@@ -321,11 +326,7 @@ func TestHistoryDoesNotCreateTwiceBeforeTheCacheCatchesUp(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	robot := policyRobot()
 	f := newPolicyFixture(t, robot)
-	informer := f.sources.KubeInformers.Apps().V1().ControllerRevisions()
-	history, err := NewHistory(f.deps, informer, f.kube, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	history, informer := f.newHistory(t, 3)
 	first, err := history.Sync(ctx, robot)
 	if err != nil || first == nil {
 		t.Fatalf("the first sync: revision %v, err %v", first, err)
@@ -346,5 +347,41 @@ func TestHistoryDoesNotCreateTwiceBeforeTheCacheCatchesUp(t *testing.T) {
 	f.cacheRevisions(t, informer.Informer().GetIndexer())
 	if cached, err := history.Sync(ctx, robot); err != nil || cached == nil || cached.Name != first.Name || len(f.writes()) != 0 {
 		t.Errorf("a sync once the cache holds it: revision %v, err %v, or it wrote", cached, err)
+	}
+}
+
+// BenchmarkHistorySyncAmongRobots: the sync of a Robot whose history is
+// its spec's (no request), in a namespace of n Robots with a revision each,
+// as every sync of a Robot pays it. Its cost should not grow with n.
+func BenchmarkHistorySyncAmongRobots(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("robots=%d", n), func(b *testing.B) {
+			kube := fake.NewClientset()
+			informer := informers.NewSharedInformerFactory(kube, 0).Apps().V1().ControllerRevisions()
+			history, err := NewHistory(Deps{Enqueue: func(cache.ObjectName) {}}, informer, kube, 10)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var robot *robotv1beta1.Robot
+			for i := range n {
+				robot = robottest.NewRobot(fmt.Sprintf("robot-%d", i), 1)
+				revision, err := workload.NewRevision(robot, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := informer.Informer().GetIndexer().Add(revision); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx := b.Context()
+			for b.Loop() {
+				if _, err := history.Sync(ctx, robot); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if actions := kube.Actions(); len(actions) > 0 {
+				b.Fatalf("a Robot whose history is its spec's sent %d requests", len(actions))
+			}
+		})
 	}
 }
