@@ -13,12 +13,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 
 	robotv1beta1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1beta1"
@@ -33,9 +31,12 @@ const historyKindName = "ControllerRevision"
 // a Robot owns several, and none is ever changed but for its number: it is
 // written by create, renumber and delete, not by apply.
 type History struct {
-	kube   kubernetes.Interface
-	lister appslisters.ControllerRevisionLister
-	synced cache.InformerSynced
+	kube kubernetes.Interface
+	// revisions is the revisions' cache, indexed by their controller's UID
+	// (revisionsByController): a sync reads a Robot's own revisions, not
+	// every one of its namespace.
+	revisions cache.Indexer
+	synced    cache.InformerSynced
 	// limit is how many revisions each Robot keeps.
 	limit int
 
@@ -66,6 +67,9 @@ type revisionSpec struct {
 // through kube, keeping limit revisions per Robot. A Robot whose revision
 // is deleted is queued, so that its current one comes back.
 func NewHistory(deps Deps, informer appsinformers.ControllerRevisionInformer, kube kubernetes.Interface, limit int) (*History, error) {
+	if err := addRevisionsIndex(informer.Informer()); err != nil {
+		return nil, err
+	}
 	_, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -83,7 +87,7 @@ func NewHistory(deps Deps, informer appsinformers.ControllerRevisionInformer, ku
 	if err != nil {
 		return nil, err
 	}
-	return &History{kube: kube, lister: informer.Lister(), synced: informer.Informer().HasSynced, limit: limit,
+	return &History{kube: kube, revisions: informer.Informer().GetIndexer(), synced: informer.Informer().HasSynced, limit: limit,
 		specs: map[types.UID]revisionSpec{}}, nil
 }
 
@@ -119,17 +123,43 @@ func (h *History) Spec(ctx context.Context, robot *robotv1beta1.Robot, name stri
 // Revisions returns the revisions robot controls, as the cache holds
 // them, oldest first.
 func (h *History) Revisions(robot *robotv1beta1.Robot) ([]*appsv1.ControllerRevision, error) {
-	listed, err := h.lister.ControllerRevisions(robot.Namespace).List(labels.SelectorFromSet(labels.Set{workload.LabelRobot: robot.Name}))
+	listed, err := h.revisions.ByIndex(revisionsByController, string(robot.UID))
 	if err != nil {
 		return nil, err
 	}
 	var revisions []*appsv1.ControllerRevision
-	for _, revision := range listed {
-		if metav1.IsControlledBy(revision, robot) {
+	for _, obj := range listed {
+		// The UID is the Robot's: the namespace and the controller's kind
+		// are checked all the same, as a label selector and
+		// metav1.IsControlledBy would.
+		if revision, ok := obj.(*appsv1.ControllerRevision); ok && revision.Namespace == robot.Namespace &&
+			revision.Labels[workload.LabelRobot] == robot.Name && metav1.IsControlledBy(revision, robot) {
 			revisions = append(revisions, revision)
 		}
 	}
 	return workload.SortRevisions(revisions), nil
+}
+
+// revisionsByController indexes the revisions by the UID of their
+// controller.
+const revisionsByController = "controller"
+
+// addRevisionsIndex adds the revisionsByController index to informer, once:
+// the informer is shared.
+func addRevisionsIndex(informer cache.SharedIndexInformer) error {
+	if _, ok := informer.GetIndexer().GetIndexers()[revisionsByController]; ok {
+		return nil
+	}
+	return informer.AddIndexers(cache.Indexers{revisionsByController: func(obj any) ([]string, error) {
+		object, ok := obj.(metav1.Object)
+		if !ok {
+			return nil, nil
+		}
+		if ref := metav1.GetControllerOfNoCopy(object); ref != nil {
+			return []string{string(ref.UID)}, nil
+		}
+		return nil, nil
+	}})
 }
 
 // Sync brings robot's history to its current spec, and returns its current
