@@ -58,6 +58,9 @@ type result struct {
 	// readyAfterAvailable is the p99, over the Robots, of the time from a
 	// Robot's Deployment Available to the Robot Ready.
 	readyAfterAvailable time.Duration
+	// syncs is how many syncs the operator made from the first create
+	// until every Robot was Ready.
+	syncs float64
 	// restartReady and restartChecked are the times from the restarted
 	// operator's start to its caches synced (/readyz: the relist), and to
 	// every Robot synced once; restartCPU is its CPU until then.
@@ -501,6 +504,10 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 	defer profiled()
 	operatorProfiled := op.profile(ctx, e, fmt.Sprintf("%d-pair%d-robot-operator.pprof", n, r.pair))
 	defer operatorProfiled()
+	syncsStart, err := op.syncs(ctx)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	err = task.Parallel(ctx, n, e.cfg.concurrency, func(ctx context.Context, i int) error {
 		created.Store(robotName(i), time.Now())
@@ -520,6 +527,11 @@ func measureOperator(ctx context.Context, e *environment, n int, r *result) erro
 		return err
 	}
 	r.tReady = ready.last().Sub(start)
+	syncsReady, err := op.syncs(ctx)
+	if err != nil {
+		return err
+	}
+	r.syncs = syncsReady - syncsStart
 	r.operatorCPU = c.cpuNow(procs).since(cpuStart)
 	conversionsReady, err := c.conversions(ctx)
 	if err != nil {

@@ -39,6 +39,15 @@ func (o *operator) scrape(ctx context.Context) (families, error) {
 	return parseMetrics(string(body))
 }
 
+// syncs is how many syncs the operator has made, whatever their result.
+func (o *operator) syncs(ctx context.Context) (float64, error) {
+	f, err := o.scrape(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return f.sum(syncsSeries, nil), nil
+}
+
 func parseMetrics(text string) (families, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	return parser.TextToMetricFamilies(strings.NewReader(text))

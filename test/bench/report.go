@@ -99,6 +99,7 @@ func renderReport(e *environment, cfg config, results []*series) string {
 	first("… operator", func(r *result) string { return r.operatorCPU.String() })
 	first("operator writes per Robot, create → all Ready (Events apart)", func(r *result) string { return twoPlaces(writesPerRobot(r)) })
 	first("… by verb, resource, code (per Robot)", func(r *result) string { return breakdown(r.creation.writes, r.n) })
+	first("operator syncs per Robot, create → all Ready", func(r *result) string { return fmt.Sprintf("%.2f", r.syncs/float64(r.n)) })
 	first("Event writes per Robot", func(r *result) string { return fmt.Sprintf("%.2f", float64(r.creation.events)/float64(r.n)) })
 	first("reads per Robot after start-up (by verb, resource, code)", func(r *result) string {
 		return fmt.Sprintf("%.2f<br>%s", float64(r.creation.total.reads)/float64(r.n), breakdown(r.creation.reads, r.n))

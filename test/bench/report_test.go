@@ -81,6 +81,7 @@ func fakePair(pair int, floorReady, tReady time.Duration, floorAPI, operatorAPI 
 			etcd: 2 * time.Second, controllerManager: 600 * time.Millisecond, operatorProcess: 200 * time.Millisecond},
 		peakRSS: 50 << 20, heap: 5 << 20,
 		readyAfterAvailable: time.Duration(pair) * 500 * time.Millisecond,
+		syncs:               250,
 	}
 	r.creation.total.writes = 300
 	if pair == 1 {
@@ -125,6 +126,7 @@ func TestRenderReport(t *testing.T) {
 		// The rest from the first pair.
 		"## The first pair in detail",
 		"| idle writes (1m0s after convergence) | 0 |",
+		"| operator syncs per Robot, create → all Ready | 2.50 |",
 		"| restarted: RSS / live heap | 48.0 MiB / 4.0 MiB |",
 		"| … with 0 unrelated Deployments and 0 pods | not measured |",
 	} {
