@@ -53,8 +53,15 @@ const (
 )
 
 // Observer is told of each review: the versions it converted from (the
-// first object's) and to, what it came to, and how long it took.
+// first object's) and to, what it came to, and how long it took. Each
+// version is one the operator knows, or UnknownVersion: what a review
+// names, which anyone who reaches the webhook writes, is never passed on
+// as it is.
 type Observer func(from, to string, result Result, took time.Duration)
+
+// UnknownVersion stands, for Observer, for any version the operator does
+// not know, and for none.
+const UnknownVersion = "unknown"
 
 // IgnoreObserver is told of each robot.dev/conversion-data annotation that
 // a conversion to v1beta1 ignored, or that a conversion to v1alpha1 left
@@ -104,7 +111,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	review, status, err := h.readReview(w, r)
 	if err != nil {
-		h.observe("", "", ResultInvalid, time.Since(start))
+		h.observe(UnknownVersion, UnknownVersion, ResultInvalid, time.Since(start))
 		logger.V(2).Info("Refused a conversion request", "remote", r.RemoteAddr, "err", err)
 		http.Error(w, err.Error(), status)
 		return
@@ -126,7 +133,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		response.Result = metav1.Status{Status: metav1.StatusSuccess}
 		logger.V(4).Info("Converted", "uid", request.UID, "from", from, "to", request.DesiredAPIVersion, "objects", len(converted))
 	}
-	h.observe(from, request.DesiredAPIVersion, result, time.Since(start))
+	h.observe(observed(from), observed(request.DesiredAPIVersion), result, time.Since(start))
 	answer := apiextensionsv1.ConversionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "ConversionReview"},
 		Response: response,
@@ -223,6 +230,15 @@ func (h *Handler) ignore(logger klog.Logger, raw []byte, ignored *Ignored) {
 	logger.Info(message,
 		"robot", klog.KRef(meta.Namespace, meta.Name), "uid", meta.UID, "resourceVersion", meta.ResourceVersion,
 		"annotation", robotv1alpha1.ConversionDataAnnotation, "reason", ignored.Reason, "err", ignored.Err)
+}
+
+// observed is version as Observer is told it: UnknownVersion unless it is
+// one the operator knows.
+func observed(version string) string {
+	if knownVersion(version) {
+		return version
+	}
+	return UnknownVersion
 }
 
 // knownVersion reports whether version is one of the Robot's that the

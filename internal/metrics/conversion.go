@@ -24,7 +24,7 @@ func NewConversionMetrics(registry prometheus.Registerer) (*ConversionMetrics, e
 		reviews: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace,
 			Name:      "conversion_reviews_total",
-			Help:      "ConversionReviews the webhook answered, by the version converted to and result: success, failure (a Robot could not be converted; the request that needed it failed) or invalid (not a ConversionReview).",
+			Help:      "ConversionReviews the webhook answered, by the version converted to (robot.dev/v1alpha1, robot.dev/v1beta1, or unknown for any other a review asks for) and result: success, failure (a Robot could not be converted; the request that needed it failed) or invalid (not a ConversionReview).",
 		}, []string{"to_version", "result"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: metricsNamespace,
