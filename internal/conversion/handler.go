@@ -118,11 +118,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	request := review.Request
 	response := &apiextensionsv1.ConversionResponse{UID: request.UID}
-	from := ""
-	if len(request.Objects) > 0 {
-		from = versionOf(request.Objects[0].Raw)
-	}
-	converted, err := h.convertAll(logger, request.Objects, request.DesiredAPIVersion)
+	converted, from, err := h.convertAll(logger, request.Objects, request.DesiredAPIVersion)
 	result := ResultSuccess
 	if err != nil {
 		result = ResultFailure
@@ -177,23 +173,31 @@ func (h *Handler) readReview(w http.ResponseWriter, r *http.Request) (*apiextens
 // convertAll converts every object to desired, or returns why one could not
 // be: then none is returned, so nothing is half-converted. Only a Robot that
 // is not one, or that has fields the operator does not know, fails: values
-// are passed through as they are.
-func (h *Handler) convertAll(logger klog.Logger, objects []runtime.RawExtension, desired string) ([]runtime.RawExtension, error) {
+// are passed through as they are. It also returns the first object's
+// version, as far as it was read.
+func (h *Handler) convertAll(logger klog.Logger, objects []runtime.RawExtension, desired string) ([]runtime.RawExtension, string, error) {
+	from := ""
 	if !knownVersion(desired) {
-		return nil, fmt.Errorf("desired version %q is not one this operator knows (%s, %s): the CRD serves a version that is newer than the operator", desired, robotv1alpha1.SchemeGroupVersion, robotv1beta1.SchemeGroupVersion)
+		if len(objects) > 0 {
+			from = versionOf(objects[0].Raw)
+		}
+		return nil, from, fmt.Errorf("desired version %q is not one this operator knows (%s, %s): the CRD serves a version that is newer than the operator", desired, robotv1alpha1.SchemeGroupVersion, robotv1beta1.SchemeGroupVersion)
 	}
 	converted := make([]runtime.RawExtension, 0, len(objects))
 	for i, object := range objects {
-		out, ignored, err := Convert(object.Raw, desired)
+		out, ignored, version, err := convert(object.Raw, desired)
+		if i == 0 {
+			from = version
+		}
 		if err != nil {
-			return nil, fmt.Errorf("object %d of %d: %w", i+1, len(objects), err)
+			return nil, from, fmt.Errorf("object %d of %d: %w", i+1, len(objects), err)
 		}
 		if ignored != nil {
 			h.ignore(logger, object.Raw, ignored)
 		}
 		converted = append(converted, runtime.RawExtension{Raw: out})
 	}
-	return converted, nil
+	return converted, from, nil
 }
 
 // ignore counts an annotation that a conversion ignored or left out, and
@@ -256,11 +260,24 @@ func knownVersion(version string) bool {
 // the conversion's annotation (annotations stored before a rule existed):
 // such an answer would fail the request all the same, uncounted.
 func Convert(raw []byte, desired string) ([]byte, *Ignored, error) {
+	converted, ignored, _, err := convert(raw, desired)
+	return converted, ignored, err
+}
+
+// convert is Convert, and also returns the object's apiVersion as it read
+// it: "" when it could not.
+func convert(raw []byte, desired string) (converted []byte, ignored *Ignored, version string, err error) {
 	object, err := decodeRobot(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", describe(raw), err)
+		return nil, nil, "", fmt.Errorf("%s: %w", describe(raw), err)
 	}
-	version, _ := object["apiVersion"].(string)
+	version, _ = object["apiVersion"].(string)
+	converted, ignored, err = convertObject(raw, object, version, desired)
+	return converted, ignored, version, err
+}
+
+// convertObject converts object, decoded from raw, of version, to desired.
+func convertObject(raw []byte, object robotObject, version, desired string) ([]byte, *Ignored, error) {
 	kind, _ := object["kind"].(string)
 	gv, err := schema.ParseGroupVersion(version)
 	if err != nil || gv.Group != robot.GroupName || kind != "Robot" {
