@@ -489,3 +489,62 @@ func TestRestoresNothingFromCaseFoldedKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestAFailureSaysLittleOfWhatTheReviewSent: a failure's message, which the
+// webhook logs and answers, names what it is about but does not repeat the
+// review's text at length: anyone who reaches the webhook writes it, and a
+// review of a few megabytes must not make a log line of as many.
+func TestAFailureSaysLittleOfWhatTheReviewSent(t *testing.T) {
+	long := strings.Repeat("x", 40<<10)
+	var unknown strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&unknown, `,"unknownField%05d":1`, i)
+	}
+	tests := []struct {
+		name    string
+		desired string
+		object  string
+		want    []string
+	}{
+		{"many unknown fields", "robot.dev/v1alpha1", strings.Replace(betaRobot, `"minReadySeconds":5`, `"minReadySeconds":5`+unknown.String(), 1),
+			[]string{"Robot team/web", `"spec.unknownField00000"`, "and 1990 more"}},
+		{"a long name with an unknown field", "robot.dev/v1alpha1", strings.Replace(strings.Replace(betaRobot, `"name":"web"`, `"name":"`+long+`"`, 1), `"minReadySeconds":5`, `"minReadySeconds":5,"other":1`, 1),
+			[]string{"Robot team/xxxx", `"spec.other"`}},
+		{"a long kind", "robot.dev/v1beta1", strings.Replace(betaRobot, `"kind":"Robot"`, `"kind":"`+long+`"`, 1), []string{"this webhook converts Robots"}},
+		{"a long version", "robot.dev/" + long, betaRobot, []string{"newer than the operator"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, answer, _ := send(t, http.MethodPost, "application/json", reviewOf(t, tt.desired, tt.object))
+			var review apiextensionsv1.ConversionReview
+			if err := json.Unmarshal(answer, &review); err != nil || review.Response == nil {
+				t.Fatalf("status %d, answer %.200s: not a review (%v)", code, answer, err)
+			}
+			message := review.Response.Result.Message
+			if review.Response.Result.Status != "Failure" {
+				t.Fatalf("result %+v, want Failure", review.Response.Result.Status)
+			}
+			if len(message) > 2<<10 {
+				t.Errorf("the failure's message is %d bytes long (%.200s…), want at most 2 KiB", len(message), message)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(message, want) {
+					t.Errorf("message %.300q does not say %q", message, want)
+				}
+			}
+		})
+	}
+}
+
+// reviewOf returns the JSON of a ConversionReview of object to desired.
+func reviewOf(t *testing.T, desired, object string) []byte {
+	t.Helper()
+	review := apiextensionsv1.ConversionReview{Request: &apiextensionsv1.ConversionRequest{UID: types.UID("review-1"), DesiredAPIVersion: desired,
+		Objects: []runtime.RawExtension{{Raw: []byte(object)}}}}
+	review.APIVersion, review.Kind = "apiextensions.k8s.io/v1", "ConversionReview"
+	body, err := json.Marshal(review)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
