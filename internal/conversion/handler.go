@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -112,7 +113,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	review, status, err := h.readReview(w, r)
 	if err != nil {
 		h.observe(UnknownVersion, UnknownVersion, ResultInvalid, time.Since(start))
-		logger.V(2).Info("Refused a conversion request", "remote", r.RemoteAddr, "err", err)
+		logger.V(2).Info("Refused a conversion request", "remote", r.RemoteAddr, "err", clipTo(err.Error(), maxMessage))
 		http.Error(w, err.Error(), status)
 		return
 	}
@@ -122,12 +123,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	result := ResultSuccess
 	if err != nil {
 		result = ResultFailure
-		response.Result = metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
-		logger.Error(err, "Conversion failed", "uid", request.UID, "to", request.DesiredAPIVersion, "objects", len(request.Objects))
+		message := clipTo(err.Error(), maxMessage)
+		response.Result = metav1.Status{Status: metav1.StatusFailure, Message: message}
+		logger.Error(errors.New(message), "Conversion failed", "uid", clip(string(request.UID)), "to", clip(request.DesiredAPIVersion), "objects", len(request.Objects))
 	} else {
 		response.ConvertedObjects = converted
 		response.Result = metav1.Status{Status: metav1.StatusSuccess}
-		logger.V(4).Info("Converted", "uid", request.UID, "from", from, "to", request.DesiredAPIVersion, "objects", len(converted))
+		logger.V(4).Info("Converted", "uid", clip(string(request.UID)), "from", from, "to", request.DesiredAPIVersion, "objects", len(converted))
 	}
 	h.observe(observed(from), observed(request.DesiredAPIVersion), result, time.Since(start))
 	answer := apiextensionsv1.ConversionReview{
@@ -162,7 +164,7 @@ func (h *Handler) readReview(w http.ResponseWriter, r *http.Request) (*apiextens
 		return nil, http.StatusBadRequest, fmt.Errorf("not a ConversionReview: %w", err)
 	}
 	if review.APIVersion != apiextensionsv1.SchemeGroupVersion.String() || review.Kind != "ConversionReview" {
-		return nil, http.StatusBadRequest, fmt.Errorf("not a ConversionReview of %s but %q, kind %q: the CRD's conversionReviewVersions must be [v1]", apiextensionsv1.SchemeGroupVersion, review.APIVersion, review.Kind)
+		return nil, http.StatusBadRequest, fmt.Errorf("not a ConversionReview of %s but %q, kind %q: the CRD's conversionReviewVersions must be [v1]", apiextensionsv1.SchemeGroupVersion, clip(review.APIVersion), clip(review.Kind))
 	}
 	if review.Request == nil {
 		return nil, http.StatusBadRequest, errors.New("a ConversionReview with no request")
@@ -181,7 +183,7 @@ func (h *Handler) convertAll(logger klog.Logger, objects []runtime.RawExtension,
 		if len(objects) > 0 {
 			from = versionOf(objects[0].Raw)
 		}
-		return nil, from, fmt.Errorf("desired version %q is not one this operator knows (%s, %s): the CRD serves a version that is newer than the operator", desired, robotv1alpha1.SchemeGroupVersion, robotv1beta1.SchemeGroupVersion)
+		return nil, from, fmt.Errorf("desired version %q is not one this operator knows (%s, %s): the CRD serves a version that is newer than the operator", clip(desired), robotv1alpha1.SchemeGroupVersion, robotv1beta1.SchemeGroupVersion)
 	}
 	converted := make([]runtime.RawExtension, 0, len(objects))
 	for i, object := range objects {
@@ -281,14 +283,14 @@ func convertObject(raw []byte, object robotObject, version, desired string) ([]b
 	kind, _ := object["kind"].(string)
 	gv, err := schema.ParseGroupVersion(version)
 	if err != nil || gv.Group != robot.GroupName || kind != "Robot" {
-		return nil, nil, fmt.Errorf("%s is a %s, and this webhook converts Robots of %s only", describe(raw), gv.WithKind(kind).GroupKind(), robot.GroupName)
+		return nil, nil, fmt.Errorf("%s is a %s, and this webhook converts Robots of %s only", describe(raw), clip(gv.WithKind(kind).GroupKind().String()), robot.GroupName)
 	}
 	if !knownVersion(version) {
 		return nil, nil, fmt.Errorf("%s is of a version this operator does not know (is the CRD newer than the operator?)", describe(raw))
 	}
 	if unknown := object.unknownFields(version); len(unknown) > 0 {
 		slices.Sort(unknown)
-		return nil, nil, fmt.Errorf("%s has fields this operator does not know, which a conversion would drop (is the CRD newer than the operator?): unknown field %s", describe(raw), strings.Join(quoteAll(unknown), ", "))
+		return nil, nil, fmt.Errorf("%s has fields this operator does not know, which a conversion would drop (is the CRD newer than the operator?): unknown field %s", describe(raw), listFields(unknown))
 	}
 	if version == desired {
 		return raw, nil, nil
@@ -300,7 +302,7 @@ func convertObject(raw []byte, object robotObject, version, desired string) ([]b
 		ignored = object.toV1beta1()
 	default:
 		if err := object.toV1alpha1(); err != nil {
-			return nil, nil, fmt.Errorf("converting %s to %s: %w", describe(raw), desired, err)
+			return nil, nil, fmt.Errorf("converting %s to %s: %w", describe(raw), clip(desired), err)
 		}
 		// Kept fields that do not fit beside the Robot's own annotations
 		// are left out: a write through v1alpha1 then drops them, where
@@ -313,22 +315,13 @@ func convertObject(raw []byte, object robotObject, version, desired string) ([]b
 		}
 	}
 	if refused := refusedMetadata(original, object); len(refused) > 0 {
-		return nil, nil, fmt.Errorf("%s as %s: the API server would refuse its metadata: %w", describe(raw), desired, refused.ToAggregate())
+		return nil, nil, fmt.Errorf("%s as %s: the API server would refuse its metadata: %w", describe(raw), clip(desired), refused.ToAggregate())
 	}
 	body, err := json.Marshal(object)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encoding %s as %s: %w", describe(raw), desired, err)
+		return nil, nil, fmt.Errorf("encoding %s as %s: %w", describe(raw), clip(desired), err)
 	}
 	return body, ignored, nil
-}
-
-// quoteAll quotes each of names.
-func quoteAll(names []string) []string {
-	quoted := make([]string, len(names))
-	for i, name := range names {
-		quoted[i] = strconv.Quote(name)
-	}
-	return quoted
 }
 
 // versionOf returns the apiVersion of a JSON object, empty if it has none.
@@ -351,5 +344,51 @@ func describe(raw []byte) string {
 	if err := json.Unmarshal(raw, &object); err != nil {
 		return "an object that is not JSON"
 	}
-	return fmt.Sprintf("%s %s/%s (%s)", object.Kind, object.Metadata.Namespace, object.Metadata.Name, object.APIVersion)
+	return fmt.Sprintf("%s %s/%s (%s)", clip(object.Kind), clip(object.Metadata.Namespace), clip(object.Metadata.Name), clip(object.APIVersion))
+}
+
+// The most of a review's own text that a failure's message repeats: anyone
+// who reaches the webhook writes a review, up to MaxReviewBytes, and the
+// message is logged and answered.
+const (
+	// maxQuoted bytes of each name, kind or version the review gave.
+	maxQuoted = 253
+	// maxListed unknown fields.
+	maxListed = 10
+	// maxMessage bytes in all.
+	maxMessage = 2 << 10
+)
+
+// clip returns s cut to maxQuoted bytes, at a character's boundary, with
+// an ellipsis when it was cut.
+func clip(s string) string {
+	return clipTo(s, maxQuoted)
+}
+
+// clipTo returns s cut to n bytes, at a character's boundary, with an
+// ellipsis when it was cut.
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// listFields quotes the first maxListed of the unknown fields, each clipped,
+// and says how many more there are.
+func listFields(unknown []string) string {
+	listed := unknown[:min(len(unknown), maxListed)]
+	quoted := make([]string, len(listed))
+	for i, name := range listed {
+		quoted[i] = strconv.Quote(clip(name))
+	}
+	text := strings.Join(quoted, ", ")
+	if more := len(unknown) - len(listed); more > 0 {
+		text += fmt.Sprintf(", and %d more", more)
+	}
+	return text
 }
