@@ -11,6 +11,7 @@ import (
 	"github.com/robot-operator/robot-operator/internal/robottest"
 	"github.com/robot-operator/robot-operator/internal/writer"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -54,12 +55,10 @@ func TestNewRobotIsNotChecked(t *testing.T) {
 	}
 }
 
-// TestRejectedChangeLeavesTheDeployment: a change of the template that the
-// API server refuses is not written, and the Robot says ChangeRejected
-// with the API server's message; syncing it again sends nothing; the fixed
-// Robot's change is checked and applied.
-func TestRejectedChangeLeavesTheDeployment(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
+// changedRobot returns a Robot whose image changed since its Deployment,
+// cached, was made, and the fixture that holds them.
+func changedRobot(t *testing.T) (*robotv1beta1.Robot, *appsv1.Deployment, *policyFixture) {
+	t.Helper()
 	robot := robottest.NewRobot("web", 1)
 	deployment := liveDeployment(t, robot)
 	converged(robot, Objects{Deployment: deployment})
@@ -67,6 +66,16 @@ func TestRejectedChangeLeavesTheDeployment(t *testing.T) {
 	robot.Generation++
 	f := newPolicyFixture(t, robot)
 	f.add(t, deployment)
+	return robot, deployment, f
+}
+
+// TestRejectedChangeLeavesTheDeployment: a change of the template that the
+// API server refuses is not written, and the Robot says ChangeRejected
+// with the API server's message; syncing it again sends nothing; the fixed
+// Robot's change is checked and applied.
+func TestRejectedChangeLeavesTheDeployment(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	robot, deployment, f := changedRobot(t)
 	var refuse error = apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-preflight-x",
 		errors.New("exceeded quota: small, requested: requests.cpu=4, used: requests.cpu=0, limited: requests.cpu=1"))
 	checks := f.withPreflight(&refuse)
@@ -115,13 +124,7 @@ func TestRejectedChangeLeavesTheDeployment(t *testing.T) {
 // Once it may write again, the change is checked.
 func TestDeposedLeaderChecksNothing(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	robot := robottest.NewRobot("web", 1)
-	deployment := liveDeployment(t, robot)
-	converged(robot, Objects{Deployment: deployment})
-	robot.Spec.Image = "registry.example/robot:2.0"
-	robot.Generation++
-	f := newPolicyFixture(t, robot)
-	f.add(t, deployment)
+	robot, _, f := changedRobot(t)
 	var refuse error
 	checks := f.withPreflight(&refuse)
 	deposed := errors.New("not the leader")
