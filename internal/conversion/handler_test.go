@@ -548,3 +548,40 @@ func reviewOf(t *testing.T, desired, object string) []byte {
 	}
 	return body
 }
+
+// TestRemembersLittleOfTheIgnoredAnnotationsItLogged: the webhook remembers
+// which Robots' ignored annotations it logged, and anyone who reaches it
+// writes the UID and resourceVersion it is told: each is remembered in a
+// few bytes, however long, and logged clipped.
+func TestRemembersLittleOfTheIgnoredAnnotationsItLogged(t *testing.T) {
+	handler, err := NewHandler(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	logger := funcr.New(func(prefix, args string) { logged.WriteString(args + "\n") }, funcr.Options{})
+	long := strings.Repeat("x", 40<<10)
+	for i := range 20 {
+		annotated := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":"set by hand"}`, 1)
+		annotated = strings.Replace(annotated, `"uid":"u-1"`, fmt.Sprintf(`"uid":"%d-%s"`, i, long), 1)
+		annotated = strings.Replace(annotated, `"resourceVersion":"7"`, `"resourceVersion":"`+long+`"`, 1)
+		request := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(reviewOf(t, "robot.dev/v1beta1", annotated)))
+		request.Header.Set("Content-Type", "application/json")
+		request = request.WithContext(klog.NewContext(request.Context(), logger))
+		recorder := httptest.NewRecorder()
+		handler.ServeHTTP(recorder, request)
+		if !strings.Contains(recorder.Body.String(), `"status":"Success"`) {
+			t.Fatalf("answer %.300s, want Success", recorder.Body)
+		}
+	}
+	remembered := 0
+	for key := range handler.logged {
+		remembered += len(key)
+	}
+	if len(handler.logged) != 20 || remembered > 20*64 {
+		t.Errorf("remembers %d Robots in %d bytes of keys, want 20 in at most %d", len(handler.logged), remembered, 20*64)
+	}
+	if logged.Len() > 20*(4<<10) {
+		t.Errorf("logged %d bytes for 20 ignored annotations, want at most 4 KiB each", logged.Len())
+	}
+}
