@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,7 +86,7 @@ type Handler struct {
 	// retries a LIST or WATCH many times a second, and the metric counts
 	// every one.
 	mu         sync.Mutex
-	logged     map[string]bool
+	logged     map[[sha256.Size]byte]bool
 	ignoreLogs *rate.Limiter
 }
 
@@ -101,7 +102,7 @@ func NewHandler(observe Observer, ignored IgnoreObserver) (*Handler, error) {
 		observe:    observe,
 		ignored:    ignored,
 		maxBytes:   MaxReviewBytes,
-		logged:     map[string]bool{},
+		logged:     map[[sha256.Size]byte]bool{},
 		ignoreLogs: rate.NewLimiter(rate.Every(time.Second), 10),
 	}, nil
 }
@@ -216,7 +217,9 @@ func (h *Handler) ignore(logger klog.Logger, raw []byte, ignored *Ignored) {
 	}
 	_ = json.Unmarshal(raw, &object)
 	meta := object.Metadata
-	key := meta.UID + "/" + meta.ResourceVersion
+	// Anyone who reaches the webhook writes these: a hash of fixed size is
+	// remembered, never the text.
+	key := sha256.Sum256([]byte(meta.UID + "\x00" + meta.ResourceVersion))
 	h.mu.Lock()
 	seen := h.logged[key]
 	if !seen {
@@ -234,8 +237,8 @@ func (h *Handler) ignore(logger klog.Logger, raw []byte, ignored *Ignored) {
 		message = "Left the conversion-data annotation out of a Robot read as robot.dev/v1alpha1: the API server would refuse its annotations with it; a write of this Robot through v1alpha1 drops the fields only v1beta1 has"
 	}
 	logger.Info(message,
-		"robot", klog.KRef(meta.Namespace, meta.Name), "uid", meta.UID, "resourceVersion", meta.ResourceVersion,
-		"annotation", robotv1alpha1.ConversionDataAnnotation, "reason", ignored.Reason, "err", ignored.Err)
+		"robot", klog.KRef(clip(meta.Namespace), clip(meta.Name)), "uid", clip(meta.UID), "resourceVersion", clip(meta.ResourceVersion),
+		"annotation", robotv1alpha1.ConversionDataAnnotation, "reason", ignored.Reason, "err", clipError(ignored.Err))
 }
 
 // observed is version as Observer is told it: UnknownVersion unless it is
@@ -376,6 +379,14 @@ func clipTo(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// clipError returns err's message cut to maxMessage bytes; nil for nil.
+func clipError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(clipTo(err.Error(), maxMessage))
 }
 
 // listFields quotes the first maxListed of the unknown fields, each clipped,
