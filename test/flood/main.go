@@ -163,6 +163,7 @@ func run(kubeconfig, bin, kubectl, logPath, only string, maxRSS int64) error {
 		{"(c) metrics: 1 MiB paths, bogus tokens", floodMetrics},
 		{"(d) 40 labelled 1 MB Deployments, 40 forged", func() (string, error) { return floodForeign(client, robots) }},
 		{"(e) 40 slow bodies, v1alpha1 GETs timed", func() (string, error) { return floodSlowBodies(client, robots) }},
+		{"(f) 64 x 4 MiB UIDs, annotations to ignore", floodIgnoredAnnotations},
 	} {
 		if only != "" && !strings.Contains(f.name, only) {
 			continue
@@ -293,6 +294,43 @@ func floodReviews() (string, error) {
 	close(work)
 	wg.Wait()
 	return c.String(), nil
+}
+
+// floodIgnoredAnnotations sends 64 reviews of about 4 MiB, 2 at a time (so
+// that each is answered, not refused for the webhook's limits),
+// each a v1alpha1 Robot with a UID of its own of about 4 MiB and a
+// conversion annotation that the conversion to v1beta1 ignores, and logs
+// once per Robot: what the webhook remembers of each must not be its UID.
+func floodIgnoredAnnotations() (string, error) {
+	var c codes
+	client := httpsClient(60 * time.Second)
+	url := fmt.Sprintf("https://127.0.0.1:%d/convert", webhookPort)
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 2 {
+		wg.Go(func() {
+			for i := range work {
+				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(ignoredAnnotationReview(i, 4<<20-4096)))
+				req.Header.Set("Content-Type", "application/json")
+				c.do(client, req)
+			}
+		})
+	}
+	for i := range 64 {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return c.String(), nil
+}
+
+// ignoredAnnotationReview returns a ConversionReview of about size bytes of
+// one v1alpha1 Robot, to v1beta1, whose UID starts with i and whose
+// conversion annotation is not the conversion's.
+func ignoredAnnotationReview(i, size int) []byte {
+	head := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"flood","desiredAPIVersion":"robot.dev/v1beta1","objects":[{"apiVersion":"robot.dev/v1alpha1","kind":"Robot","metadata":{"name":"flood","namespace":"flood","resourceVersion":"1","annotations":{"robot.dev/conversion-data":"set by hand"},"uid":"` + strconv.Itoa(i) + "-"
+	tail := `"},"spec":{"image":"registry.example/flood:1.0","port":8080}}]}}`
+	return []byte(head + strings.Repeat("u", size-len(head)-len(tail)) + tail)
 }
 
 // floodConnections opens 200 TLS connections that send their headers, then
