@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -382,14 +383,7 @@ func TestLogsAnIgnoredAnnotationOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		request := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
-		request.Header.Set("Content-Type", "application/json")
-		request = request.WithContext(klog.NewContext(request.Context(), logger))
-		recorder := httptest.NewRecorder()
-		handler.ServeHTTP(recorder, request)
-		if !strings.Contains(recorder.Body.String(), `"status":"Success"`) {
-			t.Fatalf("answer %s, want Success", recorder.Body)
-		}
+		serveLogged(t, handler, logger, body)
 	}
 	for range 50 {
 		review(annotated)
@@ -536,6 +530,20 @@ func TestAFailureSaysLittleOfWhatTheReviewSent(t *testing.T) {
 	}
 }
 
+// serveLogged sends the review body to handler with logger in the request's
+// context, and fails the test unless the answer is a success.
+func serveLogged(t *testing.T, handler *Handler, logger logr.Logger, body []byte) {
+	t.Helper()
+	request := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
+	request.Header.Set("Content-Type", "application/json")
+	request = request.WithContext(klog.NewContext(request.Context(), logger))
+	recorder := httptest.NewRecorder()
+	handler.ServeHTTP(recorder, request)
+	if !strings.Contains(recorder.Body.String(), `"status":"Success"`) {
+		t.Fatalf("answer %.300s, want Success", recorder.Body)
+	}
+}
+
 // reviewOf returns the JSON of a ConversionReview of object to desired.
 func reviewOf(t *testing.T, desired, object string) []byte {
 	t.Helper()
@@ -565,14 +573,7 @@ func TestRemembersLittleOfTheIgnoredAnnotationsItLogged(t *testing.T) {
 		annotated := strings.Replace(alphaRobot, `"labels":{"app":"hello"}`, `"annotations":{"robot.dev/conversion-data":"set by hand"}`, 1)
 		annotated = strings.Replace(annotated, `"uid":"u-1"`, fmt.Sprintf(`"uid":"%d-%s"`, i, long), 1)
 		annotated = strings.Replace(annotated, `"resourceVersion":"7"`, `"resourceVersion":"`+long+`"`, 1)
-		request := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(reviewOf(t, "robot.dev/v1beta1", annotated)))
-		request.Header.Set("Content-Type", "application/json")
-		request = request.WithContext(klog.NewContext(request.Context(), logger))
-		recorder := httptest.NewRecorder()
-		handler.ServeHTTP(recorder, request)
-		if !strings.Contains(recorder.Body.String(), `"status":"Success"`) {
-			t.Fatalf("answer %.300s, want Success", recorder.Body)
-		}
+		serveLogged(t, handler, logger, reviewOf(t, "robot.dev/v1beta1", annotated))
 	}
 	remembered := 0
 	for key := range handler.logged {

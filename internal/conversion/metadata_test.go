@@ -1,10 +1,7 @@
 package conversion
 
 import (
-	"bytes"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -14,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/klog/v2"
 
 	robotv1alpha1 "github.com/robot-operator/robot-operator/pkg/apis/robot/v1alpha1"
 )
@@ -102,14 +98,7 @@ func TestLogsALeftOutAnnotationOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 20 {
-		request := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body))
-		request.Header.Set("Content-Type", "application/json")
-		request = request.WithContext(klog.NewContext(request.Context(), logger))
-		recorder := httptest.NewRecorder()
-		handler.ServeHTTP(recorder, request)
-		if !strings.Contains(recorder.Body.String(), `"status":"Success"`) {
-			t.Fatalf("answer %.200s, want Success", recorder.Body)
-		}
+		serveLogged(t, handler, logger, body)
 	}
 	if len(told) != 20 || told[0] != "too_large" {
 		t.Errorf("told %d times (%v), want 20 too_large", len(told), told[:min(len(told), 1)])
